@@ -1,0 +1,45 @@
+# One-command entry points. Each target installs what it needs, idempotently.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SNAPSHOT ?= snapshots/demo
+# Debian packages the tests and the evaluator use (checked by command, installed only when missing).
+SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup system-deps test eval lock clean
+
+setup: system-deps $(STAMP)
+
+system-deps:
+	@missing=""; \
+	command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || missing="$$missing ffmpeg"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	[ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
+	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+test: setup
+	$(BIN)/nox -s tests
+
+eval: setup
+	$(BIN)/omnidr eval $(SNAPSHOT)
+
+# Re-resolve requirements.lock from requirements.in (needs pip-tools; not part of a normal run).
+lock:
+	$(BIN)/pip install -q pip-tools==7.5.2
+	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-find-links -o requirements.lock requirements.in
+
+clean:
+	rm -rf $(VENV) .nox

@@ -1,0 +1,35 @@
+"""The benchmark snapshot: tasks, fact libraries, Omni-ART trees, hyperparameters, report contract."""
+
+from ._contract import CONTRACT_VERSION, ReportContract, ReportData, ReportDataError, data_schema, is_skeleton, read_report_data
+from ._corpus import CorpusPage, WebCorpus
+from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, RelationType, Verification, VideoRef
+from ._hyperparameters import Hyperparameters
+from ._manifest import ManifestDiff, SnapshotManifest
+from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
+from ._rubric import (
+    Atom,
+    Difficulty,
+    Dimension,
+    Direction,
+    DirectionInventory,
+    GateLogic,
+    Polarity,
+    RubricTree,
+    direction_inventory,
+    probe_catalog,
+)
+from ._snapshot import Problem, Snapshot, TaskBundle
+from ._snapshot_info import SnapshotInfo
+from ._task import Language, QueryForm, SourceVideo, Task
+from ._taxonomy import Family, taxonomy
+from ._validate import sha256_file
+
+__all__ = [
+    "CONTRACT_VERSION", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
+    "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
+    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data",
+    "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "SourceVideo", "Task", "TaskBundle",
+    "ValidationReport", "Verification", "VideoRef", "WebCorpus", "data_schema", "direction_inventory",
+    "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",
+    "verify_snapshot",
+]

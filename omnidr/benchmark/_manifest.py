@@ -1,0 +1,86 @@
+"""`MANIFEST.json`: the sha256 of every file of a snapshot and the snapshot id derived from them."""
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from ._base import Record
+from ._validate import sha256_file
+
+MANIFEST_FILE = "MANIFEST.json"
+IGNORED_PARTS = {"__pycache__", ".DS_Store"}
+
+
+class SnapshotManifest(Record):
+    snapshot_id: str = Field(description="'<name>-<first 16 hex of the digest over all file hashes>'.")
+    algorithm: str = Field("sha256", description="Hash algorithm of `files`.")
+    files: dict[str, str] = Field(description="Path relative to the snapshot root (POSIX) -> sha256 hex.")
+
+
+def _files(root: Path) -> list[Path]:
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.as_posix() == MANIFEST_FILE or IGNORED_PARTS & set(rel.parts) or not path.is_file():
+            continue
+        out.append(path)
+    return out
+
+
+def compute_manifest(root: Path, name: str) -> SnapshotManifest:
+    files = {p.relative_to(root).as_posix(): sha256_file(p) for p in _files(root)}
+    digest = hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(files.items())).encode()).hexdigest()
+    return SnapshotManifest(snapshot_id=f"{name}-{digest[:16]}", files=files)
+
+
+def write_manifest(root: Path, manifest: SnapshotManifest) -> Path:
+    """Write MANIFEST.json atomically: a temporary file in the same folder, then rename."""
+    target = root / MANIFEST_FILE
+    fd, tmp = tempfile.mkstemp(prefix=".MANIFEST.", suffix=".tmp", dir=root)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(manifest.model_dump_json(indent=2) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+@dataclass(frozen=True)
+class ManifestDiff:
+    changed: list[str]
+    missing: list[str]
+    extra: list[str]
+
+    @property
+    def clean(self) -> bool:
+        return not (self.changed or self.missing or self.extra)
+
+
+def diff_manifest(root: Path, manifest: SnapshotManifest) -> ManifestDiff:
+    current = {p.relative_to(root).as_posix(): p for p in _files(root)}
+    changed = sorted(k for k, h in manifest.files.items() if k in current and sha256_file(current[k]) != h)
+    missing = sorted(k for k in manifest.files if k not in current)
+    extra = sorted(k for k in current if k not in manifest.files)
+    return ManifestDiff(changed, missing, extra)
+
+
+def read_manifest(root: Path) -> SnapshotManifest:
+    """The snapshot's MANIFEST.json; raises UserError when it is absent or unreadable."""
+    from omnidr.errors import UserError
+
+    path = root / MANIFEST_FILE
+    if not path.is_file():
+        raise UserError(f"{root}: no {MANIFEST_FILE}; run `omnidr snapshot freeze {root}` first")
+    try:
+        return SnapshotManifest.model_validate_json(path.read_text("utf-8"))
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise UserError(f"{path}: unreadable manifest ({first}); re-run `omnidr snapshot freeze {root}`") from None

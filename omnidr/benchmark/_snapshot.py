@@ -1,0 +1,143 @@
+"""Loading a snapshot folder into its models, with every problem named by file and field path."""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ._contract import ReportContract
+from ._corpus import WebCorpus
+from ._facts import FactLibrary
+from ._hyperparameters import Hyperparameters
+from ._rubric import RubricTree
+from ._snapshot_info import SnapshotInfo
+from ._task import Task
+
+SNAPSHOT_FILE = "snapshot.json"
+HYPERPARAMETERS_FILE = "hyperparameters.json"
+CORPUS_FILE = "web/corpus.json"
+TASK_FILES = ("task.json", "facts.json", "rubric.json")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a snapshot: where it is and what is wrong."""
+
+    severity: str  # "error" or "warning"
+    file: str  # path relative to the snapshot root
+    path: str  # field path inside the file ("" for the whole file)
+    message: str
+
+    def line(self) -> str:
+        where = f"{self.file}: {self.path}: " if self.path else f"{self.file}: "
+        return f"{self.severity}: {where}{self.message}"
+
+
+@dataclass
+class TaskBundle:
+    """The three files of one task, as models (None where the file failed to load)."""
+
+    folder: Path
+    task: Task | None
+    facts: FactLibrary | None
+    rubric: RubricTree | None
+
+
+@dataclass
+class Snapshot:
+    """A loaded snapshot. `problems` holds load errors; a snapshot with none is usable."""
+
+    root: Path
+    info: SnapshotInfo | None
+    hyperparameters: Hyperparameters | None
+    contract: ReportContract | None
+    corpus: WebCorpus | None
+    contract_file: str | None = None
+    tasks: dict[str, TaskBundle] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+
+def field_path(loc: tuple) -> str:
+    """Render a pydantic error location as `atoms[3].direction`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def load_model(root: Path, rel: str, model: type[M], problems: list[Problem]) -> M | None:
+    """Parse one JSON file into `model`; on failure append problems and return None."""
+    path = root / rel
+    if not path.is_file():
+        problems.append(Problem("error", rel, "", "file is missing"))
+        return None
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except UnicodeDecodeError:
+        problems.append(Problem("error", rel, "", "file is not UTF-8 text"))
+        return None
+    except json.JSONDecodeError as exc:
+        problems.append(Problem("error", rel, f"line {exc.lineno} column {exc.colno}", f"malformed JSON: {exc.msg}"))
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            problems.append(Problem("error", rel, field_path(err["loc"]), err["msg"]))
+        return None
+
+
+def load_snapshot(root: Path | str) -> Snapshot:
+    """Load every file of the snapshot at `root`. Never raises for content problems:
+    they are collected in `Snapshot.problems`. Raises FileNotFoundError if `root` is
+    not a folder with a snapshot.json."""
+    root = Path(root)
+    if not (root / SNAPSHOT_FILE).is_file():
+        raise FileNotFoundError(f"{root}: not a snapshot folder (no {SNAPSHOT_FILE})")
+    problems: list[Problem] = []
+    info = load_model(root, SNAPSHOT_FILE, SnapshotInfo, problems)
+    hyper = load_model(root, HYPERPARAMETERS_FILE, Hyperparameters, problems)
+    corpus = load_model(root, CORPUS_FILE, WebCorpus, problems) if (root / CORPUS_FILE).exists() else None
+    contract = None
+    snap = Snapshot(root, info, hyper, None, corpus, problems=problems)
+    if info is None:
+        return snap
+    contract_refs: set[str] = set()
+    seen: set[str] = set()
+    for i, task_id in enumerate(info.tasks):
+        if task_id in seen:
+            problems.append(Problem("error", SNAPSHOT_FILE, f"tasks[{i}]", f"duplicate task id '{task_id}'"))
+            continue
+        seen.add(task_id)
+        folder = root / "tasks" / task_id
+        if not folder.is_dir():
+            problems.append(Problem("error", SNAPSHOT_FILE, f"tasks[{i}]", f"task folder tasks/{task_id}/ is missing"))
+            continue
+        base = f"tasks/{task_id}"
+        task = load_model(root, f"{base}/task.json", Task, problems)
+        facts = load_model(root, f"{base}/facts.json", FactLibrary, problems)
+        rubric = load_model(root, f"{base}/rubric.json", RubricTree, problems)
+        snap.tasks[task_id] = TaskBundle(folder, task, facts, rubric)
+        if task is not None:
+            contract_refs.add(task.contract)
+    for ref in sorted(contract_refs):
+        contract = load_model(root, ref, ReportContract, problems)
+        snap.contract_file = ref
+    if len(contract_refs) > 1:
+        problems.append(Problem("warning", SNAPSHOT_FILE, "tasks", "tasks reference more than one report contract"))
+    snap.contract = contract
+    return snap

@@ -1,0 +1,260 @@
+"""Static checks of a snapshot (paper App. E.4): errors block release, warnings need review."""
+
+import hashlib
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ._contract import data_schema
+from ._facts import Origin
+from ._rubric import AtomEvaluator, Difficulty, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
+from ._snapshot import Problem, Snapshot, TaskBundle
+from ._task import Language
+from ._taxonomy import taxonomy
+
+# Words that make a criterion a matter of taste rather than a checkable fact.
+SUBJECTIVE_EN = re.compile(
+    r"\b(good|great|nice|well|clear(ly)?|appropriate(ly)?|comprehensive(ly)?|beautiful|easy|engaging|"
+    r"high[- ]quality|adequate(ly)?|sufficient(ly)?|reasonable|interesting|compelling|impressive)\b",
+    re.IGNORECASE,
+)
+SUBJECTIVE_ZH = re.compile(r"(很好|良好|清晰|恰当|适当|全面|美观|容易|有趣|充分|合理|优秀|出色)")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+JSON_TYPES = {"number": (int, float), "integer": (int,), "string": (str,), "boolean": (bool,)}
+MAX_DIFFICULTY_SHARE = 0.7
+MAX_DOMAIN_SHARE = 0.5
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _is_cjk_text(text: str) -> bool:
+    """True when CJK characters make up a visible share of the letters in `text`."""
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(1 for c in letters if CJK.match(c)) / len(letters) >= 0.3
+
+
+def _normalize(text: str) -> str:
+    return re.sub(r"[\W_]+", " ", text.lower()).strip()
+
+
+def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
+    """Run every static check; returns load problems followed by check findings."""
+    out = list(snap.problems)
+    info = snap.info
+    if info is None:
+        return out
+    inventory = direction_inventory()
+    if info.inventory_version != inventory.version:
+        out.append(Problem("error", "snapshot.json", "inventory_version",
+                           f"snapshot uses '{info.inventory_version}' but this omnidr ships '{inventory.version}'"))
+    if info.probes_version != probe_catalog().version:
+        out.append(Problem("error", "snapshot.json", "probes_version",
+                           f"snapshot uses '{info.probes_version}' but this omnidr ships '{probe_catalog().version}'"))
+    _check_contract(snap, out)
+    _check_corpus(snap, out)
+    for label, folder in info.reports.items():
+        if not (snap.root / folder).is_dir():
+            out.append(Problem("error", "snapshot.json", f"reports.{label}", f"report folder {folder}/ is missing"))
+    for task_id, bundle in snap.tasks.items():
+        _check_task(snap, task_id, bundle, out, check_videos)
+    return out
+
+
+def _check_contract(snap: Snapshot, out: list[Problem]) -> None:
+    if snap.contract is None or snap.contract_file is None:
+        return
+    folder = (snap.root / snap.contract_file).parent
+    if not (folder / snap.contract.template).is_file():
+        out.append(Problem("error", snap.contract_file, "template", f"template '{snap.contract.template}' is missing"))
+    schema_file = folder / "data.schema.json"
+    rel = snap.rel(schema_file)
+    if not schema_file.is_file():
+        out.append(Problem("error", rel, "", "window.DATA schema is missing; run `omnidr snapshot schema PATH`"))
+    else:
+        try:
+            stale = json.loads(schema_file.read_text("utf-8")) != data_schema()
+        except json.JSONDecodeError:
+            stale = True
+        if stale:
+            out.append(Problem("error", rel, "", "differs from the ReportData model; run `omnidr snapshot schema PATH`"))
+
+
+def _check_corpus(snap: Snapshot, out: list[Problem]) -> None:
+    if snap.corpus is None:
+        return
+    seen: set[str] = set()
+    for i, page in enumerate(snap.corpus.pages):
+        if page.url in seen:
+            out.append(Problem("error", "web/corpus.json", f"pages[{i}].url", f"duplicate URL {page.url}"))
+        seen.add(page.url)
+        if not (snap.root / "web" / page.path).is_file():
+            out.append(Problem("error", "web/corpus.json", f"pages[{i}].path", f"file web/{page.path} is missing"))
+
+
+def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem], check_videos: bool) -> None:
+    base = f"tasks/{task_id}"
+    task, facts, rubric = b.task, b.facts, b.rubric
+    if task is not None:
+        tf = f"{base}/task.json"
+        if task.id != task_id:
+            out.append(Problem("error", tf, "id", f"id '{task.id}' differs from its folder name '{task_id}'"))
+        sub = taxonomy().subcategory(task.subcategory)
+        if sub is None:
+            out.append(Problem("error", tf, "subcategory", f"unknown subcategory '{task.subcategory}'"))
+        elif sub.family is not task.family:
+            out.append(Problem("error", tf, "subcategory",
+                               f"subcategory '{sub.id}' belongs to family '{sub.family.value}', not '{task.family.value}'"))
+        if not (snap.root / task.contract).is_file():
+            out.append(Problem("error", tf, "contract", f"contract file '{task.contract}' is missing"))
+        if (task.language is Language.zh) != _is_cjk_text(task.query):
+            out.append(Problem("error", tf, "query", f"query language does not match task language '{task.language.value}'"))
+        if check_videos:
+            video = b.folder / task.video.file
+            if not video.is_file():
+                out.append(Problem("error", tf, "video.file",
+                                   f"video {base}/{task.video.file} is missing; run `omnidr snapshot fetch-videos`"))
+            elif (actual := sha256_file(video)) != task.video.sha256:
+                out.append(Problem("error", tf, "video.sha256", f"checksum mismatch: file has {actual}"))
+    fact_ids = _check_facts(snap, task_id, b, out)
+    if rubric is not None:
+        _check_rubric(task_id, b, fact_ids, out)
+
+
+def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]) -> set[str]:
+    facts = b.facts
+    if facts is None:
+        return set()
+    ff = f"tasks/{task_id}/facts.json"
+    if facts.task_id != task_id:
+        out.append(Problem("error", ff, "task_id", f"'{facts.task_id}' differs from task '{task_id}'"))
+    ids: dict[str, int] = {}
+    for i, rec in enumerate(facts.facts):
+        if rec.id in ids:
+            out.append(Problem("error", ff, f"facts[{i}].id", f"duplicate fact id '{rec.id}' (first at facts[{ids[rec.id]}])"))
+        else:
+            ids[rec.id] = i
+    corpus = {p.url: p for p in snap.corpus.pages} if snap.corpus else {}
+    duration = b.task.video.duration_s if b.task else None
+    domains: Counter[str] = Counter()
+    zh = b.task is not None and b.task.language is Language.zh
+    for i, rec in enumerate(facts.facts):
+        for j, rel in enumerate(rec.relations):
+            if rel.target not in ids:
+                out.append(Problem("error", ff, f"facts[{i}].relations[{j}].target", f"unknown fact id '{rel.target}'"))
+        for j, other in enumerate(rec.conflicts_with):
+            if other not in ids:
+                out.append(Problem("error", ff, f"facts[{i}].conflicts_with[{j}]", f"unknown fact id '{other}'"))
+        if rec.video_ref and duration is not None and rec.video_ref.end_s > duration + 0.5:
+            out.append(Problem("error", ff, f"facts[{i}].video_ref.end_s",
+                               f"{rec.video_ref.end_s} s is past the video's end ({duration} s)"))
+        if b.task is not None and zh != _is_cjk_text(rec.claim):
+            out.append(Problem("warning", ff, f"facts[{i}].claim", f"claim language does not match task language"))
+        for j, src in enumerate(rec.sources):
+            domains[urlsplit(src.url).hostname or src.url] += 1
+            page = corpus.get(src.url)
+            if src.corpus_path is None:
+                continue
+            if page is None:
+                out.append(Problem("error", ff, f"facts[{i}].sources[{j}].url", f"{src.url} is not in web/corpus.json"))
+                continue
+            path = snap.root / "web" / src.corpus_path
+            if src.corpus_path != page.path or not path.is_file():
+                out.append(Problem("error", ff, f"facts[{i}].sources[{j}].corpus_path",
+                                   f"does not match the corpus entry for {src.url} ({page.path})"))
+            elif src.quote and path.suffix in (".html", ".htm", ".txt") and src.quote not in path.read_text("utf-8", "replace"):
+                out.append(Problem("warning", ff, f"facts[{i}].sources[{j}].quote", "quote not found verbatim in the bundled page"))
+    total = sum(domains.values())
+    if total >= 4:
+        domain, count = domains.most_common(1)[0]
+        if count / total > MAX_DOMAIN_SHARE:
+            out.append(Problem("warning", ff, "facts", f"source concentration: {count} of {total} sources come from {domain}"))
+    if facts.facts and not any(r.origin is Origin.web for r in facts.facts):
+        out.append(Problem("warning", ff, "facts", "no external (web) fact: the task does not need research"))
+    return set(ids)
+
+
+def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Problem]) -> None:
+    rubric = b.rubric
+    assert rubric is not None
+    rf = f"tasks/{task_id}/rubric.json"
+    directions = direction_inventory().by_id()
+    probes = probe_catalog().by_name()
+    if rubric.task_id != task_id:
+        out.append(Problem("error", rf, "task_id", f"'{rubric.task_id}' differs from task '{task_id}'"))
+    zh = b.task is not None and b.task.language is Language.zh
+    seen_ids: dict[str, int] = {}
+    seen_text: dict[str, int] = {}
+    per_direction: Counter[str] = Counter()
+    for i, atom in enumerate(rubric.atoms):
+        at = f"atoms[{i}]"
+        if atom.id in seen_ids:
+            out.append(Problem("error", rf, f"{at}.id", f"duplicate atom id '{atom.id}' (first at atoms[{seen_ids[atom.id]}])"))
+        else:
+            seen_ids[atom.id] = i
+        key = _normalize(atom.criterion)
+        if key in seen_text:
+            out.append(Problem("error", rf, f"{at}.criterion", f"duplicate criterion (same as atoms[{seen_text[key]}])"))
+        else:
+            seen_text[key] = i
+        direction = directions.get(atom.direction)
+        if direction is None:
+            out.append(Problem("error", rf, f"{at}.direction", f"unknown direction '{atom.direction}'"))
+        else:
+            per_direction[atom.direction] += 1
+            allowed = direction.evaluator is EvaluatorKind.both or direction.evaluator.value == atom.evaluator.value
+            if not allowed:
+                out.append(Problem("error", rf, f"{at}.evaluator",
+                                   f"direction {direction.id} takes {direction.evaluator.value} atoms, not {atom.evaluator.value}"))
+        if atom.fact_id is not None and atom.fact_id not in fact_ids:
+            out.append(Problem("error", rf, f"{at}.fact_id", f"unknown fact id '{atom.fact_id}'"))
+        if atom.evaluator is AtomEvaluator.J and atom.fact_id is None:
+            out.append(Problem("error", rf, f"{at}.fact_id", "a J atom must name the fact it checks"))
+        if atom.evaluator is AtomEvaluator.M and atom.probe is not None:
+            spec = probes.get(atom.probe.name)
+            if spec is None:
+                out.append(Problem("error", rf, f"{at}.probe.name", f"unknown probe '{atom.probe.name}'"))
+            else:
+                for name in sorted(set(spec.params) - set(atom.probe.params)):
+                    out.append(Problem("error", rf, f"{at}.probe.params", f"missing parameter '{name}'"))
+                for name, value in sorted(atom.probe.params.items()):
+                    if name not in spec.params:
+                        out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"probe '{spec.name}' takes no parameter '{name}'"))
+                    elif not isinstance(value, JSON_TYPES[spec.params[name]]) or isinstance(value, bool) != (spec.params[name] == "boolean"):
+                        out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"must be a {spec.params[name]}"))
+            if atom.fact_id is None and not (atom.impact or "").strip():
+                out.append(Problem("error", rf, f"{at}.impact", "an M atom without a fact must state its presentation impact"))
+        subjective = (SUBJECTIVE_ZH if zh else SUBJECTIVE_EN).search(atom.criterion)
+        if subjective:
+            out.append(Problem("warning", rf, f"{at}.criterion", f"subjective wording '{subjective.group(0)}'"))
+        if b.task is not None and zh != _is_cjk_text(atom.criterion):
+            out.append(Problem("warning", rf, f"{at}.criterion", "criterion language does not match task language"))
+    for direction_id in sorted(rubric.na_reasons):
+        if direction_id not in directions:
+            out.append(Problem("error", rf, f"na_reasons.{direction_id}", f"unknown direction '{direction_id}'"))
+        elif per_direction[direction_id]:
+            out.append(Problem("error", rf, f"na_reasons.{direction_id}", "direction has atoms and an N/A reason"))
+        elif not rubric.na_reasons[direction_id].strip():
+            out.append(Problem("error", rf, f"na_reasons.{direction_id}", "empty N/A reason"))
+    for direction in directions.values():
+        if not per_direction[direction.id] and direction.id not in rubric.na_reasons:
+            out.append(Problem("error", rf, "atoms", f"direction {direction.id} ({direction.name}) has no atom and no N/A reason"))
+        if direction.gate and direction.logic is GateLogic.any and per_direction[direction.id] == 1:
+            out.append(Problem("warning", rf, "atoms",
+                               f"gate {direction.id} uses logic 'any' with a single atom, which acts as 'all'"))
+    levels = Counter(a.difficulty for a in rubric.atoms)
+    if rubric.atoms:
+        missing = [d.value for d in Difficulty if not levels[d]]
+        if missing:
+            out.append(Problem("warning", rf, "atoms", f"difficulty balance: no atom at {', '.join(missing)}"))
+        level, count = levels.most_common(1)[0]
+        if count / len(rubric.atoms) > MAX_DIFFICULTY_SHARE:
+            out.append(Problem("warning", rf, "atoms",
+                               f"difficulty balance: {count} of {len(rubric.atoms)} atoms are {level.value}"))

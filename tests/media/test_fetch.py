@@ -1,0 +1,96 @@
+"""`omnidr snapshot fetch-videos`: real yt-dlp against a loopback HTTP server, real ffprobe."""
+
+import functools
+import hashlib
+import json
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import edit_json, make_mp4, run_cli
+
+pytestmark = [pytest.mark.media, pytest.mark.network]
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def video_server(tmp_path: Path):
+    """A loopback HTTP server serving a folder of mp4 files made by ffmpeg."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(served))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _point_tasks_at(snapshot: Path, urls: dict[str, tuple[str, str, float]]) -> None:
+    for task_id, (url, sha, duration) in urls.items():
+        task_json = snapshot / "tasks" / task_id / "task.json"
+        edit_json(task_json, lambda d: d["video"].update(url=url, sha256=sha, duration_s=duration))
+        (snapshot / "tasks" / task_id / "video.mp4").unlink(missing_ok=True)
+
+
+def test_fetch_downloads_verifies_and_probes(demo_copy, video_server):
+    served, base = video_server
+    tasks = json.loads((demo_copy / "snapshot.json").read_text())["tasks"]
+    good = make_mp4(served / "good.mp4", seconds=3, color="red")
+    other = make_mp4(served / "other.mp4", seconds=2, color="green")
+    sha_good = hashlib.sha256(good.read_bytes()).hexdigest()
+    _point_tasks_at(demo_copy, {
+        tasks[0]: (f"{base}/good.mp4", sha_good, 3.0),
+        tasks[1]: (f"{base}/missing.mp4", sha_good, 3.0),  # 404
+        tasks[2]: (f"{base}/other.mp4", "0" * 64, 2.0),  # wrong checksum
+    })
+
+    r = run_cli("snapshot", "fetch-videos", demo_copy)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    ok = next(l for l in lines if tasks[0] in l)
+    assert ok.startswith("downloaded") and "3.0 s, 160x90, 10 fps, audio yes (aac)" in ok
+    assert (demo_copy / "tasks" / tasks[0] / "video.mp4").read_bytes() == good.read_bytes()
+    missing = next(l for l in lines if tasks[1] in l)
+    assert missing.startswith("failed") and "404" in missing
+    bad = next(l for l in lines if tasks[2] in l)
+    assert bad.startswith("failed") and "checksum mismatch" in bad
+    assert not (demo_copy / "tasks" / tasks[2] / "video.mp4").exists()
+    assert not list((demo_copy / "tasks" / tasks[2]).glob(".fetch-*"))
+    assert "1 of 3 video(s) ready" in r.stdout
+    assert other.exists()
+
+    again = run_cli("snapshot", "fetch-videos", "--task", tasks[0], demo_copy)
+    assert again.returncode == 0
+    assert again.stdout.splitlines()[0].startswith("present")
+
+
+def test_fetch_unknown_task_is_a_usage_error(demo_copy):
+    r = run_cli("snapshot", "fetch-videos", "--task", "nope", demo_copy)
+    assert r.returncode == 2
+    assert "unknown task id(s): nope" in r.stderr
+
+
+def test_probe_reads_duration_resolution_and_audio(tmp_path):
+    from omnidr.media import probe_video
+
+    p = probe_video(make_mp4(tmp_path / "v.mp4", seconds=2.0))
+    assert abs(p.duration_s - 2.0) < 0.2
+    assert (p.width, p.height, p.fps, p.has_audio) == (160, 90, 10.0, True)
+
+
+def test_probe_of_a_non_video_says_so(tmp_path):
+    from omnidr.media import ProbeError, probe_video
+
+    bad = tmp_path / "not-a-video.mp4"
+    bad.write_text("hello")
+    with pytest.raises(ProbeError, match="ffprobe failed"):
+        probe_video(bad)
