@@ -1,0 +1,185 @@
+"""Click commands of the scoring stage: `aggregate`, `leaderboard`, `compare`, `na-order`.
+
+Standalone commands; the main `omnidr` group registers them with `cli.add_command`. Bad input
+raises `UserError`, which `omnidr.cli.main` turns into one line and exit code 2.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from omnidr.benchmark import Hyperparameters
+
+from ._errors import ScoringInputError
+from ._files import read_decisions, read_hyperparameters, read_model, read_rubric, read_systems, snapshot_trees
+from ._leaderboard import DEFAULT_SEED, build_leaderboard, compare_systems
+from ._na_order import check_na_order
+from ._reaggregate import score_systems, sensitivity_analysis
+from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, report_grids, report_notes
+from ._report import score_report
+from ._report_models import ReportScore
+
+FORMATS = click.Choice(["terminal", "markdown", "json"])
+
+_rubric = click.option("--rubric", "rubric_path", required=True, type=click.Path(path_type=Path),
+                       help="Omni-ART tree of the task (rubric.json).")
+_decisions = click.option("--decisions", "decisions_path", required=True, type=click.Path(path_type=Path),
+                          help="Decisions JSON: task_id, decisions (atom id -> pass/fail/na/skipped or "
+                               "{outcome, votes, rationale}), optional failure.")
+_hyper = click.option("--hyperparameters", "hyper_path", type=click.Path(path_type=Path), default=None,
+                      help="Hyperparameters JSON (lambda, tau, kappa); default: the snapshot's, else the released values.")
+_hyper_released = click.option("--hyperparameters", "hyper_path", type=click.Path(path_type=Path), default=None,
+                               help="Hyperparameters JSON (lambda, tau, kappa); default: the released values.")
+_no_guard = click.option("--no-na-guard", is_flag=True, help="Keep every failed citation atom (no guarded N/A).")
+_snapshot = click.option("--snapshot", "snapshot_path", required=True, type=click.Path(path_type=Path),
+                         help="Snapshot folder whose rubric trees the decisions were made on.")
+_tasks = click.option("--task", "tasks", multiple=True, help="Restrict the task set to this task id (repeatable).")
+_replicates = click.option("--replicates", type=click.IntRange(min=1), default=None,
+                           help="Task-bootstrap replicates (default: the hyperparameters' value, 20000).")
+_seed = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
+_format = click.option("--format", "fmt", type=FORMATS, default="terminal", show_default=True, help="Output format.")
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _emit(grids: list[Grid], fmt: str, notes: list[str] = ()) -> None:
+    if fmt == "markdown":
+        click.echo("\n\n".join(g.markdown() for g in grids))
+        for n in notes:
+            click.echo(f"\n{n}")
+        return
+    out = _console()
+    for g in grids:
+        out.print(g.rich())
+    for n in notes:
+        out.print(n, soft_wrap=True, markup=False)
+
+
+def _dump(model) -> None:
+    click.echo(model.model_dump_json(indent=2))
+
+
+def _hyperparameters(hyper_path: Path | None, fallback: Hyperparameters | None = None) -> Hyperparameters:
+    if hyper_path is not None:
+        return read_hyperparameters(hyper_path)
+    return fallback or Hyperparameters()
+
+
+@click.command("aggregate")
+@_rubric
+@_decisions
+@_hyper_released
+@_no_guard
+@click.option("--json", "as_json", is_flag=True, help="Print the ReportScore as JSON.")
+def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, no_na_guard: bool, as_json: bool) -> None:
+    """Score one report from its rubric tree and its saved atom decisions (no judge is called).
+
+    Atoms of the tree without a decision are counted as skipped and listed.
+    """
+    tree = read_rubric(rubric_path)
+    decisions = read_decisions(decisions_path)
+    score = score_report(tree, decisions, _hyperparameters(hyper_path), na_guard=not no_na_guard)
+    if as_json:
+        _dump(score)
+        return
+    _emit(report_grids(score), "terminal", report_notes(score))
+
+
+@click.command("na-order")
+@_rubric
+@_decisions
+@click.option("--score", "score_path", type=click.Path(path_type=Path), default=None,
+              help="Saved ReportScore JSON to audit (its settings and applied N/A set); default: re-run the guard.")
+@_hyper_released
+@click.option("--json", "as_json", is_flag=True, help="Print the check as JSON.")
+def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, as_json: bool) -> None:
+    """Offline na-order check of a saved evaluation: every applied N/A set satisfies Delta_C > Delta_R,
+    and no omitted fact scores above the same fact stated but uncited. Exits 1 on a violation."""
+    saved = read_model(score_path, ReportScore, "report score") if score_path is not None else None
+    check = check_na_order(read_rubric(rubric_path), read_decisions(decisions_path), saved, _hyperparameters(hyper_path))
+    if as_json:
+        click.echo(json.dumps({**check.model_dump(mode="json"), "ok": check.ok}, indent=2))
+    else:
+        notes = [f"violation: {p}" for p in check.problems] or ["na-order check passed"]
+        if check.delta_c is not None:
+            notes.insert(0, f"applied set: Delta_C {check.delta_c:.4g}, Delta_R {check.delta_r:.4g}")
+        _emit([na_order_grid(check)], "terminal", notes)
+    if not check.ok:
+        sys.exit(1)
+
+
+def _scored(paths, snapshot_path, tasks, hyper_path, no_na_guard):
+    trees, snap_hp = snapshot_trees(snapshot_path)
+    hp = _hyperparameters(hyper_path, snap_hp)
+    systems = read_systems(paths)
+    task_ids = list(tasks) or None
+    return systems, trees, hp, task_ids, score_systems(systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+
+
+@click.command("leaderboard")
+@click.argument("systems", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_snapshot
+@_tasks
+@_hyper
+@_no_guard
+@_replicates
+@_seed
+@click.option("--pairs", is_flag=True, help="Also compare every pair of systems (paired bootstrap).")
+@click.option("--sensitivity", is_flag=True, help="Also re-aggregate under alternative lambda, tau and kappa (Table 15).")
+@_format
+def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None,
+                no_na_guard: bool, replicates: int | None, seed: int, pairs: bool, sensitivity: bool, fmt: str) -> None:
+    """Rank systems over the snapshot's tasks: Avg with task-bootstrap 95% interval, Success,
+    Avg succ., Content, Citation, Presentation, pass rates by difficulty and direction.
+
+    SYSTEMS are system folders, or folders of system folders. A system folder holds system.json
+    ({"model", "harness", "capability", "budget"}) and one decisions JSON per task (any other
+    name). A task without a decisions file, or whose decisions set "failure", scores 0 and
+    counts as a failure.
+    """
+    decided, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
+    board = build_leaderboard(scored, task_ids or sorted(trees), replicates=replicates or hp.bootstrap_replicates,
+                              seed=seed, with_comparisons=pairs)
+    if sensitivity:
+        table = sensitivity_analysis(decided, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+        board = board.model_copy(update={"sensitivity": table})
+    if fmt == "json":
+        _dump(board)
+        return
+    _emit(leaderboard_grids(board), fmt)
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@_snapshot
+@_tasks
+@_hyper
+@_no_guard
+@_replicates
+@_seed
+@_format
+def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
+            replicates: int | None, seed: int, fmt: str) -> None:
+    """Paired comparison A minus B over the same tasks: mean difference, its task-bootstrap 95%
+    interval (tasks resampled jointly for both) and wins/ties/losses per task.
+
+    A and B are system folders (see `omnidr leaderboard --help`).
+    """
+    _, trees, hp, task_ids, scored = _scored((a, b), snapshot_path, tasks, hyper_path, no_na_guard)
+    if len(scored) != 2:
+        raise ScoringInputError(f"A and B must each be one system folder with system.json; they hold {len(scored)} systems")
+    result = compare_systems(scored[0], scored[1], task_ids or sorted(trees),
+                             replicates=replicates or hp.bootstrap_replicates, seed=seed)
+    if fmt == "json":
+        _dump(result)
+        return
+    _emit([comparisons_grid([result])], fmt)
+
+
+

@@ -1,0 +1,231 @@
+"""Across reports: the leaderboard with task-bootstrap intervals and paired comparisons (App. F.2).
+
+The bootstrap resamples task identities with replacement. One index matrix of shape
+(replicates, tasks) is drawn from `np.random.default_rng(seed)` and shared by every system, so
+systems stay paired within each replicate. It is turned into a count matrix (how often each task
+is drawn in each replicate); the replicate means of all systems are then one matrix product,
+with no Python loop per replicate.
+"""
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+
+from omnidr.benchmark import Difficulty, Dimension
+
+from ._errors import ScoringInputError
+from ._report_models import ReportScore, ScoringSettings
+from ._tables import Leaderboard, PairedComparison, SystemResult, SystemScores
+
+DEFAULT_REPLICATES = 20_000
+DEFAULT_SEED = 0
+CONFIDENCE = 0.95
+TIE = 1e-9  # points; per-task scores closer than this are a tie
+
+
+def bootstrap_counts(n_tasks: int, replicates: int = DEFAULT_REPLICATES, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """How often each task is drawn in each replicate: an int array (replicates, n_tasks).
+
+    Row b comes from the index row b of `default_rng(seed).integers(0, n_tasks, (replicates, n_tasks))`.
+    """
+    if n_tasks < 1:
+        raise ScoringInputError("the task set is empty; give at least one task")
+    if replicates < 1:
+        raise ScoringInputError(f"replicates must be at least 1, got {replicates}")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_tasks, size=(replicates, n_tasks))
+    flat = idx + (np.arange(replicates) * n_tasks)[:, None]
+    return np.bincount(flat.ravel(), minlength=replicates * n_tasks).reshape(replicates, n_tasks)
+
+
+def bootstrap_means(scores: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Replicate means (replicates, systems) of `scores` (systems, tasks) under `counts`."""
+    return counts @ scores.T / counts.shape[1]
+
+
+def percentile_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval along axis 0."""
+    alpha = 100 * (1 - confidence) / 2
+    low, high = np.percentile(samples, [alpha, 100 - alpha], axis=0)
+    return low, high
+
+
+def task_set(systems: Sequence[SystemScores], task_ids: Sequence[str] | None = None) -> list[str]:
+    """The given task ids, or the sorted union of the tasks the systems reported on."""
+    if task_ids is not None:
+        ids = list(task_ids)
+        if len(set(ids)) != len(ids):
+            raise ScoringInputError("the task set names a task twice")
+        return ids
+    return sorted({r.task_id for s in systems for r in s.reports})
+
+
+def _check_labels(systems: Sequence[SystemScores]) -> list[str]:
+    labels = [s.system.label for s in systems]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ScoringInputError(f"system {', '.join(repr(d) for d in dup)} appears more than once; each system needs a distinct key")
+    return labels
+
+
+def report_table(systems: Sequence[SystemScores], task_ids: Sequence[str]) -> list[list[ReportScore]]:
+    """reports[s][t]: system s on task t; a task without a report is a failure scoring 0.
+    Reports on tasks outside the task set are ignored."""
+    table = []
+    for s in systems:
+        by_task: dict[str, ReportScore] = {}
+        for r in s.reports:
+            if r.task_id in by_task:
+                raise ScoringInputError(f"system '{s.system.label}' has two reports for task '{r.task_id}'")
+            by_task[r.task_id] = r
+        table.append([by_task.get(t) or ReportScore.failure(t, "no report") for t in task_ids])
+    return table
+
+
+def common_settings(table: list[list[ReportScore]]) -> ScoringSettings | None:
+    """The parameters every scored report shares; mixing parameter sets is an error."""
+    found = {r.settings for row in table for r in row if r.settings is not None}
+    if len(found) > 1:
+        raise ScoringInputError(
+            f"reports were scored with {len(found)} different parameter sets (lambda, tau, kappa, guard); "
+            "re-score them with one set before comparing"
+        )
+    return next(iter(found), None)
+
+
+def score_matrix(table: list[list[ReportScore]]) -> np.ndarray:
+    """Totals (systems, tasks), failures as 0."""
+    return np.array([[r.total for r in row] for row in table], dtype=float).reshape(len(table), -1)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[float, float], rank: int) -> SystemResult:
+    ok = [r for r in reports if not r.failed]
+    dims = {k: _mean([r.dimensions[k].score for r in ok if k in r.dimensions]) for k in Dimension}
+    rates: dict[str, list[float]] = {}
+    for r in ok:
+        for d in r.directions:
+            if d.rate is not None:
+                rates.setdefault(d.direction, []).append(d.rate)
+    levels: dict[Difficulty, list[float]] = {}
+    for r in ok:
+        for lv, c in r.difficulties.items():
+            if c.applicable:
+                levels.setdefault(lv, []).append(c.passed / c.applicable)
+    n = len(reports)
+    return SystemResult(
+        rank=rank,
+        system=scores.system,
+        label=scores.system.label,
+        tasks=n,
+        successes=len(ok),
+        success_rate=len(ok) / n,
+        avg=sum(r.total for r in reports) / n,
+        avg_ci_low=ci[0],
+        avg_ci_high=ci[1],
+        avg_succ=_mean([r.total for r in ok]),
+        content=dims[Dimension.C],
+        citation=dims[Dimension.R],
+        presentation=dims[Dimension.P],
+        direction_pass_rates={k: sum(v) / len(v) for k, v in rates.items()},
+        difficulty_pass_rates={lv: sum(levels[lv]) / len(levels[lv]) for lv in Difficulty if lv in levels},
+    )
+
+
+def rank_order(labels: Sequence[str], avgs: Sequence[float]) -> list[int]:
+    """Indices of systems from best to worst Avg; ties broken by label."""
+    return sorted(range(len(labels)), key=lambda i: (-avgs[i], labels[i]))
+
+
+def build_leaderboard(
+    systems: Sequence[SystemScores],
+    task_ids: Sequence[str] | None = None,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+    with_comparisons: bool = False,
+) -> Leaderboard:
+    """Rank systems by Avg over the task set, with task-bootstrap percentile intervals.
+
+    `task_ids` defaults to every task any system reported on; a system without a report for a
+    task scores 0 there and the task counts as a failure. With `with_comparisons`, every pair of
+    systems is compared as well (`paired_comparisons`).
+    """
+    if not systems:
+        raise ScoringInputError("no system to rank; give at least one system")
+    labels = _check_labels(systems)
+    tasks = task_set(systems, task_ids)
+    table = report_table(systems, tasks)
+    settings = common_settings(table)
+    scores = score_matrix(table)
+    counts = bootstrap_counts(len(tasks), replicates, seed)
+    low, high = percentile_interval(bootstrap_means(scores, counts), confidence)
+    avgs = scores.mean(axis=1)
+    order = rank_order(labels, list(avgs))
+    rows = [_system_result(systems[i], table[i], (float(low[i]), float(high[i])), rank + 1) for rank, i in enumerate(order)]
+    comparisons = _pairs(labels, scores, counts, combinations(order, 2), seed, confidence) if with_comparisons else []
+    return Leaderboard(task_ids=tasks, replicates=replicates, seed=seed, confidence=confidence, settings=settings,
+                       rows=rows, comparisons=comparisons)
+
+
+def _pairs(labels, scores, counts, pairs, seed, confidence) -> list[PairedComparison]:
+    pairs = list(pairs)
+    if not pairs:
+        return []
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    diff = scores[a] - scores[b]  # (pairs, tasks)
+    boot = bootstrap_means(diff, counts)  # (replicates, pairs): A and B resampled with the same tasks
+    low, high = percentile_interval(boot, confidence)
+    means = scores.mean(axis=1)
+    wins = (diff > TIE).sum(axis=1)
+    losses = (diff < -TIE).sum(axis=1)
+    n = scores.shape[1]
+    return [
+        PairedComparison(
+            a=labels[i], b=labels[j], tasks=n, mean_a=float(means[i]), mean_b=float(means[j]),
+            mean_difference=float(means[i] - means[j]), ci_low=float(low[p]), ci_high=float(high[p]),
+            wins=int(wins[p]), ties=int(n - wins[p] - losses[p]), losses=int(losses[p]),
+            replicates=counts.shape[0], seed=seed, confidence=confidence,
+        )
+        for p, (i, j) in enumerate(pairs)
+    ]
+
+
+def paired_comparisons(
+    systems: Sequence[SystemScores],
+    task_ids: Sequence[str] | None = None,
+    pairs: Sequence[tuple[int, int]] | None = None,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> list[PairedComparison]:
+    """Paired comparisons (A minus B) for `pairs` of system indices (default: every pair i < j),
+    all from one bootstrap index matrix, vectorized over pairs and replicates."""
+    labels = _check_labels(systems)
+    tasks = task_set(systems, task_ids)
+    table = report_table(systems, tasks)
+    common_settings(table)
+    scores = score_matrix(table)
+    counts = bootstrap_counts(len(tasks), replicates, seed)
+    chosen = list(pairs) if pairs is not None else list(combinations(range(len(systems)), 2))
+    return _pairs(labels, scores, counts, chosen, seed, confidence)
+
+
+def compare_systems(
+    a: SystemScores,
+    b: SystemScores,
+    task_ids: Sequence[str] | None = None,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> PairedComparison:
+    """A minus B: paired mean difference, its bootstrap percentile interval, wins/ties/losses per task."""
+    return paired_comparisons([a, b], task_ids, [(0, 1)], replicates=replicates, seed=seed, confidence=confidence)[0]
