@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from omnidr.attempts._models import ProxyMode as ProxyModeChoices
 from omnidr.errors import UserError
 
 out = Console(highlight=False)
@@ -128,6 +129,108 @@ def snapshot_fetch_videos(path: Path, tasks: tuple[str, ...], force: bool) -> No
         sys.exit(1)
 
 
+@cli.group()
+def images() -> None:
+    """Build and list the pinned, content-tagged Docker images (no registry needed)."""
+
+
+@images.command("build")
+@click.argument("names", nargs=-1)
+@click.option("--refresh-lock", is_flag=True, help="Accept the Debian archive's current versions into images/base/packages.lock.")
+def images_build(names: tuple[str, ...], refresh_lock: bool) -> None:
+    """Build NAMES (default: every image) and their parents; unchanged images are reused."""
+    from omnidr.images import build_images
+
+    with out.status("building images") as status:
+        results = build_images(list(names) or None, progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True),
+                               refresh_lock=refresh_lock)
+    table = Table(title="images")
+    for col in ("image", "status", "tag", "image id", "seconds"):
+        table.add_column(col, overflow="fold")
+    for r in results:
+        table.add_row(r.name, r.status, r.tag or "-", r.image_id[7:19] if r.image_id else "-", f"{r.seconds:.1f}")
+    out.print(table)
+    for r in results:
+        if r.status == "skipped":
+            out.print(f"[yellow]skipped {r.name}: {r.reason}[/yellow]", soft_wrap=True)
+
+
+@images.command("list")
+def images_list() -> None:
+    """Every image folder, its current content tag and whether the engine has it built."""
+    from omnidr.images import list_images
+
+    table = Table(title="images")
+    for col in ("image", "parent", "tag", "built", "description"):
+        table.add_column(col, overflow="fold")
+    for row in list_images():
+        table.add_row(row["name"], row["parent"] or "-", row["tag"], "yes" if row["image_id"] else "no", row["description"])
+    out.print(table)
+
+
+@cli.command("run", context_settings={"ignore_unknown_options": False})
+@click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
+@click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
+@click.option("--harness", type=click.Choice(["command"]), default="command", show_default=True,
+              help="Harness adapter. `command` runs --image with the command after `--`.")
+@click.option("--image", help="Agent image (command harness).")
+@click.option("--run-dir", type=click.Path(path_type=Path), required=True, help="Run folder; rerunning resumes it.")
+@click.option("--model", default="gpt-4o-mini", show_default=True, help="Model name the agent asks the gateway for.")
+@click.option("--openai-base-url", help="OpenAI-compatible upstream the gateway forwards to (e.g. https://api.openai.com/v1).")
+@click.option("--openai-key-env", help="Host environment variable holding the OpenAI upstream key.")
+@click.option("--anthropic-base-url", help="Anthropic-compatible upstream (e.g. https://api.anthropic.com/v1).")
+@click.option("--anthropic-key-env", help="Host environment variable holding the Anthropic upstream key.")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=500, show_default=True, help="Model requests per attempt.")
+@click.option("--max-output-tokens", type=click.IntRange(min=1), default=64000, show_default=True, help="Per-request output tokens (clamped).")
+@click.option("--max-total-tokens", type=click.IntRange(min=1), default=None, help="Total tokens per attempt.")
+@click.option("--max-tool-calls", type=click.IntRange(min=0), default=None, help="Tool calls per attempt.")
+@click.option("--wall-time", "wall_time_s", type=click.FloatRange(min=0.1), default=36000.0, show_default=True, help="Seconds per attempt.")
+@click.option("--attempts", type=click.IntRange(min=1), default=3, show_default=True, help="Attempts per task.")
+@click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "timeout", "agent_error", "budget_exhausted"]),
+              help="Failure reasons that earn another attempt (repeatable; default: all). infra_error is always retried.")
+@click.option("--proxy-mode", type=click.Choice([m.value for m in ProxyModeChoices]), default="replay", show_default=True,
+              help="Egress proxy mode; replay serves the snapshot's web corpus offline.")
+@click.option("--denylist", multiple=True, help="Host the egress proxy answers 403 (repeatable).")
+@click.option("--outside-network", default="bridge", show_default=True, help="Docker network the gateway and proxy use to reach out.")
+@click.option("--cpus", type=float, default=2.0, show_default=True)
+@click.option("--memory-mb", type=int, default=4096, show_default=True)
+@click.option("--pids", type=int, default=512, show_default=True)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def run(snapshot_path, tasks, harness, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
+        anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
+        retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, argv) -> None:
+    """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
+    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits
+    from omnidr.attempts._command import run_command_harness
+    from sandbox.models import Budget
+
+    if harness == "command" and not image:
+        raise UserError("--harness command needs --image IMAGE")
+    upstreams = []
+    if openai_base_url:
+        upstreams.append({"family": "openai", "base_url": openai_base_url, "key_env": openai_key_env})
+    if anthropic_base_url:
+        upstreams.append({"family": "anthropic", "base_url": anthropic_base_url, "key_env": anthropic_key_env})
+    budget = Budget(max_iterations=max_iterations, max_output_tokens=max_output_tokens, max_total_tokens=max_total_tokens,
+                    max_tool_calls=max_tool_calls, wall_time_s=wall_time_s, attempts_per_task=attempts)
+    retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
+    limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
+
+    def show(r) -> None:
+        color = "green" if r.reason.value == "success" else "red"
+        out.print(f"[{color}]{r.reason.value:<16}[/{color}] {r.task_id} attempt {r.attempt}: {r.detail} "
+                  f"({r.wall_time_s:.1f} s, {r.budget_use.requests} requests, "
+                  f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
+
+    with out.status("running attempts"):
+        results = run_command_harness(
+            snapshot_path, run_dir, image, list(argv), list(tasks) or None, model, upstreams, budget, limits, retry,
+            ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
+        )
+    done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
+    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/")
+
+
 @cli.command("eval")
 @click.argument("path", type=click.Path(path_type=Path), default=Path("snapshots/demo"))
 def eval_(path: Path) -> None:
@@ -151,6 +254,17 @@ def eval_(path: Path) -> None:
             out.print(f"[red]failed: {stage.name}: {stage.detail}[/red]", soft_wrap=True)
     if result.failed:
         sys.exit(1)
+
+
+def _register_stage_commands() -> None:
+    """Commands that live with their stage (kept out of this file's logic)."""
+    from omnidr.scoring import aggregate, compare, leaderboard, na_order
+
+    for command in (aggregate, leaderboard, compare, na_order):
+        cli.add_command(command)
+
+
+_register_stage_commands()
 
 
 def main() -> None:

@@ -1,0 +1,12 @@
+"""Attempts stage: each agent attempt in a network-logged sandbox, under budgets, with retries."""
+
+from ._instruction import instruction
+from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits
+from ._runner import RunConfig, open_run, run_attempts, run_task_attempts
+from ._sandbox import AttemptSandbox, AttemptSpec, Upstream, cleanup_run
+
+__all__ = [
+    "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
+    "RunConfig", "SandboxLimits", "Upstream", "cleanup_run", "instruction", "open_run", "run_attempts",
+    "run_task_attempts",
+]

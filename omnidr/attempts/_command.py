@@ -1,0 +1,59 @@
+"""`omnidr run`: attempts of one harness over snapshot tasks, from the command line."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from omnidr.benchmark import open_snapshot
+from omnidr.errors import UserError
+from omnidr.harness import CommandHarness
+from sandbox.models import Budget
+
+from ._models import AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
+from ._runner import RunConfig, run_attempts
+
+HARNESSES = ("command",)
+
+
+def run_command_harness(
+    snapshot_path: Path,
+    run_dir: Path,
+    image: str,
+    argv: list[str],
+    task_ids: list[str] | None,
+    model: str,
+    upstreams: list[dict[str, str | None]],
+    budget: Budget,
+    limits: SandboxLimits,
+    retry: RetryPolicy,
+    proxy_mode: ProxyMode,
+    denylist: list[str],
+    outside_network: str,
+    on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
+    gateway_backoff_s: float = 1.0,
+) -> dict[str, list[AttemptRecord]]:
+    from omnidr.images import build_images, docker_client
+
+    snap = open_snapshot(snapshot_path)
+    if not snap.ok:
+        raise UserError(f"{snapshot_path}: the snapshot does not load; run `omnidr snapshot validate {snapshot_path}`")
+    tasks = task_ids or list(snap.tasks)
+    unknown = [t for t in tasks if t not in snap.tasks]
+    if unknown:
+        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    if not argv:
+        raise UserError("the command harness needs a command after `--`, e.g. `omnidr run ... -- python3 agent.py`")
+    if not upstreams:
+        raise UserError("no model upstream: pass --openai-base-url and/or --anthropic-base-url")
+    client = docker_client()
+    try:
+        client.images.get(image)
+    except Exception:
+        raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
+    helpers = {r.name: r for r in build_images(["gateway", "egress"])}
+    config = RunConfig(
+        snapshot=str(snapshot_path), tasks=tasks, harness="command", agent_image=image, command=argv, model=model,
+        upstreams=upstreams, budget=budget, limits=limits, retry=retry, proxy_mode=proxy_mode, denylist=denylist,
+        gateway_image=helpers["gateway"].tag, egress_image=helpers["egress"].tag, outside_network=outside_network,
+    )
+    harness = CommandHarness(image_ref=image, argv=argv)
+    return run_attempts(client, run_dir, config, snap, harness, on_attempt, gateway_backoff_s)

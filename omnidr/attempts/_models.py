@@ -1,0 +1,87 @@
+"""Records of the attempts stage: limits, retry policy, and `attempt.json`."""
+
+from datetime import datetime
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.models import Budget
+
+
+class AttemptReason(str, Enum):
+    """How an attempt ended."""
+
+    success = "success"  # a report exists at the contract path
+    no_report = "no_report"  # the agent exited 0 without a report
+    timeout = "timeout"  # killed at the wall-clock limit
+    budget_exhausted = "budget_exhausted"  # the gateway refused further requests and no report exists
+    agent_error = "agent_error"  # the agent exited non-zero without a report
+    infra_error = "infra_error"  # the sandbox itself failed (engine, image, helper container)
+
+
+class RetryPolicy(BaseModel):
+    """Which outcomes earn another attempt. Infrastructure failures are always retried."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    retry_on: list[AttemptReason] = Field(
+        default_factory=lambda: [AttemptReason.no_report, AttemptReason.timeout, AttemptReason.agent_error,
+                                 AttemptReason.budget_exhausted],
+        description="Failure reasons after which the task gets another attempt (up to Budget.attempts_per_task).",
+    )
+    max_infra_retries: int = Field(2, ge=0, description="Extra attempts allowed for infra_error, beyond attempts_per_task.")
+
+
+class SandboxLimits(BaseModel):
+    """Container resource limits of the agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cpus: float = Field(2.0, gt=0, description="CPU limit of the agent container, cores.")
+    memory_mb: int = Field(4096, ge=64, description="Memory limit of the agent container, MiB (swap disabled).")
+    pids: int = Field(512, ge=16, description="Maximum number of processes and threads in the agent container.")
+    tmpfs_mb: int = Field(512, ge=16, description="Size of the writable /tmp of the agent container, MiB.")
+    output_mb: int = Field(2048, ge=16, description="Largest report folder accepted, MiB (checked after the attempt).")
+
+
+class ProxyMode(str, Enum):
+    log = "log"
+    intercept = "intercept"
+    record = "record"
+    replay = "replay"
+    deny = "deny"
+
+
+class BudgetUse(BaseModel):
+    """What the attempt spent, as counted by the gateway (the source of truth for tokens)."""
+
+    requests: int = Field(0, description="Model requests forwarded (agent iterations).")
+    refused_requests: int = Field(0, description="Model requests refused by a spent budget.")
+    input_tokens: int = Field(0, description="Input tokens over the attempt.")
+    output_tokens: int = Field(0, description="Output tokens over the attempt.")
+    tool_calls: int = Field(0, description="Tool-use blocks in model answers.")
+    upstream_retries: int = Field(0, description="Upstream re-sends by the gateway.")
+    exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
+
+
+class AttemptRecord(BaseModel):
+    """`attempt.json`: written last and atomically; its presence marks the attempt as finished."""
+
+    task_id: str = Field(description="Task the attempt was for.")
+    attempt: int = Field(ge=1, description="Attempt number within the task, from 1.")
+    harness: str = Field(description="Harness name.")
+    command: list[str] = Field(description="Command run in the agent container.")
+    reason: AttemptReason = Field(description="How the attempt ended.")
+    detail: str = Field("", description="Human-readable explanation of the reason.")
+    exit_code: int | None = Field(None, description="Exit code of the agent process (None if it never ran or was killed).")
+    started_at: datetime = Field(description="Start of the attempt (UTC).")
+    ended_at: datetime = Field(description="End of the attempt (UTC).")
+    wall_time_s: float = Field(description="Wall time from container start to exit or kill, seconds.")
+    budget: Budget = Field(description="The budget the attempt ran under.")
+    budget_use: BudgetUse = Field(default_factory=BudgetUse, description="What the gateway counted.")
+    network_requests: int = Field(0, description="Lines in network.jsonl.")
+    network_blocked: int = Field(0, description="Requests the egress proxy blocked.")
+    image_ids: dict[str, str] = Field(default_factory=dict, description="Role (agent, gateway, egress) -> Docker image ID.")
+    limits: SandboxLimits = Field(description="Resource limits of the agent container.")
+    proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
+    report_path: str | None = Field(None, description="Report entry page relative to the attempt folder, if delivered.")

@@ -1,0 +1,388 @@
+"""One attempt in the sandbox: a private internal network, the agent on it alone, the model
+gateway and the egress proxy on it and on an outside network, budgets enforced outside the agent."""
+
+import json
+import os
+import secrets
+import socket
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import requests
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
+from omnidr.harness import AgentContext, Harness
+from sandbox.models import Budget
+
+from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits
+
+LABEL_RUN = "org.omnidr.run"
+LABEL_ATTEMPT = "org.omnidr.attempt"
+GATEWAY_PORT = 8080
+PROXY_PORT = 3128
+AGENT_UID = "1000:1000"
+HELPER_START_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A real model API the gateway forwards to. The key is read from the host environment
+    variable `key_env` and passed to the gateway container only."""
+
+    family: str  # "openai" or "anthropic"
+    base_url: str
+    key_env: str | None = None
+
+
+@dataclass(frozen=True)
+class AttemptSpec:
+    """Everything one attempt needs besides the harness."""
+
+    run_id: str
+    task_id: str
+    attempt: int
+    folder: Path  # the attempt's artifact folder on the host
+    video: Path  # source video on the host
+    instruction: str
+    contract_dir: Path
+    model: str
+    upstreams: tuple[Upstream, ...]
+    budget: Budget
+    limits: SandboxLimits
+    gateway_image: str
+    egress_image: str
+    proxy_mode: ProxyMode = ProxyMode.deny
+    replay_dir: Path | None = None  # web corpus served in replay mode
+    denylist: tuple[str, ...] = ()
+    outside_network: str = "bridge"  # where the gateway and proxy reach the world (or a fake upstream)
+    gateway_backoff_s: float = 1.0
+    report_entry: str = "index.html"
+    extra_labels: dict[str, str] = field(default_factory=dict)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def write_json_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        container.reload()
+        if container.status in ("exited", "dead"):
+            logs = container.logs(tail=5).decode("utf-8", "replace").strip().replace("\n", " | ")
+            raise RuntimeError(f"{container.name} exited during start: {logs}")
+        try:
+            socket.create_connection((ip, port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{container.name} did not listen on {ip}:{port} within {timeout_s:.0f} s")
+
+
+class AttemptSandbox:
+    """Creates, runs and tears down the containers and networks of one attempt."""
+
+    def __init__(self, client, spec: AttemptSpec, harness: Harness):
+        self.client = client
+        self.spec = spec
+        self.harness = harness
+        self.suffix = f"{spec.run_id[:12]}-{secrets.token_hex(3)}"
+        self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", **spec.extra_labels}
+        self.containers: list = []
+        self.networks: list = []
+        self.volumes: list = []
+        self.token = "omnidr-attempt-" + secrets.token_hex(16)
+        self.admin_token = "omnidr-admin-" + secrets.token_hex(16)
+
+    # -- layout on the host ------------------------------------------------------------------
+    def _dirs(self) -> dict[str, Path]:
+        f = self.spec.folder
+        dirs = {"output": f / "output", "logs": f / "logs", "control": f / "control", "input": f / "input"}
+        for d in dirs.values():
+            d.mkdir(parents=True, exist_ok=True)
+        dirs["logs"].chmod(0o777)  # written by the helpers' non-root users
+        return dirs
+
+    def run(self) -> AttemptRecord:
+        spec = self.spec
+        dirs = self._dirs()
+        started = _now()
+        t0 = time.monotonic()
+        ctx = AgentContext(
+            instruction_path="/input/instruction.txt",
+            video_path="/input/" + spec.video.name,
+            contract_dir="/input/contract",
+            output_dir="/output",
+            report_dir="/output/report",
+            gateway_url=f"http://gateway:{GATEWAY_PORT}",
+            proxy_url=f"http://proxy:{PROXY_PORT}",
+            token=self.token,
+            model=spec.model,
+            logs_dir="/output/harness-logs",
+        )
+        (dirs["input"] / "instruction.txt").write_text(spec.instruction, "utf-8")
+        record = dict(
+            task_id=spec.task_id, attempt=spec.attempt, harness=self.harness.name, command=[],
+            started_at=started, budget=spec.budget, limits=spec.limits, proxy_mode=spec.proxy_mode,
+        )
+        image_ids: dict[str, str] = {}
+        exit_code = None
+        try:
+            try:
+                command = self.harness.command(ctx)
+                record["command"] = command
+                image_ids = self._image_ids()
+                internal = self._network(f"omnidr-{self.suffix}", internal=True)
+                gateway_ip = self._start_gateway(dirs, internal)
+                proxy_ip = self._start_proxy(dirs, internal)
+                _ = (gateway_ip, proxy_ip)
+                agent = self._create_agent(dirs, internal, ctx, command)
+            except (DockerException, RuntimeError, OSError) as exc:
+                return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
+            run_t0 = time.monotonic()
+            agent.start()
+            timed_out = False
+            try:
+                result = agent.wait(timeout=spec.budget.wall_time_s)
+                exit_code = int(result.get("StatusCode", -1))
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                timed_out = True
+                try:
+                    agent.kill()
+                except APIError:
+                    pass
+            wall = time.monotonic() - run_t0
+            (dirs["logs"] / "agent.log").write_bytes(agent.logs(stdout=True, stderr=True))
+            self._copy_output(agent, dirs)
+            self._stop_helpers(dirs)
+            reason, detail = self._reason(dirs, timed_out, exit_code, wall)
+            return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall)
+        finally:
+            self.cleanup()
+
+    # -- pieces ------------------------------------------------------------------------------
+    def _image_ids(self) -> dict[str, str]:
+        ids = {}
+        for role, ref in (("agent", self.harness.image()), ("gateway", self.spec.gateway_image),
+                          ("egress", self.spec.egress_image)):
+            try:
+                ids[role] = self.client.images.get(ref).id
+            except ImageNotFound:
+                raise RuntimeError(f"image {ref} ({role}) is not built; run `omnidr images build`") from None
+        return ids
+
+    def _network(self, name: str, internal: bool):
+        net = self.client.networks.create(name, driver="bridge", internal=internal, labels=self.labels, check_duplicate=True)
+        self.networks.append(net)
+        return net
+
+    def _helper(self, name: str, image: str, command: list[str], volumes: dict, environment: dict, internal, alias: str):
+        container = self.client.containers.create(
+            image, command=command, name=f"omnidr-{alias}-{self.suffix}", labels=self.labels,
+            network=self.spec.outside_network, volumes=volumes, environment=environment,
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
+            tmpfs={"/tmp": "size=64m"}, mem_limit="512m", pids_limit=256, detach=True,
+        )
+        self.containers.append(container)
+        internal.connect(container, aliases=[alias])
+        container.start()
+        container.reload()
+        ip = container.attrs["NetworkSettings"]["Networks"][internal.name]["IPAddress"]
+        return container, ip
+
+    def _start_gateway(self, dirs, internal) -> str:
+        spec = self.spec
+        upstreams, env = {}, {}
+        for up in spec.upstreams:
+            entry = {"base_url": up.base_url}
+            if up.key_env:
+                value = os.environ.get(up.key_env)
+                if not value:
+                    raise RuntimeError(f"environment variable {up.key_env} (key of the {up.family} upstream) is not set")
+                entry["api_key_env"] = "OMNIDR_UPSTREAM_KEY_" + up.family.upper()
+                env[entry["api_key_env"]] = value
+            upstreams[up.family] = entry
+        config = {
+            "port": GATEWAY_PORT, "agent_token": self.token, "admin_token": self.admin_token,
+            "upstreams": upstreams, "budget": json.loads(spec.budget.model_dump_json()),
+            "log_path": "/logs/gateway.jsonl", "summary_path": "/logs/gateway_state.json",
+            "retry_backoff_s": spec.gateway_backoff_s,
+        }
+        (dirs["control"] / "gateway.json").write_text(json.dumps(config, indent=2), "utf-8")
+        (dirs["control"] / "gateway.json").chmod(0o644)
+        self.gateway, ip = self._helper(
+            "gateway", spec.gateway_image, ["--config", "/control/gateway.json"],
+            {str(dirs["control"]): {"bind": "/control", "mode": "ro"}, str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}},
+            env, internal, "gateway",
+        )
+        _wait_port(ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
+        return ip
+
+    def _start_proxy(self, dirs, internal) -> str:
+        spec = self.spec
+        command = ["--mode", spec.proxy_mode.value, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", "/logs/network.jsonl"]
+        volumes = {str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}}
+        if spec.denylist:
+            command += ["--denylist", ",".join(spec.denylist)]
+        if spec.proxy_mode is ProxyMode.replay:
+            if spec.replay_dir is None:
+                raise RuntimeError("replay mode needs a web corpus folder")
+            command += ["--replay-dir", "/replay"]
+            volumes[str(spec.replay_dir.resolve())] = {"bind": "/replay", "mode": "ro"}
+        self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, {}, internal, "proxy")
+        _wait_port(ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
+        return ip
+
+    def _create_agent(self, dirs, internal, ctx: AgentContext, command: list[str]):
+        spec = self.spec
+        env = {
+            "OPENAI_BASE_URL": f"{ctx.gateway_url}/v1", "OPENAI_API_KEY": ctx.token,
+            "ANTHROPIC_BASE_URL": ctx.gateway_url, "ANTHROPIC_API_KEY": ctx.token,
+            "OMNIDR_MODEL": ctx.model, "OMNIDR_INSTRUCTION": ctx.instruction_path, "OMNIDR_VIDEO": ctx.video_path,
+            "OMNIDR_CONTRACT": ctx.contract_dir, "OMNIDR_REPORT_DIR": ctx.report_dir, "OMNIDR_LOGS_DIR": ctx.logs_dir,
+            "HTTP_PROXY": ctx.proxy_url, "HTTPS_PROXY": ctx.proxy_url, "http_proxy": ctx.proxy_url,
+            "https_proxy": ctx.proxy_url, "NO_PROXY": "gateway", "no_proxy": "gateway", "HOME": "/tmp",
+            **self.harness.environment(ctx),
+        }
+        lim = spec.limits
+        # The writable output is a size-bounded tmpfs volume (a disk-filling agent hits its limit, not
+        # the host's disk); it is copied into the attempt folder once the agent has stopped.
+        output = self.client.volumes.create(
+            name=f"omnidr-output-{self.suffix}", driver="local", labels=self.labels,
+            driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={lim.output_mb}m,mode=1777"},
+        )
+        self.volumes.append(output)
+        volumes = {
+            str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
+            str((dirs["input"] / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
+            str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"},
+            output.name: {"bind": ctx.output_dir, "mode": "rw"},
+        }
+        agent = self.client.containers.create(
+            self.harness.image(), command=command, name=f"omnidr-agent-{self.suffix}", labels=self.labels,
+            network=internal.name, environment=env, volumes=volumes, user=AGENT_UID, working_dir="/tmp",
+            read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+            tmpfs={"/tmp": f"size={lim.tmpfs_mb}m,mode=1777"}, mem_limit=f"{lim.memory_mb}m",
+            memswap_limit=f"{lim.memory_mb}m", nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.pids, detach=True,
+        )
+        self.containers.append(agent)
+        return agent
+
+    def _copy_output(self, agent, dirs) -> None:
+        """Copy /output out of the stopped agent container into the attempt folder."""
+        stream, _stat = agent.get_archive("/output")
+        with tempfile.TemporaryFile() as buf:
+            for chunk in stream:
+                buf.write(chunk)
+            buf.seek(0)
+            with tarfile.open(fileobj=buf) as tar:
+                members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
+                for m in members:  # the archive is rooted at output/
+                    m.name = m.name.split("/", 1)[1] if "/" in m.name else ""
+                tar.extractall(dirs["output"], members=[m for m in members if m.name], filter="data")
+
+    def _stop_helpers(self, dirs) -> None:
+        for container, name in ((getattr(self, "gateway", None), "gateway"), (getattr(self, "proxy", None), "egress")):
+            if container is None:
+                continue
+            try:
+                container.stop(timeout=5)
+                (dirs["logs"] / f"{name}.container.log").write_bytes(container.logs(stdout=True, stderr=True))
+            except (APIError, NotFound):
+                pass
+
+    def _reason(self, dirs, timed_out: bool, exit_code: int | None, wall_s: float) -> tuple[AttemptReason, str]:
+        report = dirs["output"] / "report" / self.spec.report_entry
+        state = self._gateway_state(dirs)
+        if report.is_file():
+            return AttemptReason.success, f"report delivered at output/report/{self.spec.report_entry}"
+        if timed_out:
+            return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"
+        if state.exhausted:
+            return AttemptReason.budget_exhausted, f"budget {state.exhausted} spent and no report"
+        if exit_code == 0:
+            return AttemptReason.no_report, "the agent exited 0 without a report"
+        if exit_code == 137 and wall_s < self.spec.budget.wall_time_s:
+            return AttemptReason.agent_error, "the agent was killed (exit 137: out of memory or SIGKILL) without a report"
+        return AttemptReason.agent_error, f"the agent exited {exit_code} without a report"
+
+    def _gateway_state(self, dirs) -> BudgetUse:
+        path = dirs["logs"] / "gateway_state.json"
+        if not path.is_file():
+            return BudgetUse()
+        try:
+            s = json.loads(path.read_text("utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return BudgetUse()
+        return BudgetUse(
+            requests=s.get("requests", 0), refused_requests=s.get("refused_requests", 0),
+            input_tokens=s.get("input_tokens", 0), output_tokens=s.get("output_tokens", 0),
+            tool_calls=s.get("tool_calls", 0), upstream_retries=s.get("upstream_retries", 0),
+            exhausted=s.get("budget_exhausted"),
+        )
+
+    def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs,
+                wall_s: float | None = None) -> AttemptRecord:
+        network_lines = []
+        net_log = dirs["logs"] / "network.jsonl"
+        if net_log.is_file():
+            for line in net_log.read_text("utf-8", "replace").splitlines():
+                try:
+                    network_lines.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        report = dirs["output"] / "report" / self.spec.report_entry
+        rec = AttemptRecord(
+            **record, reason=reason, detail=detail, exit_code=exit_code, ended_at=_now(),
+            wall_time_s=round(wall_s if wall_s is not None else time.monotonic() - t0, 3),
+            budget_use=self._gateway_state(dirs), network_requests=len(network_lines),
+            network_blocked=sum(1 for e in network_lines if e.get("blocked")), image_ids=image_ids,
+            report_path=report.relative_to(self.spec.folder).as_posix() if report.is_file() else None,
+        )
+        write_json_atomic(self.spec.folder / "attempt.json", rec.model_dump_json(indent=2))
+        return rec
+
+    def cleanup(self) -> None:
+        for container in self.containers:
+            try:
+                container.remove(force=True, v=True)
+            except (APIError, NotFound):
+                pass
+        for item in self.volumes + self.networks:
+            try:
+                item.remove()
+            except (APIError, NotFound):
+                pass
+
+
+def cleanup_run(client, run_id: str) -> int:
+    """Remove containers and networks a killed runner left behind for `run_id`. Returns how many."""
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}):
+        try:
+            container.remove(force=True, v=True)
+            removed += 1
+        except (APIError, NotFound):
+            pass
+    found = client.volumes.list(filters={"label": f"{LABEL_RUN}={run_id}"})
+    found += client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
+    for item in found:
+        try:
+            item.remove()
+            removed += 1
+        except (APIError, NotFound):
+            pass
+    return removed

@@ -1,0 +1,9 @@
+"""Harness adapters: how to run one agent system inside the sandbox.
+
+Each adapter is small: the image it runs, the command, extra environment, and where its
+native logs are. The sandbox supplies everything else (inputs, gateway, proxy, limits).
+"""
+
+from ._base import AgentContext, CommandHarness, Harness
+
+__all__ = ["AgentContext", "CommandHarness", "Harness"]
