@@ -195,10 +195,11 @@ def images_list() -> None:
 @click.option("--cpus", type=float, default=2.0, show_default=True)
 @click.option("--memory-mb", type=int, default=4096, show_default=True)
 @click.option("--pids", type=int, default=512, show_default=True)
+@click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks run at once.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
-        retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, argv) -> None:
+        retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
     from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits
     from omnidr.attempts._command import run_command_harness
@@ -225,7 +226,7 @@ def run(snapshot_path, tasks, harness, image, run_dir, model, openai_base_url, o
     with out.status("running attempts"):
         results = run_command_harness(
             snapshot_path, run_dir, image, list(argv), list(tasks) or None, model, upstreams, budget, limits, retry,
-            ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
+            ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show, parallel=parallel,
         )
     done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/")

@@ -1,11 +1,17 @@
 """Shared fixtures: the bundled demo snapshot, copies of it to break, the CLI as a user runs it."""
 
+import ipaddress
 import json
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+import uuid
 from pathlib import Path
 
+import docker
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,3 +53,81 @@ def make_mp4(path: Path, seconds: float = 2.0, color: str = "blue") -> Path:
         check=True,
     )
     return path
+
+
+# --- Docker sandbox fixtures (tests/attempts) --------------------------------------------
+
+TEST_LABEL = {"org.omnidr.test": "1"}
+
+
+@pytest.fixture(scope="session")
+def client():
+    return docker.from_env(timeout=600)
+
+
+@pytest.fixture(scope="session")
+def images():
+    from omnidr.images import build_images
+
+    return {r.name: r.tag for r in build_images(["base", "gateway", "egress"])}
+
+
+@pytest.fixture
+def upstream_factory(client, images):
+    """Start a fake OpenAI-compatible upstream (container) on a fresh outside network."""
+    made = []
+
+    def start(fail_first: int = 0) -> tuple[str, object]:
+        net = client.networks.create(f"omnidr-test-out-{uuid.uuid4().hex[:8]}", driver="bridge", labels=TEST_LABEL)
+        container = client.containers.run(
+            images["base"], ["python3", "/srv/fake_upstream.py", "9000"], detach=True, labels=TEST_LABEL,
+            network=net.name, environment={"FAIL_FIRST": str(fail_first)},
+            volumes={str(ROOT / "tests" / "attempts" / "fake_upstream.py"): {"bind": "/srv/fake_upstream.py", "mode": "ro"}},
+        )
+        net.reload()
+        net.disconnect(container)
+        net.connect(container, aliases=["upstream"])
+        made.append((container, net))
+        return net.name, container
+
+    yield start
+    for container, net in made:
+        container.remove(force=True)
+        net.remove()
+
+
+@pytest.fixture
+def host_server(client):
+    """A TCP server on the host's address on Docker's default bridge (not loopback, so a
+    container could reach it if nothing stopped it)."""
+    bridge = client.networks.get("bridge")
+    config = bridge.attrs["IPAM"]["Config"][0]
+    ip = config.get("Gateway") or str(next(ipaddress.ip_network(config["Subnet"]).hosts()))
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((ip, 0))
+    srv.listen(8)
+    srv.settimeout(0.5)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+                conn.sendall(b"hello\n")
+                conn.close()
+            except OSError:
+                continue
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield ip, srv.getsockname()[1]
+    stop.set()
+    srv.close()
+
+
+@pytest.fixture
+def real_key(monkeypatch):
+    key = "sk-real-" + secrets.token_hex(12)
+    monkeypatch.setenv("OMNIDR_TEST_REAL_KEY", key)
+    return key

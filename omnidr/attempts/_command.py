@@ -9,7 +9,7 @@ from omnidr.harness import CommandHarness
 from sandbox.models import Budget
 
 from ._models import AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
-from ._runner import RunConfig, run_attempts
+from ._runner import RunConfig, open_run, run_attempts
 
 HARNESSES = ("command",)
 
@@ -30,8 +30,9 @@ def run_command_harness(
     outside_network: str,
     on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
     gateway_backoff_s: float = 1.0,
+    parallel: int = 1,
 ) -> dict[str, list[AttemptRecord]]:
-    from omnidr.images import build_images, docker_client
+    from omnidr.images import build_images, docker_client, image_tag, load_specs
 
     snap = open_snapshot(snapshot_path)
     if not snap.ok:
@@ -49,11 +50,14 @@ def run_command_harness(
         client.images.get(image)
     except Exception:
         raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
-    helpers = {r.name: r for r in build_images(["gateway", "egress"])}
+    specs = load_specs()
     config = RunConfig(
         snapshot=str(snapshot_path), tasks=tasks, harness="command", agent_image=image, command=argv, model=model,
         upstreams=upstreams, budget=budget, limits=limits, retry=retry, proxy_mode=proxy_mode, denylist=denylist,
-        gateway_image=helpers["gateway"].tag, egress_image=helpers["egress"].tag, outside_network=outside_network,
+        gateway_image=image_tag("gateway", specs), egress_image=image_tag("egress", specs),
+        outside_network=outside_network,
     )
+    open_run(run_dir, config)  # refuses a changed configuration before any work
+    build_images(["gateway", "egress"])
     harness = CommandHarness(image_ref=image, argv=argv)
-    return run_attempts(client, run_dir, config, snap, harness, on_attempt, gateway_backoff_s)
+    return run_attempts(client, run_dir, config, snap, harness, on_attempt, gateway_backoff_s, parallel)

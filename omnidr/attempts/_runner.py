@@ -5,6 +5,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -137,13 +138,16 @@ def run_attempts(
     harness: Harness,
     on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
     gateway_backoff_s: float = 1.0,
+    parallel: int = 1,
 ) -> dict[str, list[AttemptRecord]]:
-    """All tasks of the run, in order. Leftover containers of an interrupted run are removed first."""
+    """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
+    interrupted run are removed first."""
     open_run(run_dir, config)
     cleanup_run(client, config.run_id())
-    out = {}
-    for task_id in config.tasks:
-        out[task_id] = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, gateway_backoff_s)
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = {t: pool.submit(run_task_attempts, client, run_dir, config, snap, t, harness, on_attempt,
+                                  gateway_backoff_s) for t in config.tasks}
+        out = {t: f.result() for t, f in futures.items()}
     write_json_atomic(run_dir / "attempts" / "summary.json", json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

@@ -16,6 +16,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from omnidr.harness import AgentContext, Harness
+from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
 from sandbox.models import Budget
 
 from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits
@@ -166,7 +167,7 @@ class AttemptSandbox:
                     pass
             wall = time.monotonic() - run_t0
             (dirs["logs"] / "agent.log").write_bytes(agent.logs(stdout=True, stderr=True))
-            self._copy_output(agent, dirs)
+            self._copy_output(self.keeper, dirs)
             self._stop_helpers(dirs)
             reason, detail = self._reason(dirs, timed_out, exit_code, wall)
             return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall)
@@ -185,7 +186,11 @@ class AttemptSandbox:
         return ids
 
     def _network(self, name: str, internal: bool):
-        net = self.client.networks.create(name, driver="bridge", internal=internal, labels=self.labels, check_duplicate=True)
+        # inhibit_ipv4: the host takes no address on this bridge, so the agent cannot reach services
+        # listening on the host itself (an internal network only stops forwarding, not host-bound traffic).
+        options = {"com.docker.network.bridge.inhibit_ipv4": "true"} if internal else {}
+        net = self.client.networks.create(name, driver="bridge", internal=internal, labels=self.labels,
+                                          check_duplicate=True, options=options)
         self.networks.append(net)
         return net
 
@@ -200,7 +205,8 @@ class AttemptSandbox:
         internal.connect(container, aliases=[alias])
         container.start()
         container.reload()
-        ip = container.attrs["NetworkSettings"]["Networks"][internal.name]["IPAddress"]
+        # readiness is checked from the host through the outside network (the host has no address on the internal one)
+        ip = container.attrs["NetworkSettings"]["Networks"][self.spec.outside_network]["IPAddress"]
         return container, ip
 
     def _start_gateway(self, dirs, internal) -> str:
@@ -235,6 +241,13 @@ class AttemptSandbox:
         spec = self.spec
         command = ["--mode", spec.proxy_mode.value, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", "/logs/network.jsonl"]
         volumes = {str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}}
+        if spec.proxy_mode in (ProxyMode.intercept, ProxyMode.record, ProxyMode.replay):
+            # the proxy makes a CA for this attempt alone and writes its certificate for the agent's trust store
+            ca_dir = dirs["control"] / "ca"
+            ca_dir.mkdir(exist_ok=True)
+            ca_dir.chmod(0o777)
+            command += ["--ca-out", "/ca"]
+            volumes[str(ca_dir)] = {"bind": "/ca", "mode": "rw"}
         if spec.denylist:
             command += ["--denylist", ",".join(spec.denylist)]
         if spec.proxy_mode is ProxyMode.replay:
@@ -242,6 +255,12 @@ class AttemptSandbox:
                 raise RuntimeError("replay mode needs a web corpus folder")
             command += ["--replay-dir", "/replay"]
             volumes[str(spec.replay_dir.resolve())] = {"bind": "/replay", "mode": "ro"}
+        if spec.proxy_mode is ProxyMode.record:
+            record_dir = spec.folder / "record"
+            record_dir.mkdir(exist_ok=True)
+            record_dir.chmod(0o777)
+            command += ["--record-dir", "/record"]
+            volumes[str(record_dir)] = {"bind": "/record", "mode": "rw"}
         self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, {}, internal, "proxy")
         _wait_port(ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
         return ip
@@ -257,6 +276,7 @@ class AttemptSandbox:
             "https_proxy": ctx.proxy_url, "NO_PROXY": "gateway", "no_proxy": "gateway", "HOME": "/tmp",
             **self.harness.environment(ctx),
         }
+        ca_file = dirs["control"] / "ca" / "egress-ca.pem"
         lim = spec.limits
         # The writable output is a size-bounded tmpfs volume (a disk-filling agent hits its limit, not
         # the host's disk); it is copied into the attempt folder once the agent has stopped.
@@ -265,12 +285,23 @@ class AttemptSandbox:
             driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={lim.output_mb}m,mode=1777"},
         )
         self.volumes.append(output)
+        # A tmpfs volume lives only while mounted: a keeper container holds it from before the agent
+        # starts until its contents are copied out.
+        self.keeper = self.client.containers.run(
+            spec.gateway_image, entrypoint=["sleep", "infinity"], name=f"omnidr-keeper-{self.suffix}",
+            labels=self.labels, network_mode="none", read_only=True, cap_drop=["ALL"], mem_limit="32m",
+            volumes={output.name: {"bind": "/output", "mode": "ro"}}, detach=True,
+        )
+        self.containers.append(self.keeper)
         volumes = {
             str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
             str((dirs["input"] / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
             str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"},
             output.name: {"bind": ctx.output_dir, "mode": "rw"},
         }
+        if ca_file.is_file():
+            volumes[str(ca_file.resolve())] = {"bind": AGENT_CA_PATH, "mode": "ro"}
+            env.update(agent_ca_environment())
         agent = self.client.containers.create(
             self.harness.image(), command=command, name=f"omnidr-agent-{self.suffix}", labels=self.labels,
             network=internal.name, environment=env, volumes=volumes, user=AGENT_UID, working_dir="/tmp",
@@ -281,9 +312,9 @@ class AttemptSandbox:
         self.containers.append(agent)
         return agent
 
-    def _copy_output(self, agent, dirs) -> None:
-        """Copy /output out of the stopped agent container into the attempt folder."""
-        stream, _stat = agent.get_archive("/output")
+    def _copy_output(self, keeper, dirs) -> None:
+        """Copy /output (held by the keeper container) into the attempt folder."""
+        stream, _stat = keeper.get_archive("/output")
         with tempfile.TemporaryFile() as buf:
             for chunk in stream:
                 buf.write(chunk)

@@ -6,6 +6,7 @@ parent's tag), so an unchanged image is found by tag and reused in well under a 
 
 import hashlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -209,10 +210,13 @@ def _wheelhouse(lock: Path, dest: Path, progress: Progress) -> None:
     _run(pip + ["download", "-q", "--disable-pip-version-check", "--require-hashes", "--no-deps",
                 "--only-binary=:all:", "-r", str(lock), "-d", str(WHEEL_CACHE)], "pip download")
     dest.mkdir()
-    wanted = {line.split("==")[0].strip().lower().replace("-", "_") for line in lock.read_text().splitlines()
+    def norm(name: str) -> str:  # PEP 503: runs of -, _ and . are equivalent
+        return re.sub(r"[-_.]+", "_", name).lower()
+
+    wanted = {norm(line.split("==")[0].strip()) for line in lock.read_text().splitlines()
               if "==" in line and not line.startswith(("#", " "))}
     for wheel in WHEEL_CACHE.glob("*.whl"):
-        if wheel.name.split("-")[0].lower() in wanted:
+        if norm(wheel.name.split("-")[0]) in wanted:
             shutil.copy2(wheel, dest / wheel.name)
 
 

@@ -1,0 +1,96 @@
+"""`python -m sandbox.egress --mode MODE ...`: run the egress proxy until SIGTERM/SIGINT.
+
+A bad argument, an unusable corpus or denylist, or a port already in use ends with exit code 2 and one
+line on stderr. Run with `--help` for the options; `sandbox/egress/README.md` explains the wiring.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sandbox.egress._config import CA_FILE, DEFAULT_PORT, EgressConfig
+from sandbox.egress._corpus import CorpusError
+from sandbox.egress._denylist import Denylist, DenylistError
+
+MODES = ("log", "intercept", "record", "replay", "deny")
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "0.0.0.0", value
+    try:
+        return host.strip("[]") or "0.0.0.0", int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT or PORT, got {value!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sandbox.egress", description="OmniDR egress proxy (mitmproxy)")
+    p.add_argument("--mode", required=True, choices=MODES,
+                   help="log: log requests and CONNECT tunnels, no TLS interception; intercept: decrypt HTTPS with "
+                        "the run's CA and log full URLs; record: intercept and save answers as a corpus; replay: "
+                        "serve a corpus offline, 404 for the rest; deny: refuse everything with 403")
+    p.add_argument("--listen", type=_listen, default=("0.0.0.0", DEFAULT_PORT), metavar="HOST:PORT",
+                   help=f"where agents reach the proxy (default 0.0.0.0:{DEFAULT_PORT})")
+    p.add_argument("--log", type=Path, default=Path("/logs/network.jsonl"), metavar="PATH",
+                   help="network.jsonl to append to (default /logs/network.jsonl)")
+    p.add_argument("--denylist", action="append", default=[], metavar="ENTRIES",
+                   help="comma-separated hosts (subdomains included) or host/path prefixes answered 403; repeatable")
+    p.add_argument("--denylist-file", action="append", type=Path, default=[], metavar="PATH",
+                   help="file with one denylist entry per line (# starts a comment); repeatable")
+    p.add_argument("--replay-dir", type=Path, metavar="DIR", help="replay: corpus folder (corpus.json + files)")
+    p.add_argument("--record-dir", type=Path, metavar="DIR", help="record: corpus folder to write")
+    p.add_argument("--ca-out", type=Path, metavar="DIR",
+                   help=f"write the run's CA certificate to DIR/{CA_FILE} before listening (for the agent's "
+                        "trust store)")
+    p.add_argument("--confdir", type=Path, default=Path("/tmp/omnidr-egress"), metavar="DIR",
+                   help="mitmproxy's folder with the run's CA and key; a new CA is made if empty "
+                        "(default /tmp/omnidr-egress)")
+    p.add_argument("--upstream-ca", action="append", type=Path, default=[], metavar="PEM",
+                   help="extra CA certificates trusted for upstream HTTPS servers (intercept/record); repeatable")
+    return p
+
+
+def config_from_args(argv: list[str] | None = None) -> EgressConfig:
+    """Parse the command line into a checked `EgressConfig`; a problem raises ValueError with one line."""
+    args = build_parser().parse_args(argv)
+    for path in args.denylist_file + args.upstream_ca:
+        if not path.is_file():
+            raise ValueError(f"{path} does not exist")
+    denylist = Denylist.from_sources(args.denylist, args.denylist_file)
+    try:
+        return EgressConfig(
+            mode=args.mode, listen_host=args.listen[0], listen_port=args.listen[1], log_path=args.log,
+            denylist=tuple(str(rule) for rule in denylist.rules), replay_dir=args.replay_dir,
+            record_dir=args.record_dir, ca_out=args.ca_out, confdir=args.confdir, upstream_ca=tuple(args.upstream_ca),
+        )
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        config = config_from_args(argv)
+    except (ValueError, DenylistError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from sandbox.egress._run import StartupError, run_proxy  # mitmproxy is imported only here
+
+    try:
+        run_proxy(config)
+    except (CorpusError, StartupError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # e.g. the log or CA folder is not writable
+        print(f"error: the egress proxy cannot start: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

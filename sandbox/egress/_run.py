@@ -1,0 +1,121 @@
+"""Starting mitmproxy with the egress addon: the run's CA first, then the proxy, until SIGTERM/SIGINT."""
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import certifi
+from mitmproxy import certs, options
+from mitmproxy.tools.dump import DumpMaster
+
+from sandbox.egress._addon import EgressAddon
+from sandbox.egress._config import CA_FILE, EgressConfig
+
+CA_BASENAME = "mitmproxy"  # mitmproxy's names in confdir: mitmproxy-ca.pem (key + cert), mitmproxy-ca-cert.pem
+CA_KEY_SIZE = 2048
+
+
+class StartupError(Exception):
+    """The proxy cannot start; the message says why."""
+
+
+def prepare_ca(config: EgressConfig) -> Path:
+    """Make the run's CA in confdir (unless one is there already) and copy its certificate to `ca_out`.
+
+    Done before mitmproxy listens, so that once the port accepts connections the certificate the agent must
+    trust is on disk. Returns the exported file (or the certificate in confdir when there is no `ca_out`)."""
+    config.confdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    certs.CertStore.from_store(config.confdir, CA_BASENAME, CA_KEY_SIZE)
+    cert = config.confdir / f"{CA_BASENAME}-ca-cert.pem"
+    if config.ca_out is None:
+        return cert
+    config.ca_out.mkdir(parents=True, exist_ok=True)
+    target = config.ca_out / CA_FILE
+    tmp = config.ca_out / f".{CA_FILE}.tmp"
+    shutil.copyfile(cert, tmp)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, target)
+    return target
+
+
+def _upstream_bundle(config: EgressConfig) -> str | None:
+    """The public CAs plus the extra upstream CAs in one PEM file (mitmproxy takes a single file)."""
+    if not config.upstream_ca:
+        return None
+    bundle = config.confdir / "upstream-ca-bundle.pem"
+    parts = [Path(certifi.where()).read_text("ascii")]
+    for path in config.upstream_ca:
+        parts.append(path.read_text("ascii"))
+    bundle.write_text("\n".join(p.strip() + "\n" for p in parts), "ascii")
+    return str(bundle)
+
+
+def mitmproxy_options(config: EgressConfig) -> dict:
+    """The mitmproxy options for a mode."""
+    opts: dict = {
+        "mode": ["regular"],
+        "listen_host": config.listen_host,
+        "listen_port": config.listen_port,
+        "confdir": str(config.confdir),
+        "http3": False,
+        "termlog_verbosity": "info",
+        "ssl_verify_upstream_trusted_ca": _upstream_bundle(config),
+    }
+    if config.mode == "log":
+        # Every CONNECT tunnel is relayed as raw TCP, unread; `show_ignored_hosts` keeps the TCP hooks that count bytes.
+        opts.update(ignore_hosts=[".*"], show_ignored_hosts=True, connection_strategy="eager")
+    elif config.offline:
+        # Nothing is fetched: no early connection on CONNECT, no look-up of the real server's certificate.
+        opts.update(connection_strategy="lazy", upstream_cert=False)
+    else:
+        opts.update(connection_strategy="eager", upstream_cert=True)
+    return opts
+
+
+async def _serve(config: EgressConfig, addon: EgressAddon) -> None:
+    master = DumpMaster(options.Options(), with_termlog=True, with_dumper=False)
+    master.addons.add(addon)
+    master.options.update(**mitmproxy_options(config))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, master.shutdown)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    await master.run()
+    # Connections still open at shutdown are cancelled by asyncio.run; that is expected, not an error to print.
+    loop.set_exception_handler(_ignore_cancelled)
+
+
+def _ignore_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
+def run_proxy(config: EgressConfig) -> None:
+    """Run the proxy until SIGTERM or SIGINT. Raises `StartupError` if it cannot start."""
+    logging.getLogger().setLevel(logging.INFO)
+    for noisy in ("tornado", "asyncio", "hpack", "quic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    ca = prepare_ca(config)
+    addon = EgressAddon(config)
+    detail = []
+    if addon.corpus is not None:
+        detail.append(f"{len(addon.corpus)} corpus pages from {config.replay_dir}")
+    if addon.recorder is not None:
+        detail.append(f"recording into {config.record_dir}")
+    if addon.denylist:
+        detail.append(f"{len(addon.denylist)} denylist entries")
+    if config.intercepts_tls:
+        detail.append(f"CA certificate {ca}")
+    print(
+        f"egress proxy: mode {config.mode}, listening on {config.listen_host}:{config.listen_port}, "
+        f"log {config.log_path}" + "".join(f", {d}" for d in detail),
+        flush=True,
+    )
+    try:
+        asyncio.run(_serve(config, addon))
+    except SystemExit as exc:  # mitmproxy's startup check exits 1 after logging the reason (e.g. port in use)
+        if exc.code not in (0, None):
+            raise StartupError("mitmproxy could not start (its reason is on the line above)") from None

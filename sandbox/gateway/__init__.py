@@ -1,0 +1,29 @@
+"""The model gateway: the agent's only way to a model API.
+
+It passes OpenAI Chat Completions, OpenAI Responses and Anthropic Messages requests (streamed or
+not) through to a configured upstream with the real key, which only the gateway holds; enforces
+the attempt's `Budget`; re-sends upstream 5xx, 429 and connection failures; and writes one
+`GatewayExchange` per exchange to gateway.jsonl. Run it with `python -m sandbox.gateway --config
+PATH` (see README.md in this folder for the config and the endpoints).
+"""
+
+from sandbox.gateway._app import RunningGateway, create_app, serve, start_gateway
+from sandbox.gateway._budget import GatewayState
+from sandbox.gateway._config import ConfigError, GatewayConfig, UpstreamConfig, Upstreams, load_config
+from sandbox.gateway._exchange import BudgetName, GatewayExchange, TokenUsage
+
+__all__ = [
+    "BudgetName",
+    "ConfigError",
+    "GatewayConfig",
+    "GatewayExchange",
+    "GatewayState",
+    "RunningGateway",
+    "TokenUsage",
+    "UpstreamConfig",
+    "Upstreams",
+    "create_app",
+    "load_config",
+    "serve",
+    "start_gateway",
+]

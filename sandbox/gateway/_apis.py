@@ -1,0 +1,238 @@
+"""What the gateway knows of each API: routes, the request edits, where usage and tool calls are, error shapes."""
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sandbox.gateway._exchange import RouteName, TokenUsage
+
+Family = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One agent-facing route."""
+
+    name: RouteName
+    family: Family | None  # None: decided from the request's headers (both APIs have GET /v1/models)
+    counted: bool  # a model request: counts as an agent iteration and is subject to the budget
+
+
+CHAT = Route("chat_completions", "openai", counted=True)
+RESPONSES = Route("responses", "openai", counted=True)
+MESSAGES = Route("messages", "anthropic", counted=True)
+COUNT_TOKENS = Route("count_tokens", "anthropic", counted=False)
+MODELS = Route("models", None, counted=False)
+
+
+@dataclass
+class RequestEdits:
+    """What `edit_request` changed."""
+
+    notes: list[str]
+    hide_usage_chunk: bool = False  # chat stream: the gateway asked for usage, so the client must not see it
+
+
+def edit_request(route: Route, body: dict[str, Any], max_output_tokens: int, fill_missing: bool) -> RequestEdits:
+    """Clamp the output-token limit to the budget and make streams report usage. Edits `body` in place."""
+    edits = RequestEdits(notes=[])
+
+    def clamp(field: str) -> bool:
+        value = body.get(field)
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value > max_output_tokens:
+                body[field] = max_output_tokens
+                edits.notes.append(f"{field} clamped from {value} to {max_output_tokens} (budget max_output_tokens)")
+            return True
+        return field in body and value is not None
+
+    def fill(field: str, why: str) -> None:
+        body[field] = max_output_tokens
+        edits.notes.append(f"{field} set to {max_output_tokens} ({why})")
+
+    if route is CHAT:
+        named = [clamp("max_tokens"), clamp("max_completion_tokens")]
+        if fill_missing and not any(named):
+            fill("max_completion_tokens", "request named no limit; budget max_output_tokens")
+        if body.get("stream") is True:
+            options = body.get("stream_options")
+            if not (isinstance(options, dict) and options.get("include_usage") is True):
+                body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+                edits.hide_usage_chunk = True
+                edits.notes.append(
+                    "stream_options.include_usage set to true to count tokens; the usage-only final chunk is "
+                    "withheld from the agent, which did not ask for it"
+                )
+    elif route is RESPONSES:
+        if not clamp("max_output_tokens") and fill_missing:
+            fill("max_output_tokens", "request named no limit; budget max_output_tokens")
+    elif route is MESSAGES:
+        if not clamp("max_tokens"):
+            fill("max_tokens", "request named none; budget max_output_tokens")
+        thinking = body.get("thinking")
+        limit = body.get("max_tokens")
+        if isinstance(thinking, dict) and isinstance(thinking.get("budget_tokens"), int) and isinstance(limit, int):
+            if thinking["budget_tokens"] >= limit:
+                old = thinking["budget_tokens"]
+                body["thinking"] = {**thinking, "budget_tokens": limit - 1}
+                edits.notes.append(f"thinking.budget_tokens lowered from {old} to {limit - 1} (below max_tokens)")
+    return edits
+
+
+# ---- usage and tool calls -------------------------------------------------------------------------
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _chat_usage(raw: dict) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=_int(raw.get("prompt_tokens")) or 0,
+        output_tokens=_int(raw.get("completion_tokens")) or 0,
+        cache_read_input_tokens=_int(_dict(raw.get("prompt_tokens_details")).get("cached_tokens")),
+        reasoning_tokens=_int(_dict(raw.get("completion_tokens_details")).get("reasoning_tokens")),
+    )
+
+
+def _responses_usage(raw: dict) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=_int(raw.get("input_tokens")) or 0,
+        output_tokens=_int(raw.get("output_tokens")) or 0,
+        cache_read_input_tokens=_int(_dict(raw.get("input_tokens_details")).get("cached_tokens")),
+        reasoning_tokens=_int(_dict(raw.get("output_tokens_details")).get("reasoning_tokens")),
+    )
+
+
+def _anthropic_usage(raw: dict) -> TokenUsage:
+    read = _int(raw.get("cache_read_input_tokens"))
+    created = _int(raw.get("cache_creation_input_tokens"))
+    return TokenUsage(
+        input_tokens=(_int(raw.get("input_tokens")) or 0) + (read or 0) + (created or 0),
+        output_tokens=_int(raw.get("output_tokens")) or 0,
+        cache_read_input_tokens=read,
+        cache_creation_input_tokens=created,
+    )
+
+
+def _chat_tool_calls(message: dict) -> int:
+    return len(message.get("tool_calls") or []) + (1 if message.get("function_call") else 0)
+
+
+def _responses_tool_calls(output: Any) -> int:
+    # function_call, custom_tool_call, and hosted-tool items (web_search_call, ...); not their outputs.
+    return sum(1 for item in output or [] if str(_dict(item).get("type", "")).endswith("_call"))
+
+
+def _anthropic_tool_calls(content: Any) -> int:
+    # tool_use, server_tool_use, mcp_tool_use
+    return sum(1 for block in content or [] if str(_dict(block).get("type", "")).endswith("tool_use"))
+
+
+def tally_body(route: Route, body: Any) -> tuple[TokenUsage | None, int]:
+    """Usage and tool calls of a complete (non-streamed) JSON answer."""
+    body = _dict(body)
+    usage = body.get("usage")
+    if route is CHAT:
+        calls = sum(_chat_tool_calls(_dict(_dict(c).get("message"))) for c in body.get("choices") or [])
+        return (_chat_usage(usage) if isinstance(usage, dict) else None), calls
+    if route is RESPONSES:
+        return (_responses_usage(usage) if isinstance(usage, dict) else None), _responses_tool_calls(body.get("output"))
+    if route is MESSAGES:
+        return (_anthropic_usage(usage) if isinstance(usage, dict) else None), _anthropic_tool_calls(body.get("content"))
+    return None, 0
+
+
+class StreamTally:
+    """Usage and tool calls of a streamed answer, fed one parsed event at a time."""
+
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        self._usage: dict | None = None  # raw usage fields, API-specific
+        self._chat_calls: set[tuple[Any, Any]] = set()
+        self._calls_done = 0  # Responses: tool items seen finishing
+        self._calls_final: int | None = None  # Responses: tool items in the final response
+        self._anthropic_calls = 0
+
+    def feed(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        if self.route is CHAT:
+            self._feed_chat(data)
+        elif self.route is RESPONSES:
+            self._feed_responses(data)
+        elif self.route is MESSAGES:
+            self._feed_anthropic(data)
+
+    def _feed_chat(self, chunk: dict) -> None:
+        if isinstance(chunk.get("usage"), dict):
+            self._usage = chunk["usage"]  # the final usage chunk (or a provider's running figure: last wins)
+        for choice in chunk.get("choices") or []:
+            choice = _dict(choice)
+            delta = _dict(choice.get("delta"))
+            for call in delta.get("tool_calls") or []:
+                call = _dict(call)
+                self._chat_calls.add((choice.get("index"), call.get("index", call.get("id"))))
+            if _dict(delta.get("function_call")).get("name"):
+                self._chat_calls.add((choice.get("index"), "function_call"))
+
+    def _feed_responses(self, event: dict) -> None:
+        kind = event.get("type")
+        if kind in ("response.completed", "response.incomplete", "response.failed"):
+            response = _dict(event.get("response"))
+            if isinstance(response.get("usage"), dict):
+                self._usage = response["usage"]
+            if isinstance(response.get("output"), list):
+                self._calls_final = _responses_tool_calls(response["output"])
+        elif kind == "response.output_item.done":
+            self._calls_done += _responses_tool_calls([event.get("item")])
+
+    def _feed_anthropic(self, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            usage = _dict(_dict(event.get("message")).get("usage"))
+            self._usage = dict(usage)
+        elif kind == "message_delta":
+            # Usage in message_delta is cumulative: each figure present replaces the one before.
+            usage = _dict(event.get("usage"))
+            merged = dict(self._usage or {})
+            merged.update({k: v for k, v in usage.items() if v is not None})
+            self._usage = merged
+        elif kind == "content_block_start":
+            self._anthropic_calls += _anthropic_tool_calls([event.get("content_block")])
+
+    @property
+    def usage(self) -> TokenUsage | None:
+        if self._usage is None:
+            return None
+        if self.route is CHAT:
+            return _chat_usage(self._usage)
+        if self.route is RESPONSES:
+            return _responses_usage(self._usage)
+        return _anthropic_usage(self._usage)
+
+    @property
+    def tool_calls(self) -> int:
+        if self.route is CHAT:
+            return len(self._chat_calls)
+        if self.route is RESPONSES:
+            return self._calls_final if self._calls_final is not None else self._calls_done
+        return self._anthropic_calls
+
+
+def is_usage_only_chunk(data: Any) -> bool:
+    """The chat-stream chunk that `include_usage` adds: usage and no choices."""
+    return isinstance(data, dict) and data.get("choices") == [] and isinstance(data.get("usage"), dict)
+
+
+# ---- errors the gateway answers itself ------------------------------------------------------------
+
+
+def error_body(family: Family, kind: str, message: str, **extra: Any) -> dict[str, Any]:
+    """An error in the API's own shape, so that the agent's SDK surfaces `message`."""
+    if family == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message, **extra}}
+    return {"error": {"message": message, "type": kind, "code": kind, "param": None, **extra}}

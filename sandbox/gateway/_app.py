@@ -1,0 +1,519 @@
+"""The aiohttp application: authenticate the agent, apply the budget, forward with the real key, relay, log."""
+
+import asyncio
+import hmac
+import itertools
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from sandbox.gateway._apis import (
+    CHAT,
+    COUNT_TOKENS,
+    MESSAGES,
+    MODELS,
+    RESPONSES,
+    Family,
+    RequestEdits,
+    Route,
+    StreamTally,
+    edit_request,
+    error_body,
+    is_usage_only_chunk,
+    tally_body,
+)
+from sandbox.gateway._budget import BudgetMeter
+from sandbox.gateway._config import GatewayConfig, UpstreamConfig
+from sandbox.gateway._exchange import REDACTED, ExchangeLog, GatewayExchange, Outcome, Redactor, TokenUsage
+from sandbox.gateway._sse import EventSplitter, parse_event
+from sandbox.gateway._upstream import RetryPolicy, UpstreamAnswer, UpstreamUnreachable, send
+
+ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
+
+# Never forwarded upstream: hop-by-hop headers, the agent's credentials, and headers aiohttp sets itself.
+_NOT_FORWARDED = frozenset(
+    {
+        "host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade",
+        "expect", "proxy-authorization", "proxy-connection", "accept-encoding",
+        "authorization", "x-api-key", "api-key", "cookie", "openai-organization", "openai-project",
+    }
+)  # fmt: skip
+# Never relayed back: framing the gateway redoes (it sends bodies decompressed) and what aiohttp adds itself.
+_NOT_RELAYED = frozenset(
+    {
+        "content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie",
+        "date", "server",
+    }
+)  # fmt: skip
+_CREDENTIALS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
+# Harnesses built on the Stainless SDKs (openai, anthropic) obey this and skip their own retries.
+_NO_RETRY = {"x-should-retry": "false"}
+
+GATEWAY_KEY = web.AppKey("gateway", "Gateway")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _AgentGone(Exception):
+    """The agent closed its connection while the answer was being written."""
+
+
+class Gateway:
+    """State of one gateway process: config, keys, budget meter, log, upstream connection pool."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.upstreams: dict[Family, UpstreamConfig] = {}
+        self.keys: dict[Family, str | None] = {}
+        for family in ("openai", "anthropic"):
+            upstream = getattr(config.upstreams, family)
+            if upstream is not None:
+                self.upstreams[family] = upstream
+                self.keys[family] = upstream.resolve_key(family)
+        self._agent_token = config.agent_token.get_secret_value().encode()
+        self._admin_token = config.admin_token.get_secret_value().encode()
+        secrets = [key for key in self.keys.values() if key]
+        secrets += [config.agent_token.get_secret_value(), config.admin_token.get_secret_value()]
+        self.redactor = Redactor(secrets)
+        self.log = ExchangeLog(config.log_path, secrets)
+        self.meter = BudgetMeter(config.budget)
+        self.policy = RetryPolicy(
+            retries=config.budget.upstream_retries,
+            backoff_s=config.retry_backoff_s,
+            backoff_max_s=config.retry_backoff_max_s,
+            retry_after_max_s=config.retry_after_max_s,
+        )
+        self._seq = itertools.count(1)
+        self.session: aiohttp.ClientSession | None = None
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+
+    def application(self) -> web.Application:
+        app = web.Application(client_max_size=int(self.config.max_request_mb * 1024 * 1024))
+        app[GATEWAY_KEY] = self
+        add = app.router.add_route
+        add("POST", "/v1/chat/completions", self._handler(CHAT))
+        add("POST", "/v1/responses", self._handler(RESPONSES))
+        add("POST", "/v1/messages", self._handler(MESSAGES))
+        add("POST", "/v1/messages/count_tokens", self._handler(COUNT_TOKENS))
+        add("GET", "/v1/models", self._handler(MODELS))
+        add("GET", "/v1/models/{model_id}", self._handler(MODELS))
+        add("GET", "/_gateway/state", self.state)
+        add("GET", "/_gateway/health", self.health)
+        add("*", "/{tail:.*}", self.not_found)
+        app.on_startup.append(self._open)
+        app.on_cleanup.append(self._close)
+        return app
+
+    async def _open(self, _app: web.Application) -> None:
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self.config.connect_timeout_s, sock_read=self.config.read_timeout_s
+        )
+        connector = aiohttp.TCPConnector(limit=256, enable_cleanup_closed=True)
+        self.session = aiohttp.ClientSession(timeout=timeout, connector=connector, trust_env=self.config.trust_env)
+
+    async def _close(self, _app: web.Application) -> None:
+        if self.session is not None:
+            await self.session.close()
+        self.write_summary()
+        self.log.close()
+
+    def write_summary(self) -> None:
+        """Write `GatewayState` to the summary file, atomically (temporary name, then rename)."""
+        path = self.config.state_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(self.meter.state.model_dump_json(indent=2), "utf-8")
+        os.replace(temporary, path)
+
+    # ---- controller endpoints -------------------------------------------------------------------
+
+    async def state(self, request: web.Request) -> web.Response:
+        if not _token_matches(request, self._admin_token):
+            body = error_body("openai", "authentication_error", "GET /_gateway/state needs the admin token.")
+            return web.json_response(body, status=401)
+        return web.json_response(text=self.meter.state.model_dump_json())
+
+    async def health(self, _request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    # ---- agent endpoints ------------------------------------------------------------------------
+
+    def _handler(self, route: Route):
+        async def handle(request: web.Request) -> web.StreamResponse:
+            return await self.relay(request, route)
+
+        return handle
+
+    async def not_found(self, request: web.Request) -> web.StreamResponse:
+        exchange = _Exchange(self, request, Route("unknown", None, counted=False))
+        family = self._family_of(request)
+        message = f"The OmniDR model gateway has no route {request.method} {request.path}."
+        return await exchange.refuse(family, 404, "not_found", "not_found_error", message)
+
+    async def relay(self, request: web.Request, route: Route) -> web.StreamResponse:
+        exchange = _Exchange(self, request, route)
+        family = route.family or self._family_of(request)
+        if not _token_matches(request, self._agent_token):
+            message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
+            return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
+        upstream = self.upstreams.get(family)
+        if upstream is None:
+            message = f"The OmniDR model gateway has no {family} upstream configured for this attempt."
+            return await exchange.refuse(family, 404, "not_found", "not_found_error", message)
+
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            message = f"The request body is larger than the gateway accepts ({self.config.max_request_mb:g} MiB)."
+            return await exchange.refuse(family, 413, "bad_request", "request_too_large", message)
+        body: dict[str, Any] | None = None
+        if request.method == "POST":
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                exchange.record["request_body"] = raw.decode("utf-8", "replace")
+                message = "The request body must be a JSON object."
+                return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
+            model = body.get("model")
+            exchange.record["model"] = model if isinstance(model, str) else None
+
+        edits = RequestEdits(notes=[])
+        payload = raw or None
+        if route.counted:
+            assert body is not None
+            spent = self.meter.admit()
+            if spent is not None:
+                exchange.record["request_body"] = body
+                exchange.record["budget_exhausted"] = spent
+                message = self.meter.refusal_message(spent)
+                return await exchange.refuse(family, 400, "budget_exhausted", "budget_exhausted", message, budget=spent)
+            exchange.record["counted"] = True
+            edits = edit_request(
+                route, body, self.config.budget.max_output_tokens, self.config.fill_missing_output_limit
+            )
+            if edits.notes:
+                payload = json.dumps(body, ensure_ascii=False).encode()
+        exchange.record["request_edits"] = edits.notes
+        exchange.record["request_body"] = body
+
+        url = upstream.base_url.rstrip("/") + request.rel_url.raw_path.removeprefix("/v1")
+        if request.rel_url.raw_query_string:
+            url += "?" + request.rel_url.raw_query_string
+        exchange.record["upstream_url"] = url
+        assert self.session is not None
+        headers = self._upstream_headers(request.headers, family, upstream)
+        try:
+            answer = await send(self.session, request.method, url, headers, payload, self.policy)
+        except UpstreamUnreachable as exc:
+            exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
+            self._account(route, None, 0, exc.retries, failed=True)
+            message = (
+                f"The OmniDR model gateway could not reach the model API at {url} after {exc.retries + 1} tries "
+                f"(last error: {exc.reason})."
+            )
+            return await exchange.refuse(family, 502, "upstream_unreachable", "upstream_unreachable", message)
+
+        exchange.record.update(retries=answer.retries, retry_reasons=answer.retry_reasons)
+        try:
+            if answer.body is None:
+                return await exchange.relay_stream(answer, edits.hide_usage_chunk)
+            return await exchange.relay_body(answer)
+        finally:
+            answer.response.release()
+
+    def _account(self, route: Route, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
+        if route.counted:
+            self.meter.record(usage, tool_calls, retries, failed)
+        else:
+            self.meter.record_retries(retries)
+
+    def _family_of(self, request: web.Request) -> Family:
+        """For routes both APIs share: Anthropic clients send `anthropic-version`, OpenAI clients do not."""
+        family: Family = "anthropic" if "anthropic-version" in request.headers else "openai"
+        if family not in self.upstreams and len(self.upstreams) == 1:
+            family = next(iter(self.upstreams))
+        return family
+
+    def _upstream_headers(
+        self, incoming: CIMultiDictProxy[str], family: Family, upstream: UpstreamConfig
+    ) -> CIMultiDict[str]:
+        headers = CIMultiDict((k, v) for k, v in incoming.items() if k.lower() not in _NOT_FORWARDED)
+        key = self.keys[family]
+        if family == "anthropic":
+            headers.setdefault("anthropic-version", ANTHROPIC_VERSION)
+            if key:
+                headers["x-api-key"] = key
+        elif key:
+            headers["Authorization"] = f"Bearer {key}"
+        headers.update(upstream.extra_headers)
+        return headers
+
+
+def _token_matches(request: web.Request, expected: bytes) -> bool:
+    """Whether `Authorization: Bearer` or `x-api-key` carries the expected token (constant-time compare)."""
+    presented = []
+    authorization = request.headers.get("Authorization", "")
+    if authorization[:7].lower() == "bearer ":
+        presented.append(authorization[7:].strip())
+    if "x-api-key" in request.headers:
+        presented.append(request.headers["x-api-key"].strip())
+    return any(hmac.compare_digest(token.encode(), expected) for token in presented)
+
+
+def _loggable_headers(headers: CIMultiDictProxy[str] | CIMultiDict[str]) -> dict[str, str]:
+    return {k: (REDACTED if k.lower() in _CREDENTIALS else v) for k, v in headers.items()}
+
+
+def _relayed_headers(upstream: CIMultiDictProxy[str]) -> CIMultiDict[str]:
+    return CIMultiDict((k, v) for k, v in upstream.items() if k.lower() not in _NOT_RELAYED)
+
+
+def _json_or_text(data: bytes) -> Any:
+    text = data.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _json_or_none(text: str | None) -> Any:
+    if text is None or text == "[DONE]":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+class _Exchange:
+    """One agent request on its way through the gateway; becomes a `GatewayExchange` line when it ends."""
+
+    def __init__(self, gateway: Gateway, request: web.Request, route: Route) -> None:
+        self.gateway = gateway
+        self.request = request
+        self.route = route
+        self.t0 = time.perf_counter()
+        self.first_byte_s: float | None = None
+        self.record: dict[str, Any] = {
+            "seq": next(gateway._seq),
+            "started_at": _now(),
+            "method": request.method,
+            "path": request.path_qs,
+            "route": route.name,
+            "request_headers": _loggable_headers(request.headers),
+        }
+
+    def _mark_first_byte(self) -> None:
+        if self.first_byte_s is None:
+            self.first_byte_s = time.perf_counter() - self.t0
+
+    async def refuse(
+        self, family: Family, status: int, outcome: Outcome, kind: str, message: str, **extra: Any
+    ) -> web.Response:
+        """Answer with the gateway's own error, in the API's error shape."""
+        headers = _NO_RETRY if status < 500 else {}
+        response = web.json_response(error_body(family, kind, message, **extra), status=status, headers=headers)
+        self.record.update(status=status, outcome=outcome, error=message, response_body=json.loads(response.text))
+        self.record["response_headers"] = dict(response.headers)
+        return await self._send_whole(response)
+
+    async def _send_whole(self, response: web.Response) -> web.Response:
+        """Log the exchange, then send the answer: the line is on disk before the agent has the answer."""
+        self.finish()
+        try:
+            await response.prepare(self.request)
+            await response.write_eof()
+        except ConnectionResetError:
+            pass  # the agent left; its answer was complete on our side and is logged
+        self.gateway.write_summary()
+        return response
+
+    async def relay_body(self, answer: UpstreamAnswer) -> web.Response:
+        upstream = answer.response
+        assert answer.body is not None
+        headers = _relayed_headers(upstream.headers)
+        response = web.Response(status=upstream.status, headers=headers, body=self.gateway.redactor.bytes(answer.body))
+        parsed = _json_or_text(answer.body)
+        ok = 200 <= upstream.status < 300
+        usage, tool_calls = tally_body(self.route, parsed) if ok else (None, 0)
+        self.record.update(
+            status=upstream.status,
+            upstream_status=upstream.status,
+            outcome="ok" if ok else "upstream_error",
+            usage=usage,
+            tool_calls=tool_calls,
+            response_headers=dict(headers),
+            response_body=parsed,
+        )
+        if not ok:
+            self.record["error"] = f"the upstream answered {upstream.status}"
+        self.gateway._account(self.route, usage, tool_calls, answer.retries, failed=not ok)
+        return await self._send_whole(response)
+
+    async def relay_stream(self, answer: UpstreamAnswer, hide_usage_chunk: bool) -> web.StreamResponse:
+        """Relay an event stream event by event as it arrives, tallying usage on the way."""
+        upstream = answer.response
+        headers = _relayed_headers(upstream.headers)
+        response = web.StreamResponse(status=upstream.status, headers=headers)
+        ok = 200 <= upstream.status < 300
+        self.record.update(
+            stream=True, status=upstream.status, upstream_status=upstream.status, response_headers=dict(headers)
+        )
+        splitter = EventSplitter()
+        tally = StreamTally(self.route)
+        received: list[bytes] = []
+        redact = self.gateway.redactor.bytes
+        outcome: Outcome = "ok" if ok else "upstream_error"
+        error = None if ok else f"the upstream answered {upstream.status}"
+
+        async def forward(events: list[bytes]) -> None:
+            passed = []
+            for event in events:
+                data = _json_or_none(parse_event(event)[1])
+                tally.feed(data)
+                if hide_usage_chunk and is_usage_only_chunk(data):
+                    continue
+                passed.append(event)
+            if passed:
+                try:
+                    await response.write(redact(b"".join(passed)))
+                except ConnectionResetError:
+                    raise _AgentGone from None
+                self._mark_first_byte()
+
+        try:
+            try:
+                await response.prepare(self.request)
+            except ConnectionResetError:
+                raise _AgentGone from None
+            async for chunk in upstream.content.iter_any():
+                received.append(chunk)
+                await forward(splitter.feed(chunk))
+            rest = splitter.rest()
+            if rest:
+                await forward([rest])
+        except _AgentGone:
+            outcome, error = "client_disconnected", "the agent closed the connection during the stream"
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            outcome = "stream_broken"
+            error = f"the upstream stream broke: {type(exc).__name__}: {exc}"
+        usage, tool_calls = tally.usage, tally.tool_calls
+        self.record.update(
+            outcome=outcome,
+            error=error,
+            usage=usage,
+            tool_calls=tool_calls,
+            response_body=b"".join(received).decode("utf-8", "replace"),
+        )
+        # Count and log before the stream's end reaches the agent, so its next request sees the new totals.
+        self.gateway._account(self.route, usage, tool_calls, answer.retries, failed=outcome != "ok")
+        self.finish()
+        if outcome == "stream_broken":
+            await self._break_stream(response, error or "")
+        elif outcome != "client_disconnected":
+            try:
+                await response.write_eof()
+            except ConnectionResetError:
+                pass
+        self.gateway.write_summary()
+        return response
+
+    async def _break_stream(self, response: web.StreamResponse, error: str) -> None:
+        """Tell the agent its stream broke: an error event in the API's shape, then a cut connection (no
+        clean end), so that neither an SDK nor a raw client mistakes the truncated answer for a whole one."""
+        message = f"OmniDR model gateway: {error}; the answer is incomplete."
+        if self.route is CHAT:
+            event = b"data: " + json.dumps(error_body("openai", "upstream_stream_broken", message)).encode()
+        elif self.route is MESSAGES:
+            body = error_body("anthropic", "upstream_stream_broken", message)
+            event = b"event: error\ndata: " + json.dumps(body).encode()
+        else:
+            body = {"type": "error", "code": "upstream_stream_broken", "message": message, "param": None}
+            event = b"event: error\ndata: " + json.dumps(body).encode()
+        try:
+            await response.write(self.gateway.redactor.bytes(event + b"\n\n"))
+        except ConnectionResetError:
+            return
+        if self.request.transport is not None:
+            self.request.transport.abort()
+
+    def finish(self) -> None:
+        """Write the exchange's log line (just before the answer's last bytes go out)."""
+        elapsed = round(time.perf_counter() - self.t0, 6)
+        if self.first_byte_s is None:  # a whole answer: its first byte goes out now
+            self.first_byte_s = elapsed
+        self.record.update(finished_at=_now(), latency_s=elapsed, first_byte_s=self.first_byte_s)
+        self.gateway.log.write(GatewayExchange(**self.record))
+
+
+# ---- running it ---------------------------------------------------------------------------------
+
+
+def create_app(config: GatewayConfig) -> web.Application:
+    """The gateway as an aiohttp application (for embedding; `start_gateway` runs it)."""
+    return Gateway(config).application()
+
+
+@dataclass
+class RunningGateway:
+    """A started gateway: where it listens, and how to stop it (which writes the summary)."""
+
+    runner: web.AppRunner
+    host: str
+    port: int
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.runner.app[GATEWAY_KEY]
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}"
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
+async def start_gateway(config: GatewayConfig) -> RunningGateway:
+    """Start listening on `config.host:config.port` (port 0: a free port, see `.port`)."""
+    runner = web.AppRunner(create_app(config), access_log=None, shutdown_timeout=5.0)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, config.host, config.port)
+        await site.start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    host, port = runner.addresses[0][:2]
+    return RunningGateway(runner, host, port)
+
+
+async def serve(config: GatewayConfig) -> None:
+    """Run until SIGTERM or SIGINT, then finish in-flight exchanges and write the summary."""
+    running = await start_gateway(config)
+    families = ", ".join(f"{name} -> {up.base_url}" for name, up in running.gateway.upstreams.items())
+    print(f"omnidr model gateway listening on {running.host}:{running.port} ({families})", file=sys.stderr, flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await running.stop()
+        print(f"omnidr model gateway stopped; state written to {config.state_path}", file=sys.stderr, flush=True)

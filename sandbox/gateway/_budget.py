@@ -1,0 +1,109 @@
+"""The attempt's spending so far, and the rule that refuses requests once a budget is spent.
+
+A budget is spent when
+- `max_iterations`: that many model requests have been admitted (the next one would exceed it);
+- `max_total_tokens`: input plus output tokens counted so far reach the limit;
+- `max_tool_calls`: the model has asked for more tool calls than allowed (reaching the limit
+  exactly leaves the agent free to send the results back and finish).
+From then on every model request is refused, and `budget_exhausted` names the first budget spent.
+"""
+
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.gateway._exchange import BudgetName, TokenUsage
+from sandbox.models import Budget
+
+
+class GatewayState(BaseModel):
+    """What the attempt has spent: GET /_gateway/state, and the summary file written by the gateway."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    budget: Budget = Field(description="The budget being enforced.")
+    started_at: datetime = Field(description="When the gateway started (UTC).")
+    updated_at: datetime = Field(description="When these figures last changed (UTC).")
+    requests: int = Field(0, description="Model requests admitted and forwarded: the agent iterations used.")
+    refused_requests: int = Field(0, description="Model requests refused because a budget was spent.")
+    failed_requests: int = Field(
+        0, description="Admitted requests whose answer was not a complete 2xx (upstream error, unreachable, broken)."
+    )
+    input_tokens: int = Field(0, description="Prompt tokens over the attempt, cached ones included.")
+    output_tokens: int = Field(0, description="Generated tokens over the attempt.")
+    total_tokens: int = Field(0, description="input_tokens + output_tokens (what max_total_tokens limits).")
+    tool_calls: int = Field(0, description="Tool-use blocks in model answers over the attempt.")
+    upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
+    requests_without_usage: int = Field(
+        0, description="Admitted requests answered 2xx without usage, so their tokens are not counted."
+    )
+    budget_exhausted: BudgetName | None = Field(None, description="The first budget spent, or None.")
+    budget_exhausted_at: datetime | None = Field(None, description="When that budget was spent (UTC).")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class BudgetMeter:
+    """Admits or refuses model requests and adds up what their answers cost."""
+
+    def __init__(self, budget: Budget) -> None:
+        now = _now()
+        self.state = GatewayState(budget=budget, started_at=now, updated_at=now)
+
+    @property
+    def budget(self) -> Budget:
+        return self.state.budget
+
+    def admit(self) -> BudgetName | None:
+        """Count one model request, or return the spent budget that refuses it."""
+        state = self.state
+        state.updated_at = _now()
+        if state.budget_exhausted is not None:
+            state.refused_requests += 1
+            return state.budget_exhausted
+        state.requests += 1
+        if state.requests >= self.budget.max_iterations:
+            self._spend("max_iterations")
+        return None
+
+    def record(self, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
+        """Add the cost of one admitted request's answer."""
+        state, budget = self.state, self.budget
+        state.updated_at = _now()
+        state.upstream_retries += retries
+        state.failed_requests += int(failed)
+        if usage is None:
+            state.requests_without_usage += int(not failed)
+        else:
+            state.input_tokens += usage.input_tokens
+            state.output_tokens += usage.output_tokens
+            state.total_tokens = state.input_tokens + state.output_tokens
+        state.tool_calls += tool_calls
+        if budget.max_total_tokens is not None and state.total_tokens >= budget.max_total_tokens:
+            self._spend("max_total_tokens")
+        if budget.max_tool_calls is not None and state.tool_calls > budget.max_tool_calls:
+            self._spend("max_tool_calls")
+
+    def record_retries(self, retries: int) -> None:
+        """Retries of a request that is not a model request (model list, token count)."""
+        self.state.upstream_retries += retries
+
+    def refusal_message(self, name: BudgetName) -> str:
+        state, budget = self.state, self.budget
+        if name == "max_iterations":
+            detail = f"the attempt's {budget.max_iterations} model requests are used up"
+        elif name == "max_total_tokens":
+            detail = f"{state.total_tokens} tokens used of the attempt's {budget.max_total_tokens}"
+        else:
+            detail = f"the model asked for {state.tool_calls} tool calls, more than the {budget.max_tool_calls} allowed"
+        return (
+            f"Budget exhausted ({name}): {detail}. The OmniDR model gateway refuses every further model request "
+            "in this attempt; do not retry. Finish with what you have."
+        )
+
+    def _spend(self, name: BudgetName) -> None:
+        if self.state.budget_exhausted is None:
+            self.state.budget_exhausted = name
+            self.state.budget_exhausted_at = _now()

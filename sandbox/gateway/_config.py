@@ -1,0 +1,148 @@
+"""The gateway's own configuration: where it listens, its upstreams and their real keys, the budget, its files.
+
+The controller writes this file (JSON, the dump of `GatewayConfig`) next to the gateway container and
+never into the agent container: it holds the real keys and the admin token.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from sandbox.models import Budget
+
+
+class ConfigError(Exception):
+    """A configuration the gateway cannot start with; the message says what to fix."""
+
+
+class UpstreamConfig(BaseModel):
+    """One real model API the gateway forwards to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(
+        description="The upstream's equivalent of the gateway's `/v1`: the gateway's path after `/v1` is appended "
+        "to it, e.g. `https://api.openai.com/v1`, `https://api.anthropic.com/v1`, `http://vllm:8000/v1`."
+    )
+    api_key: SecretStr | None = Field(
+        None, description="The real key, sent upstream as `Authorization: Bearer` (OpenAI) or `x-api-key` (Anthropic)."
+    )
+    api_key_env: str | None = Field(
+        None, description="Name of an environment variable of the gateway process that holds the real key instead."
+    )
+    extra_headers: dict[str, str] = Field(
+        default_factory=dict, description="Headers added to every upstream request (e.g. `OpenAI-Organization`)."
+    )
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> "UpstreamConfig":
+        if self.api_key is not None and self.api_key_env is not None:
+            raise ValueError("give api_key or api_key_env, not both")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
+        return self
+
+    def resolve_key(self, name: str) -> str | None:
+        """The real key (None for a keyless upstream such as a local vLLM); reads `api_key_env` now."""
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env is None:
+            return None
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ConfigError(f"environment variable {self.api_key_env} (upstreams.{name}.api_key_env) is not set")
+        return value
+
+
+class Upstreams(BaseModel):
+    """The real APIs, by family. A family left out answers 404 on its routes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    openai: UpstreamConfig | None = Field(
+        None, description="Serves /v1/chat/completions, /v1/responses and /v1/models (OpenAI-compatible)."
+    )
+    anthropic: UpstreamConfig | None = Field(
+        None, description="Serves /v1/messages, /v1/messages/count_tokens and Anthropic-style /v1/models."
+    )
+
+
+class GatewayConfig(BaseModel):
+    """Everything one gateway process needs for one attempt. Frozen: it does not change while the agent runs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str = Field("0.0.0.0", description="Address to listen on; all interfaces so the agent container can reach it.")
+    port: int = Field(8080, ge=0, le=65535, description="TCP port to listen on; 0 picks a free one (printed at start).")
+    agent_token: SecretStr = Field(
+        min_length=8,
+        description="The per-attempt dummy token the agent presents (`Authorization: Bearer` or `x-api-key`).",
+    )
+    admin_token: SecretStr = Field(
+        min_length=8, description="Token of the controller for GET /_gateway/state (`Authorization: Bearer`)."
+    )
+    upstreams: Upstreams = Field(description="The real model APIs and their keys.")
+    budget: Budget = Field(default_factory=Budget, description="What the attempt may spend; enforced per request.")
+    log_path: Path = Field(description="gateway.jsonl: one `GatewayExchange` per line, appended and flushed.")
+    summary_path: Path | None = Field(
+        None,
+        description="Where `GatewayState` is written (after every exchange and at shutdown); "
+        "default `gateway_state.json` beside the log.",
+    )
+    retry_backoff_s: float = Field(
+        1.0, ge=0, description="First wait before re-sending a failed upstream request, seconds; doubles each retry."
+    )
+    retry_backoff_max_s: float = Field(30.0, ge=0, description="Longest wait between two upstream tries, seconds.")
+    retry_after_max_s: float = Field(
+        60.0, ge=0, description="An upstream Retry-After up to this many seconds is honoured; a longer one is ignored."
+    )
+    connect_timeout_s: float = Field(30.0, gt=0, description="Time to open a connection to the upstream, seconds.")
+    read_timeout_s: float = Field(
+        600.0, gt=0, description="Longest silence while waiting for upstream bytes (headers or body), seconds."
+    )
+    max_request_mb: float = Field(
+        256.0, gt=0, description="Largest request body accepted from the agent, MiB (video frames are big)."
+    )
+    fill_missing_output_limit: bool = Field(
+        False,
+        description="Also set the output-token limit on OpenAI requests that name none (Anthropic requests always "
+        "get one). Off by default: models whose own cap is below the budget reject a larger explicit limit.",
+    )
+    trust_env: bool = Field(False, description="Reach upstreams through HTTP(S)_PROXY from the environment.")
+
+    @model_validator(mode="after")
+    def _check(self) -> "GatewayConfig":
+        if self.agent_token.get_secret_value() == self.admin_token.get_secret_value():
+            raise ValueError("agent_token and admin_token must differ")
+        if self.upstreams.openai is None and self.upstreams.anthropic is None:
+            raise ValueError("configure at least one upstream (upstreams.openai or upstreams.anthropic)")
+        return self
+
+    @property
+    def state_path(self) -> Path:
+        """Where the summary `GatewayState` goes."""
+        return self.summary_path if self.summary_path is not None else self.log_path.with_name("gateway_state.json")
+
+
+def load_config(path: Path) -> GatewayConfig:
+    """Read and check a config file; every problem becomes one `ConfigError` line."""
+    try:
+        text = Path(path).read_text("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read gateway config {path}: {exc.strerror or exc}") from None
+    try:
+        config = GatewayConfig.model_validate(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"gateway config {path} is not JSON: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"gateway config {path} is invalid: {problems}") from None
+    for name in ("openai", "anthropic"):
+        upstream = getattr(config.upstreams, name)
+        if upstream is not None:
+            upstream.resolve_key(name)  # fail at start, not on the first request
+    return config

@@ -1,0 +1,140 @@
+"""gateway.jsonl: the record of every exchange between the agent and the gateway.
+
+Each line is the JSON dump of one `GatewayExchange`, written when the exchange ends and flushed at
+once, so a killed attempt keeps every finished exchange. Secrets (real keys, the agent's dummy
+token, the admin token) are replaced by `[REDACTED]` wherever they occur in a line.
+"""
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REDACTED = "[REDACTED]"
+
+BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls"]
+"""The `Budget` field whose limit was reached."""
+
+RouteName = Literal["chat_completions", "responses", "messages", "count_tokens", "models", "unknown"]
+
+Outcome = Literal[
+    "ok",  # the upstream answered 2xx and the whole answer reached the agent
+    "upstream_error",  # the upstream answered non-2xx (after any retries); relayed as is
+    "upstream_unreachable",  # no answer after all retries; the agent got 502
+    "stream_broken",  # the upstream stream failed part-way; the agent got a truncated stream
+    "client_disconnected",  # the agent went away during a stream; the upstream stream was abandoned
+    "budget_exhausted",  # refused by the gateway: a budget is spent
+    "unauthorized",  # wrong or missing dummy token; the agent got 401
+    "bad_request",  # the gateway could not read the request (not a JSON object)
+    "not_found",  # no such route, or no upstream configured for it
+]
+
+
+class TokenUsage(BaseModel):
+    """Tokens of one exchange, from the upstream's usage fields, normalised across the three APIs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = Field(
+        description="Prompt tokens, cached ones included (Anthropic: input + cache read + cache creation)."
+    )
+    output_tokens: int = Field(description="Generated tokens, reasoning/thinking tokens included.")
+    cache_read_input_tokens: int | None = Field(None, description="Part of input_tokens read from a prompt cache.")
+    cache_creation_input_tokens: int | None = Field(
+        None, description="Part of input_tokens written to a prompt cache (Anthropic)."
+    )
+    reasoning_tokens: int | None = Field(None, description="Part of output_tokens spent on hidden reasoning (OpenAI).")
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class GatewayExchange(BaseModel):
+    """One request of the agent and the gateway's answer to it: one line of gateway.jsonl."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = Field(description="Arrival order at the gateway, from 1 (lines are in finishing order).")
+    started_at: datetime = Field(description="When the gateway received the request (UTC).")
+    finished_at: datetime = Field(
+        description="When the answer was complete, just before its end went to the agent (UTC); the line is "
+        "written then, so it is on disk before the agent has the whole answer."
+    )
+    latency_s: float = Field(description="Seconds from receiving the request to finished_at.")
+    first_byte_s: float | None = Field(
+        None, description="Seconds from receiving the request to the first body byte sent to the agent."
+    )
+    method: str = Field(description="HTTP method of the agent's request.")
+    path: str = Field(description="Path the agent requested, query string included.")
+    route: RouteName = Field(description="Which API the request was for.")
+    upstream_url: str | None = Field(None, description="URL the request was forwarded to (never carries a key).")
+    model: str | None = Field(None, description="`model` named in the agent's request.")
+    stream: bool = Field(False, description="Whether the answer was relayed as a server-sent-event stream.")
+    counted: bool = Field(False, description="Whether the request counted as one agent iteration (model request).")
+    status: int = Field(description="HTTP status the agent received.")
+    upstream_status: int | None = Field(None, description="Status of the upstream's last answer; None if none came.")
+    outcome: Outcome = Field(description="How the exchange ended.")
+    retries: int = Field(0, description="Times the request was re-sent upstream after a 5xx, 429 or connection failure.")
+    retry_reasons: list[str] = Field(
+        default_factory=list,
+        description="Why each retried try failed, in order; for `upstream_unreachable` also why the last one did.",
+    )
+    usage: TokenUsage | None = Field(None, description="Tokens counted from the upstream's usage; None if it gave none.")
+    tool_calls: int = Field(0, description="Tool-use blocks in the model's answer (counted toward max_tool_calls).")
+    budget_exhausted: BudgetName | None = Field(None, description="The spent budget that refused this request.")
+    request_edits: list[str] = Field(
+        default_factory=list, description="What the gateway changed in the request or the answer, one sentence each."
+    )
+    error: str | None = Field(None, description="The gateway's own explanation when the outcome is not `ok`.")
+    request_headers: dict[str, str] = Field(default_factory=dict, description="Agent's headers; credentials redacted.")
+    request_body: Any = Field(None, description="Body sent upstream (after the edits): JSON value, or text.")
+    response_headers: dict[str, str] = Field(default_factory=dict, description="Headers relayed to the agent.")
+    response_body: Any = Field(
+        None, description="Answer as the upstream sent it: JSON value, raw SSE text for streams, or text."
+    )
+
+
+class ExchangeLog:
+    """Appends `GatewayExchange` lines to gateway.jsonl, redacted and flushed one by one."""
+
+    def __init__(self, path: Path, secrets: list[str]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the gateway's life
+        self._redact = Redactor(secrets)
+
+    def write(self, exchange: GatewayExchange) -> None:
+        self._file.write(self._redact.text(exchange.model_dump_json()) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class Redactor:
+    """Replaces each secret, raw or JSON-escaped, by `[REDACTED]`."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        forms: set[str] = set()
+        for secret in secrets:
+            if secret:
+                forms.add(secret)
+                forms.add(json.dumps(secret)[1:-1])
+        # Longest first, so that a secret containing another is replaced whole.
+        self._texts = sorted(forms, key=len, reverse=True)
+        self._bytes = [s.encode() for s in self._texts]
+
+    def text(self, value: str) -> str:
+        for secret in self._texts:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        return value
+
+    def bytes(self, value: bytes) -> bytes:
+        for secret in self._bytes:
+            if secret in value:
+                value = value.replace(secret, REDACTED.encode())
+        return value

@@ -1,0 +1,115 @@
+"""Sending one request upstream, re-sent on 5xx, 429 and connection failures before the agent sees anything."""
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+import aiohttp
+from multidict import CIMultiDictProxy
+
+
+def is_retryable(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def is_event_stream(headers: CIMultiDictProxy[str]) -> bool:
+    return headers.get("Content-Type", "").split(";")[0].strip().lower() == "text/event-stream"
+
+
+@dataclass
+class RetryPolicy:
+    retries: int  # re-sends after the first try
+    backoff_s: float  # first wait; doubles each time
+    backoff_max_s: float
+    retry_after_max_s: float  # a longer Retry-After is ignored in favour of the backoff
+
+    def wait_s(self, retry: int, headers: CIMultiDictProxy[str] | None) -> float:
+        """Seconds to wait before re-send number `retry` (from 1)."""
+        asked = retry_after_s(headers) if headers is not None else None
+        if asked is not None and asked <= self.retry_after_max_s:
+            return asked
+        return min(self.backoff_s * 2 ** (retry - 1), self.backoff_max_s)
+
+
+def retry_after_s(headers: CIMultiDictProxy[str]) -> float | None:
+    """The upstream's requested wait: `retry-after-ms` (OpenAI), or `Retry-After` in seconds or as a date."""
+    try:
+        if "retry-after-ms" in headers:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        if "Retry-After" in headers:
+            value = headers["Retry-After"].strip()
+            try:
+                return max(0.0, float(value))
+            except ValueError:
+                return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return None
+
+
+@dataclass
+class UpstreamAnswer:
+    """The upstream's final answer: a stream still to be read, or a complete body."""
+
+    response: aiohttp.ClientResponse
+    body: bytes | None  # None for an event stream, which the caller relays as it arrives
+    retries: int
+    retry_reasons: list[str] = field(default_factory=list)
+
+
+class UpstreamUnreachable(Exception):
+    """No answer from the upstream after every try."""
+
+    def __init__(self, reason: str, retries: int, retry_reasons: list[str]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retries = retries
+        self.retry_reasons = retry_reasons
+
+
+async def send(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    payload: bytes | None,
+    policy: RetryPolicy,
+) -> UpstreamAnswer:
+    """Send, re-sending on 5xx, 429, connection failures and timeouts, up to `policy.retries` times.
+
+    A non-stream answer is read whole here, so a connection lost mid-body is retried too. After the
+    last try a 5xx/429 answer is returned as it is; a connection failure raises `UpstreamUnreachable`.
+    """
+    reasons: list[str] = []
+    for attempt in range(policy.retries + 1):
+        last = attempt == policy.retries
+        response = None
+        try:
+            response = await session.request(method, url, headers=headers, data=payload, allow_redirects=False)
+            if is_retryable(response.status) and not last:
+                reasons.append(f"upstream status {response.status}")
+                await _discard(response)
+                await asyncio.sleep(policy.wait_s(attempt + 1, response.headers))
+                continue
+            body = None if is_event_stream(response.headers) else await response.read()
+            return UpstreamAnswer(response, body, attempt, reasons)
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            if response is not None:
+                response.release()
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if last:
+                raise UpstreamUnreachable(reason, attempt, reasons) from None
+            reasons.append(reason)
+            await asyncio.sleep(policy.wait_s(attempt + 1, None))
+    raise AssertionError("unreachable")  # the loop always returns or raises on its last try
+
+
+async def _discard(response: aiohttp.ClientResponse) -> None:
+    """Drop a failed answer's body (a failure to read it changes nothing: it is retried anyway)."""
+    try:
+        await response.read()
+    except (aiohttp.ClientError, asyncio.TimeoutError):
+        pass
+    finally:
+        response.release()

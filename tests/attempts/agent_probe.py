@@ -1,0 +1,94 @@
+"""A plain-program agent for sandbox tests (standard library only), run with `python3 -c`.
+
+Each argument is an action; results go to /output/probe.json (kept even without a report):
+  tcp:HOST:PORT   try a direct TCP connection
+  get:URL         HTTP GET through the sandbox's proxy (HTTP_PROXY from the environment)
+  chat:N          N chat-completion requests to the gateway (OPENAI_BASE_URL, OPENAI_API_KEY)
+  scan:SECRET     look for SECRET in the environment and in every readable file
+  sleep:S         sleep S seconds
+  report          write /output/report/index.html
+  exit:CODE       exit with CODE (after writing probe.json)
+"""
+
+import json
+import os
+import socket
+import sys
+import time
+import urllib.error
+import urllib.request
+
+results = []
+code = 0
+
+
+def record(action, **fields):
+    results.append({"action": action, **fields})
+    os.makedirs("/output", exist_ok=True)
+    with open("/output/probe.json", "w") as f:
+        json.dump(results, f)
+
+
+for arg in sys.argv[1:]:
+    kind, _, rest = arg.partition(":")
+    if kind == "tcp":
+        host, port = rest.rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=3).close()
+            record(arg, connected=True)
+        except OSError as exc:
+            record(arg, connected=False, error=str(exc))
+    elif kind == "get":
+        try:
+            with urllib.request.urlopen(rest, timeout=10) as r:
+                record(arg, status=r.status, body=r.read().decode("utf-8", "replace"))
+        except urllib.error.HTTPError as exc:
+            record(arg, status=exc.code, body=exc.read().decode("utf-8", "replace"))
+        except OSError as exc:
+            record(arg, status=None, error=str(exc))
+    elif kind == "chat":
+        statuses = []
+        for _ in range(int(rest)):
+            req = urllib.request.Request(
+                os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+                data=json.dumps({"model": os.environ.get("OMNIDR_MODEL", "m"),
+                                 "messages": [{"role": "user", "content": "hi"}]}).encode(),
+                headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    statuses.append({"status": r.status, "body": json.loads(r.read())})
+            except urllib.error.HTTPError as exc:
+                statuses.append({"status": exc.code, "body": exc.read().decode("utf-8", "replace")})
+        record(arg, responses=statuses)
+        if any(s["status"] != 200 for s in statuses):
+            code = 3
+    elif kind == "scan":
+        needle = rest.encode()
+        hits = [f"env:{k}" for k, v in os.environ.items() if rest in v]
+        for root, dirs, files in os.walk("/"):
+            if root.startswith(("/proc", "/sys", "/dev")):
+                dirs[:] = []
+                continue
+            for name in files:
+                path = os.path.join(root, name)
+                try:
+                    if os.path.getsize(path) < 20_000_000 and needle in open(path, "rb").read():
+                        hits.append(path)
+                except OSError:
+                    pass
+        try:
+            if needle in open("/proc/1/environ", "rb").read():
+                hits.append("/proc/1/environ")
+        except OSError:
+            pass
+        record(arg, hits=hits)
+    elif kind == "sleep":
+        time.sleep(float(rest))
+    elif kind == "report":
+        os.makedirs("/output/report", exist_ok=True)
+        with open("/output/report/index.html", "w") as f:
+            f.write("<!DOCTYPE html><title>probe report</title><p>done</p>")
+    elif kind == "exit":
+        code = int(rest)
+sys.exit(code)

@@ -1,0 +1,187 @@
+"""Attempts in the real sandbox (real Docker engine): two doors only, budgets, retries, limits, resume."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attempt_helpers import DEMO, agent_argv, first_task, read_jsonl, run_attempts
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _corpus_page():
+    corpus = json.loads((DEMO / "web" / "corpus.json").read_text())
+    page = next(p for p in corpus["pages"] if p["content_type"].startswith("text/html"))
+    return page["url"], (DEMO / "web" / page["path"]).read_text("utf-8")
+
+
+def _probe(attempt_dir: Path) -> dict:
+    return {r["action"]: r for r in json.loads((attempt_dir / "output" / "probe.json").read_text())}
+
+
+def test_agent_reaches_only_the_two_doors(tmp_path, client, images, upstream_factory, host_server, real_key):
+    network, upstream = upstream_factory()
+    ip, port = host_server
+    # control: a container on the default bridge does reach the host server, so the block below is real
+    control = client.containers.run(images["base"], ["python3", "-c",
+        f"import socket; socket.create_connection(('{ip}', {port}), timeout=3); print('reached')"], remove=True)
+    assert b"reached" in control
+    url, page = _corpus_page()
+    actions = [f"tcp:{ip}:{port}", f"get:{url}", "get:http://denied.example/x",
+               "chat:1", f"scan:{real_key}", "report"]
+    results = run_attempts(tmp_path / "run", images, network, actions, denylist=["denied.example"])
+    [record] = results[first_task()]
+    attempt = tmp_path / "run" / "attempts" / first_task() / "1"
+    probe = _probe(attempt)
+
+    assert record.reason.value == "success", record.detail
+    assert probe[f"tcp:{ip}:{port}"]["connected"] is False
+    assert probe[f"get:{url}"]["status"] == 200 and probe[f"get:{url}"]["body"] == page
+    assert probe["get:http://denied.example/x"]["status"] == 403
+    assert probe["chat:1"]["responses"][0]["status"] == 200
+    assert probe[f"scan:{real_key}"]["hits"] == []
+
+    network_log = read_jsonl(attempt / "logs" / "network.jsonl")
+    assert any(url in (e.get("url") or "") and e["status"] == 200 for e in network_log)
+    assert any("denied.example" in e["host"] and e["blocked"] and e["status"] == 403 for e in network_log)
+    gateway_log = (attempt / "logs" / "gateway.jsonl").read_text()
+    assert real_key not in gateway_log and json.loads(gateway_log.splitlines()[0])["status"] == 200
+    seen = [json.loads(line) for line in upstream.logs().decode().splitlines() if line.startswith("{")]
+    assert seen[-1]["authorization"] == f"Bearer {real_key}"  # the gateway injected the real key
+    saved = json.loads((attempt / "attempt.json").read_text())
+    assert set(saved["image_ids"]) == {"agent", "gateway", "egress"}
+    assert saved["budget_use"]["requests"] == 1 and saved["network_blocked"] >= 1
+    assert (attempt / "output" / "report" / "index.html").is_file()
+
+
+def test_upstream_failures_are_retried_by_the_gateway(tmp_path, images, upstream_factory, real_key):
+    network, _ = upstream_factory(fail_first=2)
+    [record] = run_attempts(tmp_path / "run", images, network, ["chat:1", "report"])[first_task()]
+    attempt = tmp_path / "run" / "attempts" / first_task() / "1"
+    assert record.reason.value == "success"
+    assert _probe(attempt)["chat:1"]["responses"][0]["status"] == 200
+    [exchange] = read_jsonl(attempt / "logs" / "gateway.jsonl")
+    assert exchange["retries"] == 2 and exchange["usage"]["input_tokens"] == 11
+    assert record.budget_use.upstream_retries == 2
+
+
+@pytest.mark.parametrize("budget, exhausted", [
+    ({"max_iterations": 2}, "max_iterations"),
+    ({"max_total_tokens": 30}, "max_total_tokens"),
+])
+def test_budgets_stop_the_agent(tmp_path, images, upstream_factory, real_key, budget, exhausted):
+    network, upstream = upstream_factory()
+    [record] = run_attempts(tmp_path / "run", images, network, ["chat:3"], budget=budget)[first_task()]
+    attempt = tmp_path / "run" / "attempts" / first_task() / "1"
+    statuses = [r["status"] for r in _probe(attempt)["chat:3"]["responses"]]
+    assert statuses == [200, 200, 400]
+    assert record.reason.value == "budget_exhausted" and record.budget_use.exhausted == exhausted
+    assert record.budget_use.requests == 2 and record.budget_use.refused_requests == 1
+    chat_calls = [l for l in upstream.logs().decode().splitlines() if "/v1/chat/completions" in l]
+    assert len(chat_calls) == 2  # the refused request never reached the upstream
+
+
+def test_wall_clock_limit_kills_the_agent(tmp_path, images, upstream_factory, real_key):
+    network, _ = upstream_factory()
+    started = time.monotonic()
+    [record] = run_attempts(tmp_path / "run", images, network, ["sleep:120", "report"], budget={"wall_time_s": 3})[first_task()]
+    assert record.reason.value == "timeout"
+    assert 2.5 <= record.wall_time_s < 15 and time.monotonic() - started < 90
+
+
+def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upstream_factory, real_key):
+    from omnidr.attempts import RetryPolicy
+    from omnidr.attempts._command import run_command_harness
+    from omnidr.attempts import ProxyMode, SandboxLimits
+    from sandbox.models import Budget
+
+    network, _ = upstream_factory()
+    free_before = shutil.disk_usage(tmp_path).free
+    script = ("dd if=/dev/zero of=/output/fill bs=1M 2>/dev/null; dd if=/dev/zero of=/tmp/fill bs=1M 2>/dev/null; "
+              "python3 -c 'import os\nwhile True:\n  try: os.fork()\n  except OSError: pass'")
+    results = run_command_harness(
+        DEMO, tmp_path / "run", images["base"], ["sh", "-c", script], [first_task()], "fake-model",
+        [{"family": "openai", "base_url": "http://upstream:9000/v1", "key_env": "OMNIDR_TEST_REAL_KEY"}],
+        Budget(wall_time_s=8, attempts_per_task=1), SandboxLimits(cpus=1, memory_mb=256, pids=64, tmpfs_mb=32, output_mb=32),
+        RetryPolicy(), ProxyMode.deny, [], network,
+    )
+    [record] = results[first_task()]
+    assert record.reason.value == "timeout"
+    fill = tmp_path / "run" / "attempts" / first_task() / "1" / "output" / "fill"
+    assert fill.stat().st_size <= 33 * 2**20
+    assert free_before - shutil.disk_usage(tmp_path).free < 200 * 2**20
+    assert client.ping() and subprocess.run(["true"]).returncode == 0  # the host still forks and the engine answers
+
+
+def _run_cli(run_dir: Path, network: str, *extra: str, **kw) -> subprocess.Popen:
+    tasks = json.loads((DEMO / "snapshot.json").read_text())["tasks"][:2]
+    from omnidr.images import image_tag, load_specs
+
+    cmd = [sys.executable, "-m", "omnidr.cli", "run", "--snapshot", str(DEMO), "--run-dir", str(run_dir),
+           "--image", image_tag("base", load_specs()), "--openai-base-url", "http://upstream:9000/v1",
+           "--openai-key-env", "OMNIDR_TEST_REAL_KEY", "--outside-network", network, "--wall-time", "60",
+           "--attempts", "1", *[a for t in tasks for a in ("--task", t)], *extra, "--",
+           *agent_argv("sleep:4", "report")]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **kw)
+
+
+def test_sigkill_of_the_runner_then_rerun_resumes(tmp_path, client, images, upstream_factory, real_key):
+    network, _ = upstream_factory()
+    run_dir = tmp_path / "run"
+    tasks = json.loads((DEMO / "snapshot.json").read_text())["tasks"][:2]
+    proc = _run_cli(run_dir, network)
+    first_done = run_dir / "attempts" / tasks[0] / "1" / "attempt.json"
+    second = run_dir / "attempts" / tasks[1] / "1"
+    deadline = time.monotonic() + 240
+    while not (first_done.exists() and second.exists()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2)  # the second attempt is now running
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert first_done.exists() and not (second / "attempt.json").exists()
+    before = first_done.read_bytes()
+    run_id = json.loads((run_dir / "run.json").read_text())
+    leftovers = client.containers.list(all=True, filters={"label": "org.omnidr.run"})
+    assert leftovers  # the killed runner left containers behind
+
+    rerun = _run_cli(run_dir, network)
+    out, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, out + err
+    assert first_done.read_bytes() == before  # finished work kept, not redone
+    assert json.loads((second / "attempt.json").read_text())["reason"] == "success"
+    assert list((run_dir / "attempts" / tasks[1]).glob("1.interrupted-*"))  # the interrupted try is kept aside
+    assert "2 of 2 task(s) delivered a report" in out
+    from omnidr.attempts import RunConfig
+
+    rid = RunConfig.model_validate(run_id).run_id()
+    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={rid}"})
+    assert not client.networks.list(filters={"label": f"org.omnidr.run={rid}"})
+
+
+def test_changed_configuration_of_a_run_folder_is_refused(tmp_path, images, upstream_factory, real_key):
+    network, _ = upstream_factory()
+    run_dir = tmp_path / "run"
+    first = _run_cli(run_dir, network)
+    first.communicate(timeout=300)
+    again = _run_cli(run_dir, network, "--max-iterations", "7")
+    out, err = again.communicate(timeout=60)
+    assert again.returncode == 2
+    assert "different configuration (budget changed)" in err and "Traceback" not in err
+
+
+def test_docker_engine_unreachable_is_one_line(tmp_path):
+    env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    r = subprocess.run([sys.executable, "-m", "omnidr.cli", "run", "--run-dir", str(tmp_path / "r"), "--image", "x",
+                        "--openai-base-url", "http://upstream:9000/v1", "--", "true"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "cannot reach the Docker engine" in r.stderr

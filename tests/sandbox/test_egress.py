@@ -1,0 +1,574 @@
+"""The egress proxy as the sandbox runs it: a container of the egress image on a private network, agents
+in other containers reaching the web only through it.
+
+The first tests need nothing (models, denylist, corpora, command line). The `docker` tests build the
+egress image (cached after the first build), start an "origin" web server (HTTP and HTTPS, with a
+self-signed certificate) and one proxy per mode on an internal network with no route out, and send
+requests from a client container of the base image, as an agent would (urllib with a ProxyHandler).
+They check what the agent gets and what network.jsonl says.
+"""
+
+import base64
+import contextlib
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from omnidr.benchmark import CorpusPage as SnapshotCorpusPage
+from omnidr.benchmark import WebCorpus as SnapshotWebCorpus
+from sandbox.egress import (
+    AGENT_CA_PATH,
+    CA_FILE,
+    CorpusPage,
+    CorpusRecorder,
+    Denylist,
+    DenylistError,
+    NetworkLog,
+    ReplayCorpus,
+    RequestEvent,
+    TunnelEvent,
+    WebCorpus,
+    agent_ca_environment,
+    page_path,
+    read_network_log,
+    url_key,
+)
+from sandbox.egress.__main__ import main as egress_main
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_WEB = ROOT / "snapshots" / "demo" / "web"
+TEST_LABELS = {"org.omnidr.test": "1"}
+PORT = 3128
+
+
+# ---- no Docker: models, denylist, corpora, command line ------------------------------------------------
+
+
+def test_network_log_lines_parse_back_and_a_cut_last_line_is_skipped(tmp_path):
+    log = NetworkLog(tmp_path / "network.jsonl")
+    common = dict(started_at="2025-01-01T00:00:00Z", duration_s=0.5, mode="intercept", host="a.org", port=443)
+    log.write(RequestEvent(seq=log.next_seq(), method="GET", status=200, scheme="https", url="https://a.org/x",
+                           source="upstream", received_bytes=10, **common))
+    log.write(TunnelEvent(seq=log.next_seq(), method="CONNECT", status=403, blocked=True, block_reason="denylist",
+                          **common))
+    log.close()
+    with (tmp_path / "network.jsonl").open("a") as f:
+        f.write('{"seq": 3, "type": "requ')  # the proxy was killed mid-line
+    events = read_network_log(tmp_path / "network.jsonl")
+    assert [type(e) for e in events] == [RequestEvent, TunnelEvent]
+    assert [e.seq for e in events] == [1, 2]
+    assert events[0].url == "https://a.org/x" and events[0].received_bytes == 10
+    assert events[1].blocked and events[1].block_reason == "denylist"
+
+
+def test_denylist_matches_hosts_subdomains_and_path_prefixes(tmp_path):
+    file = tmp_path / "deny.txt"
+    file.write_text("# released benchmark data\nhuggingface.co/datasets/omnidr  # only this prefix\n")
+    deny = Denylist.from_sources(["omnidr-bench.org,*.leaks.example"], [file])
+    assert len(deny) == 3
+    assert deny.blocks_host("omnidr-bench.org") and deny.blocks_host("WWW.Omnidr-Bench.org.")
+    assert deny.blocks_host("cdn.leaks.example") and deny.blocks_host("leaks.example")
+    assert not deny.blocks_host("notomnidr-bench.org")
+    assert not deny.blocks_host("huggingface.co")  # a path entry never blocks a whole host
+    assert deny.blocks_url("huggingface.co", "/datasets/omnidr/resolve/main/x.json?download=1")
+    assert deny.blocks_url("huggingface.co", "/datasets/omnidr")
+    assert not deny.blocks_url("huggingface.co", "/datasets/omnidr-other")
+    assert not deny.blocks_url("huggingface.co", "/models/x")
+    with pytest.raises(DenylistError):
+        Denylist(["/just/a/path"])
+
+
+def test_corpus_models_are_the_snapshot_models():
+    """A recorded corpus must load as a snapshot's web/corpus.json, and the reverse."""
+    for ours, theirs in ((CorpusPage, SnapshotCorpusPage), (WebCorpus, SnapshotWebCorpus)):
+        assert set(ours.model_fields) == set(theirs.model_fields)
+        assert ours.model_config.get("extra") == theirs.model_config.get("extra") == "forbid"
+
+
+def test_demo_corpus_is_found_by_url_under_both_schemes():
+    corpus = ReplayCorpus(DEMO_WEB)
+    assert len(corpus) == len(json.loads((DEMO_WEB / "corpus.json").read_text("utf-8"))["pages"])
+    page, file = corpus.lookup("https://en.example-wiki.org/wiki/Pendant_light")
+    assert file == (DEMO_WEB / page.path).resolve() and page.content_type.startswith("text/html")
+    for variant in ("http://en.example-wiki.org/wiki/Pendant_light", "HTTPS://EN.example-wiki.org:443/wiki/Pendant_light#s",
+                    "http://en.example-wiki.org:80/wiki/Pendant_light"):
+        assert corpus.lookup(variant)[0] == page
+    assert corpus.lookup("https://www.example-videohub.com/watch?v=Mk1lkTank9Q") is not None
+    assert corpus.lookup("https://www.example-videohub.com/watch?v=other") is None
+    assert corpus.lookup("https://en.example-wiki.org/wiki/pendant_light") is None  # paths are case-sensitive
+    assert corpus.lookup("http://en.example-wiki.org:8080/wiki/Pendant_light") is None
+
+
+def test_recorder_writes_a_corpus_that_replay_and_the_snapshot_model_read(tmp_path):
+    rec = CorpusRecorder(tmp_path / "rec")
+    html = b"<html><head><title> A &amp; B </title></head><body>x</body></html>"
+    rec.save_bytes("https://a.org/wiki/A_B", "text/html; charset=utf-8", html)
+    rec.save_bytes("https://a.org/", "text/html", b"<title>home</title>")
+    rec.save_bytes("https://a.org/search?q=1", "application/json", b'{"q": 1}')
+    rec.save_bytes("https://a.org/search?q=2", "application/json", b'{"q": 2}')
+    rec.save_bytes("https://b.org/doc.pdf", "application/pdf", b"%PDF-1.4")
+    rec.note_redirect("http://a.org/old", "https://a.org/wiki/A_B")  # target already recorded
+    rec.note_redirect("https://a.org/later", "https://a.org/new")  # target recorded afterwards
+    rec.save_bytes("https://a.org/new", "text/plain", b"new")
+    rec.close()
+    folder = tmp_path / "rec"
+    index = json.loads((folder / "corpus.json").read_text("utf-8"))
+    SnapshotWebCorpus.model_validate(index)
+    by_url = {p["url"]: p for p in index["pages"]}
+    assert by_url["https://a.org/wiki/A_B"] == {"url": "https://a.org/wiki/A_B", "path": "a.org/wiki/A_B.html",
+                                                "content_type": "text/html; charset=utf-8", "title": "A & B"}
+    assert by_url["https://a.org/"]["path"] == "a.org/index.html"
+    assert by_url["https://a.org/search?q=1"]["path"] != by_url["https://a.org/search?q=2"]["path"]
+    assert by_url["https://b.org/doc.pdf"]["path"] == "b.org/doc.pdf"
+    replay = ReplayCorpus(folder)
+    for url, body in (("https://a.org/wiki/A_B", html), ("https://a.org/search?q=2", b'{"q": 2}'),
+                      ("http://a.org/old", html), ("https://a.org/later", b"new")):
+        assert replay.lookup(url)[1].read_bytes() == body, url
+    assert not (folder / ".partial").exists()
+    assert page_path("https://a.org:8443/x/../y", "image/png") == "a.org_8443/x/_/y.png"
+    assert url_key("HTTP://A.org:80/p?q#f") == "http://a.org/p?q"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mode", "replay"], "--mode replay needs --replay-dir"),
+        (["--mode", "record"], "--mode record needs --record-dir"),
+        (["--mode", "log", "--replay-dir", "/x"], "--replay-dir is only used with --mode replay"),
+        (["--mode", "deny", "--denylist", "/path-only"], "does not start with a host name"),
+        (["--mode", "deny", "--denylist-file", "/nonexistent/deny.txt"], "does not exist"),
+    ],
+)
+def test_bad_command_line_is_exit_2_and_one_line(capsys, args, message):
+    assert egress_main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+
+
+# ---- Docker: the image, an origin server, one proxy per mode -----------------------------------------------
+
+ORIGIN_SCRIPT = r"""
+import datetime, http.server, os, ssl, threading
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+key = ec.generate_private_key(ec.SECP256R1())
+name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "origin.test")])
+now = datetime.datetime.now(datetime.timezone.utc)
+cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("origin.test")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+with open("/tmp/key.pem", "wb") as f:
+    pem = serialization.Encoding.PEM
+    f.write(key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+with open("/tmp/cert.pem", "wb") as f:
+    f.write(cert.public_bytes(serialization.Encoding.PEM))
+
+def handler(scheme):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def do_GET(self):
+            if self.path.startswith("/redirect"):
+                self.send_response(301)
+                self.send_header("Location", "/landing")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = f"<html><head><title>Origin {self.path}</title></head>"
+            body = (body + f"<body>{scheme} {self.path}</body></html>").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def log_message(self, *args):
+            pass
+    return Handler
+
+plain = http.server.ThreadingHTTPServer(("0.0.0.0", 8080), handler("http"))
+secure = http.server.ThreadingHTTPServer(("0.0.0.0", 8443), handler("https"))
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain("/tmp/cert.pem", "/tmp/key.pem")
+secure.socket = context.wrap_socket(secure.socket, server_side=True)
+threading.Thread(target=plain.serve_forever, daemon=True).start()
+threading.Thread(target=secure.serve_forever, daemon=True).start()
+tmp = "/certs/.origin.pem"
+with open(tmp, "wb") as f:
+    f.write(cert.public_bytes(serialization.Encoding.PEM))
+os.replace(tmp, "/certs/origin.pem")
+print("origin ready", flush=True)
+threading.Event().wait()
+"""
+
+CLIENT_SCRIPT = r"""
+import base64, json, socket, ssl, sys, time, urllib.error, urllib.request
+spec = json.loads(sys.argv[1])
+host, port = spec["proxy"].rsplit("/", 1)[-1].split(":")
+deadline = time.monotonic() + 20
+while True:
+    try:
+        socket.create_connection((host, int(port)), timeout=1).close()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.1)
+opener = urllib.request.build_opener(
+    urllib.request.ProxyHandler({"http": spec["proxy"], "https": spec["proxy"]}),
+    urllib.request.HTTPSHandler(context=ssl.create_default_context()),
+)
+out = []
+for url in spec["urls"]:
+    try:
+        with opener.open(urllib.request.Request(url), timeout=15) as r:
+            out.append({"status": r.status, "url": r.url, "content_type": r.headers.get("content-type"),
+                        "body": base64.b64encode(r.read()).decode()})
+    except urllib.error.HTTPError as e:
+        out.append({"status": e.code, "url": url, "content_type": e.headers.get("content-type"),
+                    "body": base64.b64encode(e.read()).decode()})
+    except Exception as e:
+        out.append({"status": None, "url": url, "error": repr(e)})
+print(json.dumps(out))
+"""
+
+
+@dataclass
+class Answer:
+    status: int | None
+    url: str
+    body: bytes
+    content_type: str | None
+    error: str | None
+
+
+@dataclass
+class Proxy:
+    alias: str
+    logs: Path  # host folder mounted at /logs
+    ca: Path  # where the proxy exports the run's CA certificate (host side)
+    container: object = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.alias}:{PORT}"
+
+    def events(self, match: Callable[[RequestEvent | TunnelEvent], bool], count: int = 1, timeout_s: float = 10.0):
+        """Events of this proxy's network.jsonl that `match`, once there are `count` of them (lines of a
+        tunnel are written when it closes, which can be just after the client has finished)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            path = self.logs / "network.jsonl"
+            found = [e for e in read_network_log(path) if match(e)] if path.exists() else []
+            if len(found) >= count or time.monotonic() > deadline:
+                assert len(found) == count, f"expected {count} matching events, found {found}"
+                return found
+            time.sleep(0.05)
+
+
+class Lab:
+    """The test's containers and networks, all labelled `org.omnidr.test=1` and removed at the end."""
+
+    def __init__(self, client, egress_tag: str, base_tag: str, folder: Path) -> None:
+        self.client, self.egress_tag, self.base_tag, self.folder = client, egress_tag, base_tag, folder
+        self.suffix = secrets.token_hex(4)
+        self.containers: list = []
+        self.networks: list = []
+
+    def network(self, name: str):
+        net = self.client.networks.create(f"omnidr-test-egress-{name}-{self.suffix}", driver="bridge", internal=True,
+                                          labels=TEST_LABELS)
+        self.networks.append(net)
+        return net
+
+    def _on(self, network, alias: str) -> dict:
+        """Container arguments that attach it to `network` under the DNS name `alias`."""
+        endpoint = self.client.api.create_endpoint_config(aliases=[alias])
+        return {"network": network.name, "networking_config": {network.name: endpoint}}
+
+    def _folder(self, name: str) -> Path:
+        path = self.folder / name
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o777)  # written by the proxy's unprivileged user
+        return path
+
+    def start_origin(self, network) -> Path:
+        certs = self._folder("origin-certs")
+        container = self.client.containers.run(
+            self.egress_tag, ["-c", ORIGIN_SCRIPT], entrypoint=["python"], detach=True, labels=TEST_LABELS,
+            name=f"omnidr-test-origin-{self.suffix}", volumes={str(certs): {"bind": "/certs", "mode": "rw"}},
+            **self._on(network, "origin.test"),
+        )
+        self.containers.append(container)
+        self._wait_log(container, "origin ready")
+        return certs / "origin.pem"
+
+    def start_proxy(self, network, mode: str, *extra: str, mounts: dict[str, Path] | None = None,
+                    wait: bool = True) -> Proxy:
+        alias = f"proxy-{mode}-{secrets.token_hex(2)}"
+        logs, ca = self._folder(f"{alias}/logs"), self._folder(f"{alias}/ca")
+        volumes = {str(logs): {"bind": "/logs", "mode": "rw"}, str(ca): {"bind": "/ca", "mode": "rw"}}
+        for bind, path in (mounts or {}).items():
+            volumes[str(path)] = {"bind": bind, "mode": "ro" if bind != "/record" else "rw"}
+        command = ["--mode", mode, "--listen", f"0.0.0.0:{PORT}", "--log", "/logs/network.jsonl", "--ca-out", "/ca",
+                   *extra]
+        # Run as the sandbox runs its helpers: read-only root, /tmp in memory, no capabilities.
+        container = self.client.containers.create(
+            self.egress_tag, command, name=f"omnidr-test-{alias}-{self.suffix}", labels=TEST_LABELS,
+            volumes=volumes, read_only=True, tmpfs={"/tmp": "size=64m"}, cap_drop=["ALL"],
+            security_opt=["no-new-privileges"], detach=True, **self._on(network, alias),
+        )
+        self.containers.append(container)
+        container.start()
+        proxy = Proxy(alias=alias, logs=logs, ca=ca / CA_FILE, container=container)
+        if wait:
+            self.wait_proxy(proxy)
+        return proxy
+
+    def wait_proxy(self, proxy: Proxy) -> None:
+        self._wait_log(proxy.container, "proxy listening at")
+        assert proxy.ca.is_file(), "the CA certificate must be on disk once the proxy listens"
+
+    def _wait_log(self, container, text: str, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            logs = container.logs().decode("utf-8", "replace")
+            if text in logs:
+                return
+            container.reload()
+            if container.status in ("exited", "dead"):
+                raise AssertionError(f"{container.name} exited: {logs[-2000:]}")
+            time.sleep(0.1)
+        raise AssertionError(f"{container.name} did not log {text!r} within {timeout_s} s")
+
+    def fetch(self, network, proxy: Proxy, *urls: str, trust: Path | None = None) -> list[Answer]:
+        """GET each URL through `proxy` from a fresh agent-like container; `trust` is its only CA file."""
+        volumes, environment = {}, {}
+        if trust is not None:  # mounted and announced as the sandbox does it for the run's CA
+            volumes[str(trust)] = {"bind": AGENT_CA_PATH, "mode": "ro"}
+            environment.update(agent_ca_environment())
+        output = self.client.containers.run(
+            self.base_tag, ["python3", "-c", CLIENT_SCRIPT, json.dumps({"proxy": proxy.url, "urls": list(urls)})],
+            network=network.name, volumes=volumes, environment=environment, labels=TEST_LABELS, remove=True,
+            user="1000:1000", read_only=True,
+        )
+        return [Answer(a["status"], a["url"], base64.b64decode(a.get("body", "")), a.get("content_type"),
+                       a.get("error")) for a in json.loads(output)]
+
+    def close(self) -> None:
+        for container in self.containers:
+            with contextlib.suppress(Exception):  # already gone
+                container.remove(force=True)
+        for net in self.networks:
+            with contextlib.suppress(Exception):
+                net.remove()
+
+
+@dataclass
+class Setup:
+    lab: Lab
+    net: object
+    origin_ca: Path
+    replay: Proxy
+    deny: Proxy
+    log: Proxy
+    intercept: Proxy
+    record: Proxy
+    record_dir: Path
+
+
+DENIED_CORPUS_HOST = "www.example-standards.org"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    from omnidr.images import build_images, docker_client
+
+    client = docker_client()
+    built = {b.name: b for b in build_images(["egress"])}
+    lab = Lab(client, built["egress"].tag, built["base"].tag, tmp_path_factory.mktemp("egress"))
+    try:
+        net = lab.network("net")  # internal: nothing on it reaches the internet
+        origin_ca = lab.start_origin(net)
+        record_dir = lab._folder("recorded")
+        proxies = {
+            "replay": lab.start_proxy(net, "replay", "--replay-dir", "/replay", "--denylist", DENIED_CORPUS_HOST,
+                                      mounts={"/replay": DEMO_WEB}, wait=False),
+            "deny": lab.start_proxy(net, "deny", wait=False),
+            "log": lab.start_proxy(net, "log", "--denylist", "blocked.test", wait=False),
+            "intercept": lab.start_proxy(net, "intercept", "--upstream-ca", "/origin/origin.pem",
+                                         mounts={"/origin": origin_ca.parent}, wait=False),
+            "record": lab.start_proxy(net, "record", "--record-dir", "/record", "--upstream-ca", "/origin/origin.pem",
+                                      mounts={"/origin": origin_ca.parent, "/record": record_dir}, wait=False),
+        }
+        for proxy in proxies.values():
+            lab.wait_proxy(proxy)
+        yield Setup(lab=lab, net=net, origin_ca=origin_ca, record_dir=record_dir, **proxies)
+    finally:
+        lab.close()
+
+
+def _url(url: str) -> Callable[[RequestEvent | TunnelEvent], bool]:
+    return lambda e: isinstance(e, RequestEvent) and e.url == url
+
+
+def _tunnel(host: str, port: int = 443) -> Callable[[RequestEvent | TunnelEvent], bool]:
+    return lambda e: isinstance(e, TunnelEvent) and e.host == host and e.port == port
+
+
+@pytest.mark.docker
+def test_replay_serves_the_demo_corpus_over_http(setup):
+    url = "http://en.example-wiki.org/wiki/Pendant_light"
+    [answer] = setup.lab.fetch(setup.net, setup.replay, url)
+    page, file = ReplayCorpus(DEMO_WEB).lookup(url)
+    assert answer.status == 200 and answer.body == file.read_bytes()
+    assert answer.content_type == page.content_type
+    [event] = setup.replay.events(_url(url))
+    assert (event.method, event.host, event.port, event.status) == ("GET", "en.example-wiki.org", 80, 200)
+    assert event.scheme == "http"
+    assert event.source == "replay" and event.received_bytes == len(answer.body) and not event.blocked
+    assert event.mode == "replay" and event.duration_s >= 0
+
+
+@pytest.mark.docker
+def test_replay_serves_https_to_an_agent_that_trusts_the_runs_ca(setup):
+    url = "https://www.example-optics.com/pdf/clearline-nd1000-datasheet.pdf"
+    [trusted] = setup.lab.fetch(setup.net, setup.replay, url, trust=setup.replay.ca)
+    assert trusted.status == 200 and trusted.content_type == "application/pdf"
+    assert trusted.body == (DEMO_WEB / "www.example-optics.com/pdf/clearline-nd1000-datasheet.pdf").read_bytes()
+    [event] = setup.replay.events(_url(url))
+    assert event.scheme == "https" and event.port == 443 and event.status == 200 and event.source == "replay"
+
+    other = "https://zh.example-wiki.org/wiki/Rayleigh_scattering"
+    [untrusted] = setup.lab.fetch(setup.net, setup.replay, other)  # the base image trusts no CA at all
+    assert untrusted.status is None and "CERTIFICATE_VERIFY_FAILED" in untrusted.error
+    [tunnel] = setup.replay.events(_tunnel("zh.example-wiki.org"))
+    assert tunnel.status == 200 and "TLS handshake between the agent and the proxy failed" in tunnel.error
+
+
+@pytest.mark.docker
+def test_replay_answers_404_for_what_was_not_recorded(setup):
+    urls = ["http://en.example-wiki.org/wiki/Not_recorded", "https://unknown.example/x?y=1"]
+    answers = setup.lab.fetch(setup.net, setup.replay, *urls, trust=setup.replay.ca)
+    assert [a.status for a in answers] == [404, 404]
+    for url in urls:
+        [event] = setup.replay.events(_url(url))
+        assert event.status == 404 and event.source == "proxy" and event.error == "not in the replay corpus"
+        assert not event.blocked
+
+
+@pytest.mark.docker
+def test_denylisted_host_is_refused_with_403_and_logged_as_blocked(setup):
+    http_url = f"http://{DENIED_CORPUS_HOST}/safety/test-before-touch"  # in the corpus, but denied
+    answers = setup.lab.fetch(setup.net, setup.replay, http_url, f"https://{DENIED_CORPUS_HOST}/safety/test-before-touch",
+                              trust=setup.replay.ca)
+    assert answers[0].status == 403
+    assert answers[1].status is None and "Tunnel connection failed: 403" in answers[1].error  # CONNECT refused
+    [request] = setup.replay.events(_url(http_url))
+    assert request.blocked and request.block_reason == "denylist" and request.status == 403
+    [tunnel] = setup.replay.events(_tunnel(DENIED_CORPUS_HOST))
+    assert tunnel.blocked and tunnel.block_reason == "denylist" and tunnel.status == 403 and tunnel.method == "CONNECT"
+
+    [answer] = setup.lab.fetch(setup.net, setup.log, "http://sub.blocked.test/anything")
+    assert answer.status == 403
+    [event] = setup.log.events(_url("http://sub.blocked.test/anything"))
+    assert event.blocked and event.block_reason == "denylist"
+
+
+@pytest.mark.docker
+def test_deny_mode_refuses_everything(setup):
+    urls = ["http://origin.test:8080/page", "https://origin.test:8443/page", "https://en.example-wiki.org/wiki/Pendant_light"]
+    answers = setup.lab.fetch(setup.net, setup.deny, *urls, trust=setup.origin_ca)
+    assert answers[0].status == 403 and b"allows no web access" in answers[0].body
+    assert all(a.status is None and "Tunnel connection failed: 403" in a.error for a in answers[1:])
+    events = setup.deny.events(lambda e: True, count=3)
+    assert all(e.blocked and e.block_reason == "deny_mode" and e.status == 403 for e in events)
+    assert sorted((type(e).__name__, e.host, e.port) for e in events) == [
+        ("RequestEvent", "origin.test", 8080), ("TunnelEvent", "en.example-wiki.org", 443),
+        ("TunnelEvent", "origin.test", 8443),
+    ]
+
+
+@pytest.mark.docker
+def test_log_mode_relays_tls_unread_and_logs_each_tunnel_when_it_closes(setup):
+    # The agent trusts only the origin's own certificate: success proves the proxy did not intercept TLS.
+    answers = setup.lab.fetch(setup.net, setup.log, "https://origin.test:8443/private?token=1",
+                              "http://origin.test:8080/plain", "https://origin.test:9/closed-port",
+                              trust=setup.origin_ca)
+    assert answers[0].status == 200 and answers[0].body.endswith(b"https /private?token=1</body></html>")
+    assert answers[1].status == 200 and answers[2].status is None
+
+    [tunnel] = setup.log.events(_tunnel("origin.test", 8443))
+    assert tunnel.method == "CONNECT" and tunnel.status == 200 and not tunnel.blocked and tunnel.error is None
+    assert tunnel.sent_bytes > 200 and tunnel.received_bytes > len(answers[0].body) and tunnel.duration_s > 0
+    assert "token" not in tunnel.model_dump_json()  # the URL inside the tunnel is not known in log mode
+
+    [plain] = setup.log.events(_url("http://origin.test:8080/plain"))
+    assert plain.status == 200 and plain.source == "upstream" and plain.received_bytes == len(answers[1].body)
+
+    [refused] = setup.log.events(_tunnel("origin.test", 9))
+    assert refused.status == 502 and "Cannot connect to origin.test:9" in refused.error and not refused.blocked
+
+
+@pytest.mark.docker
+def test_intercept_mode_logs_full_https_urls_with_the_exported_ca(setup):
+    url = "https://origin.test:8443/deep/path?q=video+moment"
+    [answer] = setup.lab.fetch(setup.net, setup.intercept, url, trust=setup.intercept.ca)
+    assert answer.status == 200 and answer.body.endswith(b"https /deep/path?q=video+moment</body></html>")
+    [event] = setup.intercept.events(_url(url))
+    assert (event.scheme, event.host, event.port, event.status) == ("https", "origin.test", 8443, 200)
+    assert event.source == "upstream"
+    assert event.received_bytes == len(answer.body) and event.content_type == "text/html; charset=utf-8"
+    assert not setup.intercept.events(lambda e: isinstance(e, TunnelEvent), count=0)  # the tunnel itself is not a line
+
+    # An agent that trusts the real server but not the run's CA cannot be intercepted silently: it fails.
+    [refused] = setup.lab.fetch(setup.net, setup.intercept, "https://origin.test:8443/other", trust=setup.origin_ca)
+    assert refused.status is None and "CERTIFICATE_VERIFY_FAILED" in refused.error
+    [tunnel] = setup.intercept.events(_tunnel("origin.test", 8443))
+    assert "TLS handshake between the agent and the proxy failed" in tunnel.error
+
+
+@pytest.mark.docker
+def test_record_then_replay_offline_gives_the_same_pages(setup):
+    urls = ["https://origin.test:8443/article?id=7", "http://origin.test:8080/redirect"]
+    recorded = setup.lab.fetch(setup.net, setup.record, *urls, trust=setup.record.ca)
+    assert [a.status for a in recorded] == [200, 200]
+    assert recorded[1].url == "http://origin.test:8080/landing"  # urllib followed the redirect
+    events = setup.record.events(lambda e: isinstance(e, RequestEvent), count=3)
+    assert {e.url: e.recorded_path is not None for e in events} == {
+        urls[0]: True, urls[1]: False, "http://origin.test:8080/landing": True,
+    }
+    corpus = SnapshotWebCorpus.model_validate_json((setup.record_dir / "corpus.json").read_text("utf-8"))
+    assert {p.url for p in corpus.pages} == {urls[0], urls[1], "http://origin.test:8080/landing"}
+
+    # Replay the recording on a network where the origin does not exist.
+    offline = setup.lab.network("offline")
+    replay = setup.lab.start_proxy(offline, "replay", "--replay-dir", "/replay", mounts={"/replay": setup.record_dir})
+    replayed = setup.lab.fetch(offline, replay, *urls, trust=replay.ca)
+    assert [a.status for a in replayed] == [200, 200]
+    assert replayed[0].body == recorded[0].body and replayed[1].body == recorded[1].body
+    assert all(e.source == "replay" for e in replay.events(lambda e: True, count=2))
+
+
+@pytest.mark.docker
+def test_a_request_the_proxy_cannot_handle_fails_closed_and_is_logged(setup, tmp_path):
+    corpus = tmp_path / "corpus"
+    rec = CorpusRecorder(corpus)
+    rec.save_bytes("http://gone.test/page", "text/html", b"<title>gone</title>")
+    rec.close()
+    corpus.chmod(0o755)
+    proxy = setup.lab.start_proxy(setup.net, "replay", "--replay-dir", "/replay", mounts={"/replay": corpus})
+    (corpus / "gone.test" / "page.html").unlink()  # the corpus breaks while the proxy runs
+    [answer] = setup.lab.fetch(setup.net, proxy, "http://gone.test/page")
+    assert answer.status == 502
+    [event] = proxy.events(_url("http://gone.test/page"))
+    assert event.status == 502 and event.source == "proxy" and "egress proxy error" in event.error
