@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SNAPSHOT ?= snapshots/demo
 # Debian packages the tests and the evaluator use (checked by command, installed only when missing).
-SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk
+SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk debootstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup system-deps test eval lock clean
@@ -16,6 +16,7 @@ system-deps:
 	@missing=""; \
 	command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || missing="$$missing ffmpeg"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$$missing debootstrap"; \
 	[ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
