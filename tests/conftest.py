@@ -1,12 +1,9 @@
 """Shared fixtures: the bundled demo snapshot, copies of it to break, the CLI as a user runs it."""
 
 import ipaddress
-import json
 import secrets
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 import uuid
 from pathlib import Path
@@ -14,8 +11,7 @@ from pathlib import Path
 import docker
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "snapshots" / "demo"
+from testkit import DEMO, ROOT
 
 
 @pytest.fixture
@@ -24,35 +20,6 @@ def demo_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "demo"
     shutil.copytree(DEMO, dest)
     return dest
-
-
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run `omnidr ARGS` in a subprocess, exactly as a user would (exit code, stdout, stderr)."""
-    return subprocess.run(
-        [sys.executable, "-m", "omnidr.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
-
-
-def edit_json(path: Path, change) -> None:
-    """Load a JSON file, let `change(data)` modify it, write it back."""
-    data = json.loads(path.read_text("utf-8"))
-    change(data)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
-
-
-def first_task(snapshot: Path) -> str:
-    return json.loads((snapshot / "snapshot.json").read_text("utf-8"))["tasks"][0]
-
-
-def make_mp4(path: Path, seconds: float = 2.0, color: str = "blue") -> Path:
-    """A small real mp4 with video and audio, made by ffmpeg."""
-    subprocess.run(
-        ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"color=c={color}:s=160x90:r=10:d={seconds}",
-         "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-c:v", "libx264", "-preset", "ultrafast",
-         "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", str(path)],
-        check=True,
-    )
-    return path
 
 
 # --- Docker sandbox fixtures (tests/attempts) --------------------------------------------

@@ -1,6 +1,6 @@
 """`omnidr eval` (what `make eval` runs) on the demo snapshot, offline."""
 
-from conftest import DEMO, edit_json, first_task, run_cli
+from testkit import DEMO, edit_json, first_task, run_cli
 
 
 def test_eval_runs_existing_stages_and_names_the_missing_ones():

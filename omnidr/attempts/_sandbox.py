@@ -149,7 +149,9 @@ class AttemptSandbox:
                 internal = self._network(f"omnidr-{self.suffix}", internal=True)
                 gateway_ip = self._start_gateway(dirs, internal)
                 proxy_ip = self._start_proxy(dirs, internal)
-                _ = (gateway_ip, proxy_ip)
+                # both helpers boot at once; wait for the two ports only now
+                _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
+                _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
                 agent = self._create_agent(dirs, internal, ctx, command)
             except (DockerException, RuntimeError, OSError) as exc:
                 return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
@@ -234,7 +236,6 @@ class AttemptSandbox:
             {str(dirs["control"]): {"bind": "/control", "mode": "ro"}, str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}},
             env, internal, "gateway",
         )
-        _wait_port(ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
         return ip
 
     def _start_proxy(self, dirs, internal) -> str:
@@ -262,7 +263,6 @@ class AttemptSandbox:
             command += ["--record-dir", "/record"]
             volumes[str(record_dir)] = {"bind": "/record", "mode": "rw"}
         self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, {}, internal, "proxy")
-        _wait_port(ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
         return ip
 
     def _create_agent(self, dirs, internal, ctx: AgentContext, command: list[str]):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import DEMO
+from testkit import DEMO
 from omnidr.benchmark import ReportDataError, is_skeleton, read_report_data, validate_snapshot
 
 

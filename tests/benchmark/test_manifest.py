@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import edit_json, first_task, run_cli
+from testkit import edit_json, first_task, run_cli
 
 
 def test_freeze_then_verify_clean(demo_copy):

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import DEMO, edit_json, first_task, run_cli
+from testkit import DEMO, edit_json, first_task, run_cli
 
 
 def test_demo_snapshot_validates():

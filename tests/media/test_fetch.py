@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import edit_json, make_mp4, run_cli
+from testkit import edit_json, make_mp4, run_cli
 
 pytestmark = [pytest.mark.media, pytest.mark.network]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import DEMO, run_cli
+from testkit import DEMO, run_cli
 from scoring_trees import atom, many, passes, tree
 
 from omnidr.benchmark import RubricTree

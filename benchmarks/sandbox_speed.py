@@ -1,0 +1,93 @@
+"""Sandbox speed figures (prints them; asserts nothing).
+
+1. Start overhead: time from launching `omnidr run` to the agent's first instruction, against a
+   bare `docker run` of the same image to its first instruction; the ratio of medians.
+2. Throughput: N concurrent attempts of a short command agent (write a report, exit) on this machine.
+
+Usage: .venv/bin/python benchmarks/sandbox_speed.py [--repeats 3] [--concurrency 1,2,4]
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from omnidr.attempts import AttemptSandbox, AttemptSpec, ProxyMode, SandboxLimits, Upstream  # noqa: E402
+from omnidr.benchmark import open_snapshot  # noqa: E402
+from omnidr.harness import CommandHarness  # noqa: E402
+from omnidr.images import build_images, docker_client  # noqa: E402
+from sandbox.models import Budget  # noqa: E402
+
+FIRST_INSTRUCTION = "import time; print(repr(time.time()), flush=True)"
+SHORT_AGENT = ("import os, time; print(repr(time.time()), flush=True); os.makedirs('/output/report', exist_ok=True); "
+               "open('/output/report/index.html', 'w').write('<p>ok</p>')")
+
+
+def spec_for(folder: Path, tags: dict, snap, task_id: str) -> AttemptSpec:
+    b = snap.tasks[task_id]
+    return AttemptSpec(
+        run_id="bench", task_id=task_id, attempt=1, folder=folder, video=b.folder / b.task.video.file,
+        instruction="benchmark", contract_dir=(snap.root / snap.contract_file).parent, model="m",
+        upstreams=(Upstream("openai", "http://upstream.invalid:9000/v1"),), budget=Budget(wall_time_s=120),
+        limits=SandboxLimits(cpus=1, memory_mb=256), gateway_image=tags["gateway"], egress_image=tags["egress"],
+        proxy_mode=ProxyMode.deny,
+    )
+
+
+def first_instruction_s(log: str, started_wall: float) -> float:
+    return float(log.strip().splitlines()[0]) - started_wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--concurrency", default="1,2,4")
+    args = ap.parse_args()
+    tags = {r.name: r.tag for r in build_images(["base", "gateway", "egress"])}
+    client = docker_client()
+    snap = open_snapshot(ROOT / "snapshots" / "demo")
+    task_id = next(iter(snap.tasks))
+
+    bare, boxed = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.repeats):
+            t0 = time.time()
+            out = subprocess.run(["docker", "run", "--rm", tags["base"], "python3", "-c", FIRST_INSTRUCTION],
+                                 capture_output=True, text=True, check=True).stdout
+            bare.append(first_instruction_s(out, t0))
+            run_dir = Path(tmp) / f"start-{i}"
+            t0 = time.time()
+            subprocess.run([sys.executable, "-m", "omnidr.cli", "run", "--run-dir", str(run_dir), "--task", task_id,
+                            "--image", tags["base"], "--openai-base-url", "http://upstream.invalid:9000/v1",
+                            "--proxy-mode", "deny", "--attempts", "1", "--", "python3", "-c", FIRST_INSTRUCTION],
+                           cwd=ROOT, capture_output=True, text=True, check=True)
+            log = (run_dir / "attempts" / task_id / "1" / "logs" / "agent.log").read_text()
+            boxed.append(first_instruction_s(log, t0))
+        b, s = statistics.median(bare), statistics.median(boxed)
+        print(f"start to first instruction, median of {args.repeats}:")
+        print(f"  bare docker run          : {b:.2f} s")
+        print(f"  omnidr run (sandbox)     : {s:.2f} s  (CLI start, internal network, gateway, proxy, output volume)")
+        print(f"  ratio sandbox / bare     : {s / b:.1f}x")
+
+        for n in [int(x) for x in args.concurrency.split(",")]:
+            harness = CommandHarness(tags["base"], ["python3", "-c", SHORT_AGENT])
+            t0 = time.monotonic()
+            with ThreadPoolExecutor(max_workers=n) as pool:
+                records = list(pool.map(
+                    lambda k: AttemptSandbox(client, spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id), harness).run(),
+                    range(2 * n)))
+            wall = time.monotonic() - t0
+            ok = sum(r.reason.value == "success" for r in records)
+            print(f"throughput, {n} concurrent: {2 * n} attempts in {wall:.1f} s = {60 * 2 * n / wall:.1f} attempts/min "
+                  f"({ok} succeeded)")
+
+
+if __name__ == "__main__":
+    main()

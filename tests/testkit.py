@@ -1,0 +1,38 @@
+"""Helpers shared by the test modules (import them from here, never from conftest)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "snapshots" / "demo"
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run `omnidr ARGS` in a subprocess, exactly as a user would (exit code, stdout, stderr)."""
+    return subprocess.run(
+        [sys.executable, "-m", "omnidr.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def edit_json(path: Path, change) -> None:
+    """Load a JSON file, let `change(data)` modify it, write it back."""
+    data = json.loads(path.read_text("utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
+
+
+def first_task(snapshot: Path) -> str:
+    return json.loads((snapshot / "snapshot.json").read_text("utf-8"))["tasks"][0]
+
+
+def make_mp4(path: Path, seconds: float = 2.0, color: str = "blue") -> Path:
+    """A small real mp4 with video and audio, made by ffmpeg."""
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"color=c={color}:s=160x90:r=10:d={seconds}",
+         "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-c:v", "libx264", "-preset", "ultrafast",
+         "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", str(path)],
+        check=True,
+    )
+    return path
