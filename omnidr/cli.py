@@ -260,8 +260,9 @@ def eval_(path: Path) -> None:
 def _register_stage_commands() -> None:
     """Commands that live with their stage (kept out of this file's logic)."""
     from omnidr.scoring import aggregate, compare, leaderboard, na_order
+    from omnidr.trajectory._cli import audit
 
-    for command in (aggregate, leaderboard, compare, na_order):
+    for command in (aggregate, leaderboard, compare, na_order, audit):
         cli.add_command(command)
 
 

@@ -5,5 +5,8 @@ native logs are. The sandbox supplies everything else (inputs, gateway, proxy, l
 """
 
 from ._base import AgentContext, CommandHarness, Harness
+from ._claude_code import ClaudeCodeHarness
+from ._codex import CodexHarness
+from ._openclaw import OpenClawHarness
 
-__all__ = ["AgentContext", "CommandHarness", "Harness"]
+__all__ = ["AgentContext", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "Harness", "OpenClawHarness"]

@@ -1,0 +1,80 @@
+"""Codex CLI adapter: `codex exec --json` with a custom model provider that is the gateway.
+
+The provider `omnidr` (Responses wire API, base URL the gateway's /v1, key from OPENAI_API_KEY,
+which holds the attempt's dummy token) is set with `-c` overrides, so no config file is needed;
+update checks and analytics are off. CODEX_HOME is under the logs folder, so the rollout (with
+timestamps and cumulative token counts) lands beside the exec event stream (`codex-exec.jsonl`,
+which has no timestamps); `omnidr.trajectory` prefers the rollout.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+from omnidr.trajectory._native import CODEX_EXEC_LOG, CODEX_HOME_DIR
+
+from ._base import AgentContext
+from ._claude_code import headless_script
+
+PROVIDER = "omnidr"
+
+
+def _toml(value: object) -> str:
+    """A TOML value for `-c key=value` (JSON strings and booleans are valid TOML)."""
+    return json.dumps(value)
+
+
+@dataclass(frozen=True)
+class CodexHarness:
+    """Codex CLI (images/codex) in `exec --json` mode."""
+
+    image_ref: str
+    reasoning_effort: str | None = None  # low / medium / high; None keeps Codex's default
+    extra_env: dict[str, str] = field(default_factory=dict)
+    name: str = "codex"
+    parser: str = "codex"
+
+    def image(self) -> str:
+        return self.image_ref
+
+    def log_path(self, ctx: AgentContext) -> str:
+        return f"{ctx.logs_dir}/{CODEX_EXEC_LOG}"
+
+    def config_overrides(self, ctx: AgentContext) -> dict[str, object]:
+        overrides: dict[str, object] = {
+            "model_provider": PROVIDER,
+            f"model_providers.{PROVIDER}.name": "OmniDR gateway",
+            f"model_providers.{PROVIDER}.base_url": f"{ctx.gateway_url}/v1",
+            f"model_providers.{PROVIDER}.env_key": "OPENAI_API_KEY",
+            f"model_providers.{PROVIDER}.wire_api": "responses",
+            f"model_providers.{PROVIDER}.request_max_retries": 0,  # the gateway retries upstream errors
+            "check_for_update_on_startup": False,
+            "analytics.enabled": False,
+            "feedback.enabled": False,
+            "otel.exporter": "none",
+            "hide_agent_reasoning": False,
+        }
+        if self.reasoning_effort:
+            overrides["model_reasoning_effort"] = self.reasoning_effort
+        return overrides
+
+    def command(self, ctx: AgentContext) -> list[str]:
+        argv = ["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                "--model", ctx.model]
+        for key, value in self.config_overrides(ctx).items():
+            argv += ["-c", f"{key}={_toml(value)}"]
+        home = f"{ctx.logs_dir}/{CODEX_HOME_DIR}"
+        return headless_script(argv, ctx.instruction_path, self.log_path(ctx), setup=[f"mkdir -p {home}"])
+
+    def environment(self, ctx: AgentContext) -> dict[str, str]:
+        env = {
+            "OPENAI_API_KEY": ctx.token,
+            "OPENAI_BASE_URL": f"{ctx.gateway_url}/v1",
+            "CODEX_HOME": f"{ctx.logs_dir}/{CODEX_HOME_DIR}",
+            "CODEX_DISABLE_UPDATE_CHECK": "1",
+            "NO_UPDATE_NOTIFIER": "1",
+            "DO_NOT_TRACK": "1",
+        }
+        return {**env, **self.extra_env}
+
+    def native_logs(self, ctx: AgentContext) -> list[str]:
+        return [self.log_path(ctx), f"{ctx.logs_dir}/{CODEX_HOME_DIR}/sessions"]

@@ -1,0 +1,155 @@
+"""Auditing a run folder: the trajectory of each attempt, its statistics, and an HTML page.
+
+Where an attempt's trajectory comes from, first that exists:
+1. output/trajectory.jsonl, written by the harness in the common format;
+2. the harness's native log under output/harness-logs/ (`NATIVE_LOG_GLOBS`), read by the parser
+   of run.json's harness;
+3. logs/gateway.jsonl alone (`trajectory_from_gateway`): what makes the `command` harness,
+   and any harness whose logs are missing, auditable.
+Gateway token totals are attached whenever logs/gateway.jsonl exists. The trajectory is written
+to <attempt>/trajectory.json and the page to <attempt>/audit.html.
+"""
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from omnidr.errors import UserError
+
+from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
+from ._html import audit_page, network_events
+from ._jsonl import TrajectoryFormatError
+from ._models import Trajectory
+from ._native import FORMATS, NATIVE_LOG_GLOBS, parse_native_log, read_common_trajectory
+from ._stats import ProcessStats, process_stats
+
+KNOWN_HARNESSES = sorted({h for h, _ in FORMATS.values()} | {"command"})
+
+
+class AttemptAudit(BaseModel):
+    """What `omnidr audit` found for one attempt."""
+
+    task_id: str = Field(description="Task of the attempt.")
+    attempt: int = Field(description="Attempt number.")
+    folder: str = Field(description="Attempt folder.")
+    origin: str = Field(description="File the trajectory was read from, relative to the attempt folder.")
+    stats: ProcessStats = Field(description="Process statistics.")
+    reason: str | None = Field(None, description="How the attempt ended (attempt.json), if recorded.")
+    trajectory_path: str = Field(description="Path of the trajectory.json written.")
+    page_path: str = Field(description="Path of the audit.html written.")
+    warnings: list[str] = Field(default_factory=list, description="What the parser skipped or guessed.")
+
+
+def native_log(attempt_dir: Path, harness: str) -> Path | None:
+    """The harness's native log in an attempt folder, or None."""
+    logs = attempt_dir / "output" / "harness-logs"
+    for pattern in NATIVE_LOG_GLOBS.get(harness, []):
+        found = sorted(p for p in logs.glob(pattern) if p.is_file())
+        if found:
+            return max(found, key=lambda p: p.stat().st_size)  # the main session, not a subagent's
+    return None
+
+
+def load_attempt_trajectory(attempt_dir: Path, harness: str) -> tuple[Trajectory, str]:
+    """The trajectory of one attempt and the file it came from (relative to the attempt folder)."""
+    common = attempt_dir / "output" / "trajectory.jsonl"
+    gateway = attempt_dir / "logs" / "gateway.jsonl"
+    if common.is_file():
+        traj, origin = read_common_trajectory(common, harness), common
+    elif (native := native_log(attempt_dir, harness)) is not None:
+        traj, origin = parse_native_log(native, harness), native
+    elif gateway.is_file():
+        traj, origin = trajectory_from_gateway(gateway, harness), gateway
+        if harness in NATIVE_LOG_GLOBS:
+            traj.warnings.insert(0, f"no native {harness} log under output/harness-logs/; steps rebuilt from the gateway")
+    else:
+        if harness not in KNOWN_HARNESSES:
+            raise UserError(f"{attempt_dir}: unknown harness {harness!r} and no output/trajectory.jsonl or "
+                            f"logs/gateway.jsonl to read; known harnesses: {', '.join(KNOWN_HARNESSES)}")
+        raise UserError(f"{attempt_dir}: nothing to audit: no output/trajectory.jsonl, no {harness} log under "
+                        "output/harness-logs/, no logs/gateway.jsonl")
+    if gateway.is_file() and traj.source_format != "gateway":
+        attach_gateway_totals(traj, gateway)
+    return traj, str(origin.relative_to(attempt_dir))
+
+
+def _record(attempt_dir: Path):
+    """The attempt's AttemptRecord, or None when attempt.json is missing or unreadable."""
+    from omnidr.attempts import AttemptRecord  # here, not at the top: attempts -> harness -> trajectory
+
+    path = attempt_dir / "attempt.json"
+    if not path.is_file():
+        return None
+    try:
+        return AttemptRecord.model_validate_json(path.read_text("utf-8"))
+    except (ValidationError, ValueError):
+        return None
+
+
+def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
+    """Read, measure and render one attempt; writes trajectory.json and audit.html into its folder."""
+    traj, origin = load_attempt_trajectory(attempt_dir, harness)
+    record = _record(attempt_dir)
+    if record is None and (attempt_dir / "attempt.json").is_file():
+        traj.warnings.append("attempt.json is not a valid attempt record; ignored")
+    stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None)
+    exchanges = []
+    gateway = attempt_dir / "logs" / "gateway.jsonl"
+    if gateway.is_file():
+        exchanges, _ = read_gateway_log(gateway)
+    network = network_events(attempt_dir / "logs" / "network.jsonl", traj.warnings)
+    task_id, number = attempt_dir.parent.name, int(attempt_dir.name) if attempt_dir.name.isdigit() else 0
+    trajectory_path = attempt_dir / "trajectory.json"
+    _write(trajectory_path, traj.model_dump_json(indent=1))
+    page_path = attempt_dir / "audit.html"
+    _write(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number, record=record,
+                                 exchanges=exchanges, network=network))
+    return AttemptAudit(task_id=task_id, attempt=number, folder=str(attempt_dir), origin=origin, stats=stats,
+                        reason=record.reason.value if record else None, trajectory_path=str(trajectory_path),
+                        page_path=str(page_path), warnings=traj.warnings)
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+
+
+def run_harness(run_dir: Path) -> str:
+    """The harness named in RUN_DIR/run.json."""
+    path = run_dir / "run.json"
+    if not path.is_file():
+        raise UserError(f"{run_dir}: not a run folder (no run.json); pass the folder `omnidr run` wrote")
+    try:
+        config = json.loads(path.read_text("utf-8"))
+    except ValueError as exc:
+        raise UserError(f"{path}:{getattr(exc, 'lineno', 1)}: run.json is not valid JSON") from None
+    harness = config.get("harness") if isinstance(config, dict) else None
+    if not isinstance(harness, str) or not harness:
+        raise UserError(f"{path}: run.json names no harness")
+    return harness
+
+
+def attempt_dirs(run_dir: Path, task: str | None = None) -> list[Path]:
+    """Attempt folders of a run (interrupted leftovers `N.interrupted-*` are skipped), by task and number."""
+    root = run_dir / "attempts"
+    tasks = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if task is not None:
+        tasks = [p for p in tasks if p.name == task]
+        if not tasks:
+            raise UserError(f"{run_dir}: no attempts for task {task!r}")
+    found = [a for t in tasks for a in sorted((p for p in t.iterdir() if p.is_dir() and p.name.isdigit()),
+                                               key=lambda p: int(p.name))]
+    if not found:
+        raise UserError(f"{run_dir}: no attempt folders under attempts/; has `omnidr run` finished an attempt?")
+    return found
+
+
+def audit_run(run_dir: Path, task: str | None = None) -> list[AttemptAudit]:
+    """Audit every attempt of a run folder (or of one task)."""
+    harness = run_harness(run_dir)
+    return [audit_attempt(a, harness) for a in attempt_dirs(run_dir, task)]
+
+
+__all__ = ["AttemptAudit", "TrajectoryFormatError", "audit_attempt", "audit_run", "load_attempt_trajectory"]

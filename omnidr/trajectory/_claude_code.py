@@ -1,0 +1,113 @@
+"""Claude Code logs: headless `--output-format stream-json` events and session transcripts.
+
+Both formats carry the same `assistant`/`user` message lines. Claude Code writes one line per
+content block of an answer, each repeating the message id and its usage: lines with the same
+message id are merged into one agent step and the usage is counted once (the last copy wins,
+since streaming copies may carry partial output counts). Tool results arrive in `user` lines
+and are attached to the step that made the call. Sidechain (subagent) turns are kept and
+flagged `subagent=True`. Hook, progress, snapshot and background-task lines are skipped.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from ._builder import TrajectoryBuilder, timestamp, usage_from
+from ._jsonl import content_text
+from ._models import AgentStep, SystemStep, TokenTotals, Trajectory, UserStep
+
+HARNESS = "claude-code"
+
+
+def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: Path | None) -> Trajectory:
+    transcript = any("sessionId" in d for _, d in records)
+    b = TrajectoryBuilder(HARNESS, "claude-code-transcript" if transcript else "claude-code-stream", path)
+    by_message: dict[str, AgentStep] = {}
+    session_id = version = model = None
+    result: dict[str, Any] | None = None
+    for line, d in records:
+        kind = d.get("type")
+        when = timestamp(d.get("timestamp"))
+        session_id = session_id or d.get("session_id") or d.get("sessionId")
+        version = version or d.get("version") or d.get("claude_code_version")
+        if kind == "system":
+            sub = d.get("subtype")
+            if sub == "init":
+                model = d.get("model") or model
+                version = d.get("claude_code_version") or version
+                b.add(SystemStep(index=1, timestamp=when, line=line, message=f"session started, model {d.get('model')}"))
+            elif sub == "api_retry":
+                text = f"API retry {d.get('attempt')}/{d.get('max_retries')}: {d.get('error_status')} {d.get('error')}"
+                b.add(SystemStep(index=1, timestamp=when, line=line, message=text, is_error=True))
+            elif sub == "compact_boundary":
+                b.add(SystemStep(index=1, timestamp=when, line=line, message="context compacted"))
+        elif kind == "assistant":
+            _assistant(b, by_message, d, line, when)
+            model = model or (d.get("message") or {}).get("model")
+        elif kind == "user" and not d.get("isMeta"):
+            _user(b, d, line, when)
+        elif kind == "result":
+            result = d
+            if d.get("is_error"):
+                text = f"run ended with {d.get('subtype')}: {str(d.get('result') or '')[:500]}"
+                b.add(SystemStep(index=1, timestamp=when, line=line, message=text, is_error=True))
+    traj = b.build(session_id=session_id, harness_version=version, model=model,
+                   complete=None if transcript else result is not None)
+    m = traj.final_metrics
+    if result is not None and isinstance(result.get("usage"), dict):
+        u = usage_from(result["usage"], anthropic=True)
+        m.harness_tokens = TokenTotals(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                                       requests=result.get("num_turns"))
+    else:
+        usages = [s.usage for s in traj.agent_steps() if s.usage]
+        if usages:
+            m.harness_tokens = TokenTotals(input_tokens=sum(u.input_tokens for u in usages),
+                                           output_tokens=sum(u.output_tokens for u in usages), requests=len(usages))
+    if result is not None:
+        m.harness_cost_usd = result.get("total_cost_usd")
+        if result.get("duration_ms") is not None:
+            m.harness_duration_s = result["duration_ms"] / 1000
+    return traj
+
+
+def _assistant(b: TrajectoryBuilder, by_message: dict[str, AgentStep], d: dict, line: int, when) -> None:
+    msg = d.get("message") or {}
+    mid = msg.get("id")
+    step = by_message.get(mid) if mid else None
+    if step is None:
+        sidechain = bool(d.get("isSidechain")) or d.get("parent_tool_use_id") is not None
+        step = b.agent(timestamp=when, line=line, model=msg.get("model"), subagent=sidechain)
+        if mid:
+            by_message[mid] = step
+    if msg.get("usage"):
+        step.usage = usage_from(msg["usage"], anthropic=True)  # same id, same usage: counted once
+    if d.get("isApiErrorMessage") or d.get("error"):
+        step.error = str(d.get("error") or content_text(msg.get("content")))
+    for block in msg.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and block.get("text", "").strip():
+            step.message = "\n".join(p for p in (step.message, block["text"]) if p)
+        elif kind == "thinking" and block.get("thinking"):
+            step.reasoning = "\n".join(p for p in (step.reasoning, block["thinking"]) if p)
+        elif kind in ("tool_use", "server_tool_use") and not b.has_call(block.get("id", "")):
+            b.call(step, str(block.get("id", "")), str(block.get("name", "")), block.get("input"))
+        elif kind == "web_search_tool_result":
+            b.observe(block.get("tool_use_id"), content_text(block.get("content")), False, when, line)
+
+
+def _user(b: TrajectoryBuilder, d: dict, line: int, when) -> None:
+    content = (d.get("message") or {}).get("content")
+    texts = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                b.observe(block.get("tool_use_id"), content_text(block.get("content")), bool(block.get("is_error")),
+                          when, line)
+            else:
+                texts.append(content_text([block]))
+    else:
+        texts.append(content_text(content))
+    text = "\n".join(t for t in texts if t)
+    if text:
+        b.add(UserStep(index=1, timestamp=when, line=line, message=text))

@@ -1,0 +1,70 @@
+"""`omnidr audit RUN_DIR [--task ID]`: process statistics and an HTML audit page per attempt.
+
+A standalone Click command; the main `omnidr` group registers it. Bad input raises `UserError`
+(one line naming the file and line; exit code 2 through `omnidr.cli.main`).
+"""
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ._audit import AttemptAudit, audit_run
+from ._stats import summarize
+
+
+def _fmt(value, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
+    """The two tables `omnidr audit` prints: process (Table 23) and phase order (Table 24)."""
+    process = Table(title="Process statistics")
+    for col in ("task", "#", "ended", "steps", "tool calls", "tool errors", "time (s)", "tokens", "token source",
+                "loops"):
+        process.add_column(col, justify="left" if col in ("task", "ended", "token source") else "right")
+    order = Table(title="Phase order")
+    for col in ("task", "#", "video", "search", "read", "write", "verify", "other", "first write %",
+                "last search %", "search after write %", "write blocks", "interleaved"):
+        order.add_column(col, justify="left" if col == "task" else "right")
+    for a in audits:
+        s = a.stats
+        process.add_row(a.task_id, str(a.attempt), a.reason or "–", _fmt(s.steps), _fmt(s.tool_calls),
+                        _fmt(s.tool_errors), _fmt(s.wall_time_s, 0), _fmt(s.total_tokens), s.token_source or "–",
+                        _fmt(len(s.failure_loops)))
+        order.add_row(a.task_id, str(a.attempt), *(str(s.phase_counts[p]) for p in
+                                                    ("video", "search", "read", "write", "verify", "other")),
+                      _fmt(s.first_write_pct), _fmt(s.last_search_pct), _fmt(s.searches_after_write_pct),
+                      _fmt(s.write_blocks), _fmt(s.interleaved))
+    if len(audits) > 1:  # the paper's tables report medians over a configuration's traces
+        m = summarize([a.stats for a in audits])
+        md = m.medians
+        process.add_row("median", "", "", _fmt(md["steps"]), _fmt(md["tool_calls"]), _fmt(md["tool_errors"]),
+                        _fmt(md["wall_time_s"], 0), _fmt(md["total_tokens"], 0), "", "", style="bold")
+        order.add_row("median", "", "", "", "", "", "", "", _fmt(md["first_write_pct"]), _fmt(md["last_search_pct"]),
+                      _fmt(md["searches_after_write_pct"]), _fmt(md["write_blocks"]), _fmt(m.interleaved), style="bold")
+    return [process, order]
+
+
+@click.command("audit")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--task", "task", default=None, help="Audit only this task's attempts.")
+def audit(run_dir: Path, task: str | None) -> None:
+    """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt."""
+    audits = audit_run(run_dir, task)
+    console = Console(width=None if sys.stdout.isatty() else 160)  # piped output keeps whole columns
+    for table in audit_tables(audits):
+        console.print(table)
+    for a in audits:
+        console.print(f"{a.task_id} #{a.attempt}: steps from {a.origin}; page {a.page_path}", soft_wrap=True,
+                      highlight=False, markup=False)
+        for warning in a.warnings[:5]:
+            console.print(f"  warning: {warning}", soft_wrap=True, highlight=False, markup=False)

@@ -1,0 +1,202 @@
+"""Codex CLI logs: `codex exec --json` events and `~/.codex/sessions` rollout files.
+
+Exec events carry no timestamps, so their steps have none. Rollout `token_count` events are
+cumulative: the harness total is the last `total_token_usage`, never a sum; each event's
+`last_token_usage` is the usage of the turn just before it. In rollouts the `event_msg`
+copies of messages and reasoning (`user_message`, `agent_message`, `agent_reasoning`) repeat
+the `response_item`s and are skipped.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ._builder import TrajectoryBuilder, timestamp, usage_from
+from ._jsonl import content_text, decode_arguments
+from ._models import AgentStep, SystemStep, TokenTotals, Trajectory, UserStep
+
+HARNESS = "codex"
+
+
+# --- exec --json -----------------------------------------------------------------------------
+
+def parse_codex_exec_records(records: list[tuple[int, dict[str, Any]]], path: Path | None) -> Trajectory:
+    b = TrajectoryBuilder(HARNESS, "codex-exec", path)
+    thread_id = None
+    reasoning: list[str] = []
+    started: dict[str, tuple[int, dict]] = {}
+    totals = TokenTotals(requests=0)
+    saw_usage = False
+    open_turn = False
+    for line, d in records:
+        kind = d.get("type")
+        if kind == "thread.started":
+            thread_id = d.get("thread_id")
+        elif kind == "turn.started":
+            open_turn = True
+        elif kind == "turn.completed":
+            open_turn = False
+            u = usage_from(d.get("usage"), anthropic=False)
+            if u:
+                saw_usage = True
+                totals.input_tokens += u.input_tokens
+                totals.output_tokens += u.output_tokens
+                totals.requests = (totals.requests or 0) + 1
+        elif kind in ("turn.failed", "error"):
+            open_turn = open_turn and kind == "error"
+            err = d.get("error") if isinstance(d.get("error"), dict) else {}
+            text = err.get("message") or d.get("message") or kind
+            b.add(SystemStep(index=1, line=line, message=f"{kind}: {text}", is_error=True))
+        elif kind == "item.started":
+            item = d.get("item") or {}
+            started[str(item.get("id"))] = (line, item)
+        elif kind == "item.completed":
+            item = d.get("item") or {}
+            started.pop(str(item.get("id")), None)
+            _exec_item(b, item, line, reasoning)
+    for line, item in started.values():  # begun but never finished: the run was cut off
+        _exec_item(b, item, line, reasoning, finished=False)
+    traj = b.build(session_id=thread_id, complete=not open_turn and saw_usage)
+    if saw_usage:
+        traj.final_metrics.harness_tokens = totals
+    return traj
+
+
+def _exec_item(b: TrajectoryBuilder, item: dict, line: int, reasoning: list[str], finished: bool = True) -> None:
+    kind = item.get("type") or item.get("item_type")
+    item_id = str(item.get("id"))
+    if kind == "reasoning":
+        reasoning.append(str(item.get("text", "")))
+        return
+    if kind == "agent_message":
+        b.agent(line=line, message=str(item.get("text", "")), reasoning="\n".join(reasoning) or None)
+        reasoning.clear()
+        return
+    if kind == "error":
+        b.add(SystemStep(index=1, line=line, message=str(item.get("message", "error")), is_error=True))
+        return
+    call = _exec_call(item)
+    if call is None:
+        return
+    name, args, output, failed = call
+    step = b.agent(line=line, reasoning="\n".join(reasoning) or None)
+    reasoning.clear()
+    b.call(step, item_id, name, args)
+    if finished:
+        b.observe(item_id, output, failed, None, line)
+    else:
+        b.warnings.append(f"line {line}: {name} call {item_id} never finished (run cut off)")
+
+
+def _exec_call(item: dict) -> tuple[str, Any, str, bool] | None:
+    kind = item.get("type") or item.get("item_type")
+    status = item.get("status")
+    if kind == "command_execution":
+        code = item.get("exit_code")
+        failed = status == "failed" or (code is not None and code != 0)
+        return "command_execution", {"command": item.get("command")}, str(item.get("aggregated_output", "")), failed
+    if kind == "file_change":
+        return "file_change", {"changes": item.get("changes")}, f"status: {status}", status == "failed"
+    if kind == "mcp_tool_call":
+        name = f"{item.get('server')}.{item.get('tool')}"
+        err = item.get("error")
+        out = json.dumps(item.get("result"), ensure_ascii=False) if item.get("result") is not None else ""
+        return name, item.get("arguments"), str(err or out), status == "failed" or bool(err)
+    if kind == "web_search":
+        return "web_search", {"query": item.get("query")}, "", False
+    if kind == "todo_list":
+        return "todo_list", {"items": item.get("items")}, "", False
+    return None
+
+
+# --- rollout ---------------------------------------------------------------------------------
+
+_EXIT = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
+_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+
+
+def parse_codex_rollout_records(records: list[tuple[int, dict[str, Any]]], path: Path | None) -> Trajectory:
+    b = TrajectoryBuilder(HARNESS, "codex-rollout", path)
+    session_id = version = model = None
+    reasoning: list[str] = []
+    last_total: dict | None = None
+    complete: bool | None = None
+    last_agent: AgentStep | None = None
+    usage_pending = False
+    for line, d in records:
+        kind = d.get("type")
+        p = d.get("payload") or {}
+        when = timestamp(d.get("timestamp"))
+        if kind == "session_meta":
+            session_id, version = p.get("id"), p.get("cli_version")
+        elif kind == "turn_context":
+            model = p.get("model") or model
+        elif kind == "event_msg":
+            sub = p.get("type")
+            if sub == "token_count" and isinstance(p.get("info"), dict):
+                info = p["info"]
+                last_total = info.get("total_token_usage") or last_total  # cumulative: keep the last
+                if last_agent is not None and usage_pending and info.get("last_token_usage"):
+                    last_agent.usage = usage_from(info["last_token_usage"], anthropic=False)
+                    usage_pending = False
+            elif sub == "turn_aborted":
+                b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True,
+                                 message=f"turn aborted ({p.get('reason', 'unknown')})"))
+                complete = False
+            elif sub in ("task_complete",):
+                complete = True
+            elif sub in ("error", "stream_error"):
+                b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True, message=str(p.get("message"))))
+        elif kind == "response_item":
+            sub = p.get("type")
+            if sub == "reasoning":
+                text = content_text(p.get("summary")) or content_text(p.get("content"))
+                if text:
+                    reasoning.append(text)
+            elif sub == "message":
+                role = p.get("role")
+                text = content_text(p.get("content"))
+                if role == "assistant":
+                    last_agent = b.agent(timestamp=when, line=line, model=model, message=text,
+                                         reasoning="\n".join(reasoning) or None)
+                    reasoning.clear()
+                    usage_pending = True
+                elif role == "user":
+                    b.add(UserStep(index=1, timestamp=when, line=line, message=text))
+                else:
+                    b.add(SystemStep(index=1, timestamp=when, line=line, message=text))
+            elif sub in _CALLS:
+                call_id = str(p.get("call_id") or p.get("id") or f"line-{line}")
+                name = str(p.get("name") or sub)
+                args = decode_arguments(p.get("arguments") if "arguments" in p else p.get("input", p.get("action")))
+                last_agent = b.agent(timestamp=when, line=line, model=model, reasoning="\n".join(reasoning) or None)
+                reasoning.clear()
+                usage_pending = True
+                b.call(last_agent, call_id, name, args)
+            elif sub in _OUTPUTS:
+                text, failed = _rollout_output(p.get("output"))
+                b.observe(p.get("call_id"), text, failed, when, line)
+    traj = b.build(session_id=session_id, harness_version=version, model=model, complete=complete)
+    if last_total:
+        u = usage_from(last_total, anthropic=False)
+        traj.final_metrics.harness_tokens = TokenTotals(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
+    return traj
+
+
+def _rollout_output(output: Any) -> tuple[str, bool]:
+    """Text of a call output and whether it failed: JSON `{output, metadata.exit_code}` (older
+    versions) or plain text starting `Exit code: N` (newer ones)."""
+    if isinstance(output, dict):
+        text = output.get("content") or json.dumps(output, ensure_ascii=False)
+        return str(text), output.get("success") is False
+    text = str(output or "")
+    decoded = decode_arguments(text)
+    if isinstance(decoded, dict) and "output" in decoded:
+        code = (decoded.get("metadata") or {}).get("exit_code")
+        return str(decoded["output"]), code not in (None, 0)
+    match = _EXIT.search(text)
+    if match:
+        return text, int(match.group(1)) != 0
+    return text, text.startswith(("failed", "error", "Error"))

@@ -1,0 +1,227 @@
+"""The static audit page of one attempt: one HTML file with inline CSS and JS, no server, no
+external URL (a Content-Security-Policy forbids any load from elsewhere)."""
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from sandbox.egress._event import NETWORK_EVENT, RequestEvent, TunnelEvent
+from sandbox.gateway._exchange import GatewayExchange
+
+from ._models import AgentStep, SystemStep, Trajectory, UserStep
+from ._stats import ProcessStats
+
+MAX_TEXT = 4000  # characters of a message, argument or result shown before cutting
+
+PHASE_COLORS = {"video": "#8e44ad", "search": "#2980b9", "read": "#16a085", "write": "#d35400",
+                "verify": "#27ae60", "other": "#7f8c8d"}
+
+
+def network_events(path: Path, warnings: list[str]) -> list[RequestEvent | TunnelEvent]:
+    """Lines of network.jsonl; unreadable lines are skipped with a warning."""
+    if not path.is_file():
+        return []
+    events = []
+    for number, line in enumerate(path.read_text("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(NETWORK_EVENT.validate_json(line))
+        except ValueError:
+            warnings.append(f"{path}:{number}: not a network event; skipped")
+    return events
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"\n… [{len(text) - MAX_TEXT} more characters]"
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=1, ensure_ascii=False, default=str)
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value))
+
+
+def _time(step) -> str:
+    return step.timestamp.strftime("%H:%M:%S") if step.timestamp else "–"
+
+
+def _step_html(step) -> str:
+    phases = " ".join(sorted({c.phase for c in step.tool_calls})) if isinstance(step, AgentStep) else ""
+    error = (isinstance(step, SystemStep) and step.is_error) or (
+        isinstance(step, AgentStep) and (step.error or any(o.is_error for o in step.observations)))
+    label = step.type + (" (subagent)" if isinstance(step, AgentStep) and step.subagent else "")
+    head = (f'<summary><span class="idx">#{step.index}</span> <span class="t">{_time(step)}</span> '
+            f'<span class="kind {step.type}">{_e(label)}</span>')
+    body = []
+    if isinstance(step, AgentStep):
+        names = ", ".join(f'<span class="ph" style="background:{PHASE_COLORS[c.phase]}">{_e(c.name)}</span>'
+                          for c in step.tool_calls)
+        head += f" {names} <span class='preview'>{_e(step.message[:120])}</span>"
+        if step.error:
+            body.append(f'<p class="err">model error: {_e(step.error)}</p>')
+        if step.reasoning:
+            body.append(f'<div class="lbl">reasoning</div><pre class="reason">{_e(_cut(step.reasoning))}</pre>')
+        if step.message:
+            body.append(f'<div class="lbl">message</div><pre>{_e(_cut(step.message))}</pre>')
+        results = {o.tool_call_id: o for o in step.observations}
+        for call in step.tool_calls:
+            body.append(f'<div class="call"><div class="lbl">tool call <b>{_e(call.name)}</b> '
+                        f'[{call.phase}] id {_e(call.id)}</div><pre>{_e(_cut(_json(call.arguments)))}</pre>')
+            obs = results.pop(call.id, None)
+            if obs is not None:
+                cls = "res err" if obs.is_error else "res"
+                body.append(f'<div class="lbl">{"error" if obs.is_error else "result"}</div>'
+                            f'<pre class="{cls}">{_e(_cut(obs.content))}</pre>')
+            body.append("</div>")
+        for obs in results.values():
+            body.append(f'<div class="lbl">result (call {_e(obs.tool_call_id)})</div><pre>{_e(_cut(obs.content))}</pre>')
+        if step.usage:
+            body.append(f'<div class="lbl">usage: {step.usage.input_tokens} in / {step.usage.output_tokens} out</div>')
+    else:
+        msg = step.message if isinstance(step, (UserStep, SystemStep)) else ""
+        head += f" <span class='preview'>{_e(msg[:120])}</span>"
+        body.append(f"<pre>{_e(_cut(msg))}</pre>")
+    cls = "step err" if error else "step"
+    return (f'<details class="{cls}" data-type="{step.type}" data-phases="{phases}">{head}</summary>'
+            + "".join(body) + "</details>")
+
+
+def _budget_svg(exchanges: list[GatewayExchange], max_total_tokens: int | None, max_requests: int | None) -> str:
+    """Cumulative tokens and requests over time, as the gateway counted them."""
+    if not exchanges:
+        return '<p class="muted">No gateway log: budget use over time is unknown.</p>'
+    ordered = sorted(exchanges, key=lambda e: e.finished_at)
+    start = min(e.started_at for e in ordered)
+    points, tokens, requests = [(0.0, 0, 0)], 0, 0
+    for e in ordered:
+        tokens += e.usage.total_tokens if e.usage else 0
+        requests += 1 if e.counted else 0
+        points.append(((e.finished_at - start).total_seconds(), tokens, requests))
+    w, h, pad = 720, 220, 40
+    t_max = max(p[0] for p in points) or 1.0
+    y_max = max(tokens, max_total_tokens or 0) or 1
+    r_max = max(requests, max_requests or 0) or 1
+
+    def xy(t: float, v: float, top: float) -> str:
+        return f"{pad + (w - 2 * pad) * t / t_max:.1f},{h - pad - (h - 2 * pad) * v / top:.1f}"
+
+    tok = " ".join(xy(t, v, y_max) for t, v, _ in points)
+    req = " ".join(xy(t, r, r_max) for t, _, r in points)
+    limit = ""
+    if max_total_tokens:
+        y = h - pad - (h - 2 * pad) * max_total_tokens / y_max
+        limit = (f'<line x1="{pad}" x2="{w - pad}" y1="{y:.1f}" y2="{y:.1f}" class="limit"/>'
+                 f'<text x="{w - pad}" y="{y - 4:.1f}" text-anchor="end">token budget {max_total_tokens:,}</text>')
+    return (f'<svg id="budget" viewBox="0 0 {w} {h}" role="img" aria-label="budget use over time">'
+            f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" class="axis"/>'
+            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" class="axis"/>{limit}'
+            f'<polyline points="{tok}" class="tok"/><polyline points="{req}" class="req"/>'
+            f'<text x="{pad}" y="{pad - 8}">tokens (orange, max {y_max:,}) · requests (blue, max {r_max})</text>'
+            f'<text x="{w - pad}" y="{h - pad + 16}" text-anchor="end">{t_max:.0f} s</text></svg>'
+            f'<p class="muted">{tokens:,} tokens over {requests} model requests (gateway).</p>')
+
+
+def _stats_rows(stats: ProcessStats) -> str:
+    def show(value: object) -> str:
+        return "–" if value is None else str(value)
+
+    rows = [("agent steps", stats.agent_steps), ("tool calls", stats.tool_calls), ("tool errors", stats.tool_errors),
+            ("wall time (s)", None if stats.wall_time_s is None else f"{stats.wall_time_s:.0f}"),
+            ("tokens", None if stats.total_tokens is None else f"{stats.total_tokens:,} ({stats.token_source})"),
+            ("harness-reported tokens", None if stats.harness_total_tokens is None
+             else f"{stats.harness_total_tokens:,}"),
+            ("first write (%)", stats.first_write_pct), ("last search (%)", stats.last_search_pct),
+            ("searches after write (%)", stats.searches_after_write_pct), ("write blocks", stats.write_blocks),
+            ("interleaved", "yes" if stats.interleaved else "no"),
+            ("repeated-failure loops", len(stats.failure_loops))]
+    first = f'<tr><th>steps</th><td><span id="step-count">{stats.steps}</span></td></tr>'
+    return first + "".join(f"<tr><th>{_e(k)}</th><td>{_e(show(v))}</td></tr>" for k, v in rows)
+
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1100px}
+h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.5em}
+table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f6f6f6;font-weight:600}.muted{color:#777}
+details.step{border:1px solid #ddd;border-radius:4px;margin:3px 0;padding:2px 6px}
+details.step.err{border-color:#c0392b;background:#fff6f5}
+summary{cursor:pointer}.idx{color:#999}.t{color:#555;font-family:monospace}
+.kind{font-weight:600}.kind.user{color:#2c3e50}.kind.system{color:#7f8c8d}.kind.agent{color:#d35400}
+.ph{color:#fff;border-radius:3px;padding:0 4px;font-size:12px;margin-right:2px}
+.preview{color:#666}pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:6px;margin:2px 0;
+max-height:400px;overflow:auto}pre.err{background:#fdecea}pre.reason{color:#555;font-style:italic}
+.lbl{font-size:12px;color:#555;margin-top:4px}.err{color:#c0392b}.call{border-left:3px solid #eee;padding-left:6px}
+#strip span{display:inline-block;width:6px;height:18px;margin-right:1px}
+svg{width:100%;max-width:720px;height:auto;border:1px solid #eee}svg text{font-size:11px;fill:#555}
+.axis{stroke:#999}.tok{fill:none;stroke:#d35400;stroke-width:2}.req{fill:none;stroke:#2980b9;stroke-width:1.5}
+.limit{stroke:#c0392b;stroke-dasharray:4 3}button{margin-right:4px}.hidden{display:none}
+"""
+
+JS = """
+(function(){
+  var steps=document.querySelectorAll('details.step');
+  function show(pred){steps.forEach(function(s){s.classList.toggle('hidden',!pred(s));});
+    document.getElementById('shown').textContent=document.querySelectorAll('details.step:not(.hidden)').length;}
+  document.querySelectorAll('button[data-filter]').forEach(function(b){b.addEventListener('click',function(){
+    var f=b.getAttribute('data-filter');
+    if(f==='all'){show(function(){return true;});}
+    else if(f==='errors'){show(function(s){return s.classList.contains('err');});}
+    else{show(function(s){return (s.getAttribute('data-phases')||'').split(' ').indexOf(f)>=0;});}
+  });});
+  document.getElementById('expand').addEventListener('click',function(){
+    var open=!steps[0]||!steps[0].open;steps.forEach(function(s){s.open=open;});});
+  show(function(){return true;});
+})();
+"""
+
+
+def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: str, attempt: int, record: Any,
+               exchanges: list[GatewayExchange], network: list[RequestEvent | TunnelEvent]) -> str:
+    """The HTML text of the audit page."""
+    budget = record.budget if record is not None else None
+    strip = "".join(f'<span title="#{i + 1} {_e(c.name)} [{c.phase}]" style="background:{PHASE_COLORS[c.phase]}">'
+                    "</span>" for i, c in enumerate(traj.tool_calls()))
+    legend = " ".join(f'<span class="ph" style="background:{c}">{p}</span>' for p, c in PHASE_COLORS.items())
+    net_rows = "".join(
+        f"<tr class='{'err' if ev.blocked or ev.error else ''}'><td>{ev.seq}</td><td>{ev.started_at:%H:%M:%S}</td>"
+        f"<td>{_e(ev.method)}</td><td>{_e(getattr(ev, 'url', None) or f'{ev.host}:{ev.port}')}</td>"
+        f"<td>{_e(ev.status)}</td><td>{'blocked (' + _e(ev.block_reason) + ')' if ev.blocked else ''}"
+        f"{_e(ev.error or '')}</td><td>{ev.received_bytes:,}</td></tr>" for ev in network)
+    loops = "".join(f"<li>{_e(l.tool)} ×{l.repeats} from call {l.first_action}: <code>{_e(l.arguments)}</code></li>"
+                    for l in stats.failure_loops)
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in traj.warnings[:200])
+    info = [("task", task_id), ("attempt", attempt), ("harness", traj.harness), ("model", traj.model),
+            ("trajectory from", origin), ("format", traj.source_format),
+            ("complete", {True: "yes", False: "no (cut off)", None: "unknown"}[traj.complete])]
+    if record is not None:
+        info += [("ended", f"{record.reason.value}: {record.detail}"), ("exit code", record.exit_code)]
+    info_rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in info)
+    buttons = "".join(f'<button data-filter="{p}">{p}</button>' for p in PHASE_COLORS)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>Audit {_e(task_id)} #{attempt}</title><style>{CSS}</style></head>
+<body>
+<h1>Audit of {_e(task_id)}, attempt {attempt}</h1>
+<table>{info_rows}</table>
+<h2>Process statistics</h2><table id="stats">{_stats_rows(stats)}</table>
+{f'<h2>Repeated-failure loops</h2><ul>{loops}</ul>' if loops else ''}
+<h2>Budget use over time</h2>{_budget_svg(exchanges, budget.max_total_tokens if budget else None,
+                                          budget.max_iterations if budget else None)}
+<h2>Tool calls by phase</h2><div>{legend}</div><div id="strip">{strip or '<span class="muted">no tool calls</span>'}</div>
+<h2>Timeline</h2>
+<div><button data-filter="all">all</button><button data-filter="errors">errors</button>{buttons}
+<button id="expand">expand/collapse</button> <span class="muted"><span id="shown"></span> shown</span></div>
+<div id="timeline">{''.join(_step_html(s) for s in traj.steps)}</div>
+<h2>Network requests ({len(network)})</h2>
+{'<table id="network"><tr><th>#</th><th>time</th><th>method</th><th>URL / host</th><th>status</th><th>note</th><th>bytes in</th></tr>' + net_rows + '</table>' if network else '<p class="muted">No network requests logged.</p>'}
+{f'<h2>Parser warnings</h2><ul>{warnings}</ul>' if warnings else ''}
+<script>{JS}</script>
+</body></html>
+"""

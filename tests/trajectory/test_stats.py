@@ -1,0 +1,91 @@
+"""Process statistics (paper Tables 22-24) on hand-made and real trajectories."""
+
+from pathlib import Path
+
+from omnidr.trajectory import (
+    AgentStep, Observation, ToolCall, Trajectory, UserStep, parse_native_log, phase_of, process_stats, summarize,
+)
+
+
+def trajectory(phases: str, failing: set[int] = frozenset(), same_args: bool = False) -> Trajectory:
+    """One agent step per letter: v(ideo) s(earch) r(ead) w(rite) c(heck=verify) o(ther)."""
+    names = {"v": "video", "s": "search", "r": "read", "w": "write", "c": "verify", "o": "other"}
+    steps = [UserStep(index=1, message="task")]
+    for i, letter in enumerate(phases):
+        call = ToolCall(id=f"c{i}", name=f"tool_{letter}", arguments={"n": 0 if same_args else i}, phase=names[letter])
+        steps.append(AgentStep(index=i + 2, tool_calls=[call],
+                               observations=[Observation(tool_call_id=f"c{i}", is_error=i in failing)]))
+    return Trajectory(harness="test", source_format="common", steps=steps)
+
+
+def test_phase_order_statistics():
+    stats = process_stats(trajectory("vsswssrwsww"))
+    # actions 0..10: first write at 3 -> 30%, last search at 8 -> 80%
+    assert stats.first_write_pct == 30.0 and stats.last_search_pct == 80.0
+    assert stats.searches_after_write_pct == 60.0  # 3 of 5 searches come after the first write
+    assert stats.write_blocks == 3  # w | w | ww
+    assert not stats.interleaved  # needs >= 4 blocks
+    assert stats.phase_counts == {"video": 1, "search": 5, "read": 1, "write": 4, "verify": 0, "other": 0}
+    assert stats.steps == 12 and stats.tool_calls == 11
+
+
+def test_interleaved_rule():
+    assert process_stats(trajectory("swswswsw")).interleaved  # 75% after write, 4 blocks
+    assert not process_stats(trajectory("sssssswswsww")).interleaved  # 25% after write, 3 blocks
+    assert not process_stats(trajectory("ssssssswwww")).interleaved  # write once at the end
+
+
+def test_edge_cases():
+    none = process_stats(trajectory(""))
+    assert none.first_write_pct is None and none.searches_after_write_pct is None and none.write_blocks == 0
+    no_write = process_stats(trajectory("ss"))
+    assert no_write.searches_after_write_pct == 0.0 and no_write.last_search_pct == 100.0
+    single = process_stats(trajectory("w"))
+    assert single.first_write_pct == 0.0 and single.write_blocks == 1
+
+
+def test_repeated_failure_loops():
+    stats = process_stats(trajectory("rrrrsr", failing={0, 1, 2, 3}, same_args=True))
+    assert stats.tool_errors == 4
+    assert len(stats.failure_loops) == 1 and stats.failure_loops[0].repeats == 4
+    assert stats.failure_loops[0].first_action == 1
+    # different arguments each time: not a loop
+    assert process_stats(trajectory("rrrr", failing={0, 1, 2, 3})).failure_loops == []
+    # two failures only: not a loop
+    assert process_stats(trajectory("rrs", failing={0, 1}, same_args=True)).failure_loops == []
+
+
+def test_openclaw_fixture_statistics(fixtures: Path):
+    stats = process_stats(parse_native_log(fixtures / "openclaw-session.jsonl"))
+    # actions: video search write read read read search write
+    assert stats.tool_calls == 8 and stats.tool_errors == 3
+    assert stats.first_write_pct == round(100 * 2 / 7, 1) and stats.last_search_pct == round(100 * 6 / 7, 1)
+    assert stats.searches_after_write_pct == 50.0 and stats.write_blocks == 2
+    assert len(stats.failure_loops) == 1 and stats.failure_loops[0].tool == "web_fetch"
+    assert stats.wall_time_s == 59.99  # model_change step at 10:00:00.010 to the last answer at 10:01:00
+    assert stats.token_source == "harness" and stats.total_tokens == stats.harness_total_tokens
+
+
+def test_summary_medians_and_rule():
+    summary = summarize([process_stats(trajectory(p)) for p in ("swswswsw", "swswswswsw", "ssw")])
+    assert summary.trajectories == 3
+    assert summary.medians["write_blocks"] == 4.0
+    assert summary.interleaved
+
+
+def test_phase_tables():
+    assert phase_of("claude-code", "WebSearch") == "search"
+    assert phase_of("claude-code", "Bash", {"command": "ffmpeg -i v.mp4 -vf fps=1 f%03d.png"}) == "video"
+    assert phase_of("codex", "shell", {"command": ["bash", "-lc", "cat > /output/report/index.html <<EOF"]}) == "write"
+    assert phase_of("codex", "shell", {"command": ["bash", "-lc", "pytest -q"]}) == "verify"
+    assert phase_of("codex", "apply_patch", "*** Begin Patch") == "write"
+    assert phase_of("openclaw", "web_fetch") == "read"
+    assert phase_of("command", "google_search") == "search"  # name keywords for unknown tools
+    assert phase_of("command", "extract_frames") == "video"
+    assert phase_of("command", "mystery") == "other"
+
+
+def test_real_subagent_search_trace(native_logs: Path):
+    stats = process_stats(parse_native_log(native_logs / "claude-code/transcript-v2.1.39-subagent-file.jsonl"))
+    assert stats.phase_counts["search"] > 0 and stats.first_write_pct is None
+    assert stats.subagent_steps == stats.agent_steps
