@@ -171,11 +171,14 @@ def images_list() -> None:
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
-@click.option("--harness", type=click.Choice(["command"]), default="command", show_default=True,
-              help="Harness adapter. `command` runs --image with the command after `--`.")
+@click.option("--harness", type=click.Choice(["command", "reference"]), default="command", show_default=True,
+              help="`command` runs --image with the command after `--`; `reference` runs this repo's reference agent "
+                   "(with the scripted model when no --openai-base-url is given).")
+@click.option("--capability", type=click.Choice(["interface_only", "video", "text_web", "multimodal", "full"]),
+              default="full", show_default=True, help="Capability level of the reference agent (the paper's ladder).")
 @click.option("--image", help="Agent image (command harness).")
 @click.option("--run-dir", type=click.Path(path_type=Path), required=True, help="Run folder; rerunning resumes it.")
-@click.option("--model", default="gpt-4o-mini", show_default=True, help="Model name the agent asks the gateway for.")
+@click.option("--model", default=None, help="Model name the agent asks the gateway for.")
 @click.option("--openai-base-url", help="OpenAI-compatible upstream the gateway forwards to (e.g. https://api.openai.com/v1).")
 @click.option("--openai-key-env", help="Host environment variable holding the OpenAI upstream key.")
 @click.option("--anthropic-base-url", help="Anthropic-compatible upstream (e.g. https://api.anthropic.com/v1).")
@@ -197,7 +200,7 @@ def images_list() -> None:
 @click.option("--pids", type=int, default=512, show_default=True)
 @click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks run at once.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-def run(snapshot_path, tasks, harness, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
+def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
         retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
@@ -207,6 +210,8 @@ def run(snapshot_path, tasks, harness, image, run_dir, model, openai_base_url, o
 
     if harness == "command" and not image:
         raise UserError("--harness command needs --image IMAGE")
+    if harness == "reference" and argv:
+        raise UserError("--harness reference takes no command after `--`; drop it or use --harness command")
     upstreams = []
     if openai_base_url:
         upstreams.append({"family": "openai", "base_url": openai_base_url, "key_env": openai_key_env})
@@ -224,24 +229,39 @@ def run(snapshot_path, tasks, harness, image, run_dir, model, openai_base_url, o
                   f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
 
     with out.status("running attempts"):
-        results = run_command_harness(
-            snapshot_path, run_dir, image, list(argv), list(tasks) or None, model, upstreams, budget, limits, retry,
-            ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show, parallel=parallel,
-        )
+        if harness == "reference":
+            from omnidr.harness import run_reference
+
+            results = run_reference(
+                snapshot_path, run_dir, list(tasks) or None, capability, model_base_url=openai_base_url, model=model,
+                key_env=openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
+                denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
+                parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
+            ).records
+        else:
+            results = run_command_harness(
+                snapshot_path, run_dir, image, list(argv), list(tasks) or None, model or "unspecified", upstreams,
+                budget, limits, retry, ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
+                parallel=parallel,
+            )
     done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/")
 
 
 @cli.command("eval")
 @click.argument("path", type=click.Path(path_type=Path), default=Path("snapshots/demo"))
-def eval_(path: Path) -> None:
+@click.option("--skip-agents", is_flag=True, help="Only validate and score the example reports; run no agent.")
+@click.option("--runs-root", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+              help="Where run folders go (runs/<snapshot id>/reference-full).")
+def eval_(path: Path, skip_agents: bool, runs_root: Path) -> None:
     """Run the evaluation pipeline on a snapshot (default: the bundled demo), offline.
 
     Runs every stage that exists in this version and says which stages are not built yet.
     """
     from omnidr.pipeline import run_eval
 
-    result = run_eval(path, progress=lambda msg: out.print(f"  {msg}", soft_wrap=True))
+    result = run_eval(path, progress=lambda msg: out.print(f"  {msg}", soft_wrap=True),
+                      run_agents=not skip_agents, runs_root=runs_root)
     table = Table(title=f"omnidr eval {path}")
     table.add_column("stage")
     table.add_column("status")
@@ -260,9 +280,10 @@ def eval_(path: Path) -> None:
 def _register_stage_commands() -> None:
     """Commands that live with their stage (kept out of this file's logic)."""
     from omnidr.scoring import aggregate, compare, leaderboard, na_order
+    from omnidr.evaluation._cli import probe, score
     from omnidr.trajectory._cli import audit
 
-    for command in (aggregate, leaderboard, compare, na_order, audit):
+    for command in (aggregate, leaderboard, compare, na_order, audit, score, probe):
         cli.add_command(command)
 
 

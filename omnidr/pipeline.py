@@ -1,19 +1,20 @@
 """`omnidr eval`: the stages of DESIGN.md's data flow, joined. Stages that are not built yet
 are reported as such, never simulated."""
 
+import asyncio
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from omnidr.benchmark import ReportDataError, is_skeleton, read_report_data, validate_snapshot, verify_snapshot
 from omnidr.benchmark._manifest import MANIFEST_FILE
+from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
 
 # Stages of the data flow that later work will add; listed so that `eval` says what it did not run.
 PENDING_STAGES = (
-    ("sandbox", "agent attempts in the network-logged sandbox are not built yet"),
-    ("evaluator", "browser probes and the judge are not built yet"),
-    ("scoring", "Omni-ART aggregation and the leaderboard are not built yet"),
+    ("tracking", "MLflow logging, leaderboard files, comparisons and archives are not built yet"),
 )
 
 
@@ -34,7 +35,14 @@ class EvalResult:
         return any(s.status == "failed" for s in self.stages)
 
 
-def run_eval(path: Path, progress: Callable[[str], None] = lambda _msg: None) -> EvalResult:
+def run_eval(
+    path: Path,
+    progress: Callable[[str], None] = lambda _msg: None,
+    run_agents: bool = True,
+    runs_root: Path = Path("runs"),
+) -> EvalResult:
+    """Validate the snapshot, check its example reports, then (with `run_agents`) run the
+    reference agent on every task in the sandbox and score the run."""
     result = EvalResult(path)
     progress("validating the snapshot")
     report = validate_snapshot(path)
@@ -84,6 +92,92 @@ def run_eval(path: Path, progress: Callable[[str], None] = lambda _msg: None) ->
         lines.append(f"{label}: {kind}")
     result.stages.append(StageResult("report contract", "failed" if failed else "ok", "; ".join(lines) or "no example reports"))
 
+    if not failed:
+        progress("evaluating the example reports (browser probes, offline baseline judge)")
+        result.stages.extend(_evaluate_examples(snap))
+
+    if run_agents and not result.failed:
+        result.stages.extend(_run_and_score(path, snap, runs_root, progress))
     for name, why in PENDING_STAGES:
         result.stages.append(StageResult(name, "not built", why))
     return result
+
+
+def _run_and_score(path: Path, snap, runs_root: Path, progress: Callable[[str], None]) -> list[StageResult]:
+    """The reference agent (scripted model when no endpoint is given) on every task, then `omnidr score`."""
+    from omnidr.evaluation import score_run
+    from omnidr.harness import run_reference
+
+    manifest = snap.root / MANIFEST_FILE
+    label = verify_snapshot(path)[0].snapshot_id if manifest.is_file() else snap.info.name
+    run_dir = runs_root / label / "reference-full"
+    progress(f"running the reference agent on {len(snap.tasks)} task(s) in the sandbox; run folder {run_dir}")
+    ran = run_reference(
+        path, run_dir, capability="full", on_note=progress,
+        on_attempt=lambda r: progress(f"{r.task_id} attempt {r.attempt}: {r.reason.value} "
+                                      f"({r.wall_time_s:.1f} s, {r.budget_use.requests} model requests)"),
+    )
+    delivered = sum(1 for rs in ran.records.values() if rs and rs[-1].reason.value == "success")
+    how = f"model {ran.model}" + (" (scripted model: offline demo, not a real model)" if ran.scripted else "")
+    stages = [StageResult("sandbox", "ok" if delivered else "failed",
+                          f"{delivered}/{len(ran.records)} tasks delivered a report; {how}; {run_dir}")]
+    progress("scoring the run (browser probes, offline baseline judge)")
+    scored = score_run(run_dir, progress=progress)
+    per_task = "; ".join(f"{t.task_id} {t.total:.1f}" + (" (failed)" if t.failed else "") for t in scored.tasks)
+    stages.append(StageResult("score run", "ok",
+                              f"mean {scored.mean_total:.1f} with judge {scored.judge.key}: {per_task}; "
+                              f"evaluations in {run_dir / 'evaluation'}"))
+    return stages
+
+
+def _example_reports(snap) -> list[tuple[str, str, Path]]:
+    """(label, task id, folder) of each example report; its task is the folder's parent name."""
+    found = []
+    for label, folder in snap.info.reports.items():
+        path = snap.root / folder
+        if path.parent.name in snap.tasks:
+            found.append((label, path.parent.name, path))
+    return found
+
+
+def _evaluate_examples(snap) -> list[StageResult]:
+    """Evaluate and score the example reports offline: probes in Chromium, J atoms by the baseline judge."""
+    from omnidr.evaluation import BaselineJudge, ChromiumBrowser, TaskInputs, evaluate_report
+
+    examples = _example_reports(snap)
+    if not examples:
+        return [StageResult("evaluator", "ok", "no example report names a task of the snapshot"),
+                StageResult("scoring", "ok", "nothing to score")]
+    judge = BaselineJudge()
+
+    async def go(tmp: Path):
+        async with ChromiumBrowser() as browser:
+            out = []
+            for label, task_id, folder in examples:
+                b = snap.tasks[task_id]
+                inputs = TaskInputs(rubric=b.rubric, task=b.task, facts=b.facts, hyperparameters=snap.hyperparameters,
+                                    contract=snap.contract)
+                out.append((label, await evaluate_report(browser, judge, folder, inputs, tmp / label)))
+            return out
+
+    with tempfile.TemporaryDirectory(prefix="omnidr-eval-") as tmp:
+        try:
+            evaluations = asyncio.run(go(Path(tmp)))
+        except UserError as exc:
+            return [StageResult("evaluator", "failed", str(exc)), StageResult("scoring", "failed", "nothing was evaluated")]
+    lines, scores, skipped = [], [], 0
+    for label, ev in evaluations:
+        m = [a for a in ev.atoms if a.evaluator == "M"]
+        j = [a for a in ev.atoms if a.evaluator == "J"]
+        skipped += ev.skipped_atoms
+        free = " (content-free report)" if ev.session and ev.session.content_free else ""
+        note = f"failure: {ev.failure}" if ev.failure else (
+            f"M {sum(a.outcome == 'pass' for a in m)}/{len(m)} pass{free}, J {sum(a.outcome == 'pass' for a in j)}/{len(j)} pass")
+        lines.append(f"{label} ({ev.task_id}): {note}")
+        dims = ", ".join(f"{k.value} {v.score:.1f}" for k, v in ev.score.dimensions.items())
+        scores.append(f"{label}: {ev.score.total:.1f}" + (f" ({dims})" if dims else ""))
+    judge_note = f"judge {judge.identity.key} (offline lexical stand-in, not comparable with a model judge)"
+    return [
+        StageResult("evaluator", "failed" if skipped else "ok", f"{judge_note}; " + "; ".join(lines)),
+        StageResult("scoring", "ok", "Omni-ART score " + "; ".join(scores)),
+    ]

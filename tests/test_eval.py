@@ -1,15 +1,39 @@
 """`omnidr eval` (what `make eval` runs) on the demo snapshot, offline."""
 
+import json
+
+import pytest
+
 from testkit import DEMO, edit_json, first_task, run_cli
 
+pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium
 
-def test_eval_runs_existing_stages_and_names_the_missing_ones():
-    r = run_cli("eval", DEMO)
+
+def test_eval_without_agents_checks_and_scores_the_example_reports():
+    r = run_cli("eval", "--skip-agents", DEMO)
     assert r.returncode == 0, r.stdout + r.stderr
-    for stage in ("snapshot", "manifest", "videos", "report contract"):
+    for stage in ("snapshot", "manifest", "videos", "report contract", "evaluator", "scoring"):
         assert stage in r.stdout
-    assert "not built" in r.stdout
     assert "unfilled skeleton" in r.stdout
+    assert "good: 100.0" in r.stdout and "skeleton: 0.0" in r.stdout
+    assert "not built" in r.stdout  # tracking is named as not built, never faked
+
+
+@pytest.mark.docker
+def test_eval_runs_the_reference_agent_offline_and_scores_the_run(tmp_path):
+    r = run_cli("eval", "--runs-root", tmp_path, DEMO)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "using the scripted model" in r.stdout
+    [run_dir] = list(tmp_path.glob("demo-*/reference-full"))
+    reasons = [json.loads(p.read_text())["reason"] for p in sorted(run_dir.glob("attempts/*/1/attempt.json"))]
+    assert reasons == ["success"] * 3
+    summary = json.loads((run_dir / "evaluation" / "summary.json").read_text())
+    assert summary["judge"]["kind"] == "offline-baseline"
+    assert [t["failed"] for t in summary["tasks"]] == [False, False, False]
+    assert all(0 < t["total"] <= 100 for t in summary["tasks"])
+    again = run_cli("eval", "--runs-root", tmp_path, DEMO)  # a rerun resumes: no attempt is redone
+    assert again.returncode == 0
+    assert "attempt 1: success" not in again.stdout
 
 
 def test_eval_stops_on_an_invalid_snapshot(demo_copy):

@@ -65,6 +65,13 @@ def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
             out.append(Problem("error", "snapshot.json", f"reports.{label}", f"report folder {folder}/ is missing"))
     for task_id, bundle in snap.tasks.items():
         _check_task(snap, task_id, bundle, out, check_videos)
+    if check_videos:
+        # The empty-report check of the evaluation stage: every M atom runs in Chromium against a
+        # content-free report built from the contract and the task's video. It needs the videos,
+        # so `--no-videos` (the fast path) skips it along with the other video checks.
+        from omnidr.evaluation import check_empty_reports
+
+        out.extend(check_empty_reports(snap))
     return out
 
 

@@ -8,5 +8,7 @@ from ._base import AgentContext, CommandHarness, Harness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
 from ._openclaw import OpenClawHarness
+from ._reference import ReferenceHarness, ReferenceRun, ScriptedModel, run_reference, start_scripted_model
 
 __all__ = ["AgentContext", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "Harness", "OpenClawHarness"]
+__all__ += ["ReferenceHarness", "ReferenceRun", "ScriptedModel", "run_reference", "start_scripted_model"]

@@ -55,6 +55,7 @@ def _digest(spec: ImageSpec, parent_tag: str | None, images_dir: Path) -> str:
     h = hashlib.sha256()
     h.update(f"parent={parent_tag}\n".encode())
     folders = [images_dir / spec.name] + ([SANDBOX_DIR] if spec.copy_sandbox else [])
+    folders += [REPO_ROOT / pkg for pkg in spec.copy_packages]
     for folder in folders:
         for path in _tree_files(folder):
             h.update(f"{path.relative_to(folder.parent).as_posix()}\0".encode())
@@ -227,6 +228,10 @@ def _build_dockerfile(client, spec: ImageSpec, images_dir: Path, tag: str, paren
         shutil.copytree(images_dir / spec.name, ctx, ignore=shutil.ignore_patterns(*SKIP_PARTS, "*.pyc"))
         if spec.copy_sandbox:
             shutil.copytree(SANDBOX_DIR, ctx / "sandbox", ignore=shutil.ignore_patterns(*SKIP_PARTS, "*.pyc"))
+        for pkg in spec.copy_packages:
+            if not (REPO_ROOT / pkg / "__init__.py").is_file():
+                raise UserError(f"images/{spec.name}/image.json: copy_packages names '{pkg}', which is not a package of this repo")
+            shutil.copytree(REPO_ROOT / pkg, ctx / pkg, ignore=shutil.ignore_patterns(*SKIP_PARTS, "*.pyc"))
         if (ctx / "requirements.lock").exists():
             _wheelhouse(images_dir / spec.name / "requirements.lock", ctx / "wheels", progress)
         else:

@@ -19,6 +19,9 @@ class ImageSpec(BaseModel):
     parent: str | None = Field(None, description="Image this one is built on (FROM), by name.")
     needs_npm: bool = Field(False, description="The build installs from the npm registry; skipped where npm is unreachable.")
     copy_sandbox: bool = Field(False, description="Copy this repo's `sandbox/` package into the build context.")
+    copy_packages: list[str] = Field(
+        default_factory=list, description="Other top-level packages of this repo copied into the build context (e.g. omnidr)."
+    )
 
 
 class RootfsSpec(BaseModel):

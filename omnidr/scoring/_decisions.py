@@ -75,6 +75,10 @@ class Decisions(ScoringModel):
         description="Set when the report is missing or unreadable: the reason. The report then scores 0 "
         "and counts as a failure; decisions are ignored.",
     )
+    judge: str | None = Field(
+        None, description="Identity of the judge that decided the J atoms (kind:model:prompt version); "
+        "leaderboards refuse to mix judges.",
+    )
     decisions: dict[str, Decision] = Field(
         default_factory=dict,
         description="Atom id -> decision: a plain outcome string, or an object with votes and a rationale. "

@@ -159,6 +159,12 @@ def build_leaderboard(
     if not systems:
         raise ScoringInputError("no system to rank; give at least one system")
     labels = _check_labels(systems)
+    judges = sorted({r.judge for s in systems for r in s.reports if r.judge})
+    if len(judges) > 1:
+        raise ScoringInputError(
+            f"the reports were judged by {len(judges)} different judges ({', '.join(judges)}); "
+            "re-score every system with one judge before ranking them"
+        )
     tasks = task_set(systems, task_ids)
     table = report_table(systems, tasks)
     settings = common_settings(table)

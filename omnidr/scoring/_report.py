@@ -129,6 +129,7 @@ class PreparedReport:
     candidate_fact: dict[int, str]
     fact_directions: dict[str, frozenset[int]]  # candidate fact -> content directions of its scored coverage atoms
     failure: str | None = None
+    judge: str | None = None
 
 
 _OUTCOMES = frozenset(("pass", "fail", "na", "skipped"))
@@ -137,8 +138,9 @@ _OUTCOMES = frozenset(("pass", "fail", "na", "skipped"))
 def prepare(tree: CompiledTree, decisions: Decisions | Mapping[str, AtomDecision | str]) -> PreparedReport:
     """Join the tree and the decisions. Decisions for atoms the tree lacks are an error naming them;
     atoms without a decision are skipped and listed in `missing`."""
-    failure = None
+    failure = judge = None
     if isinstance(decisions, Decisions):
+        judge = decisions.judge
         if decisions.task_id != tree.task_id:
             raise ScoringInputError(
                 f"decisions are for task '{decisions.task_id}' but the rubric tree is for task '{tree.task_id}'"
@@ -200,7 +202,7 @@ def prepare(tree: CompiledTree, decisions: Decisions | Mapping[str, AtomDecision
     return PreparedReport(
         tree, outcomes, missing, per_direction["pass"], per_direction["fail"], per_direction["na"],
         per_direction["skipped"], per_level["pass"], per_level["fail"], candidates, candidate_fact, fact_directions,
-        failure,
+        failure, judge,
     )
 
 
@@ -413,7 +415,7 @@ def result_of(prep: PreparedReport, settings: ScoringSettings) -> ReportScore:
                   for p, dc, dr, a in guard.steps],
     }
     return ReportScore.model_validate({
-        "task_id": tree.task_id, "failed": False, "total": ev.total, "dimensions": dimensions,
+        "task_id": tree.task_id, "failed": False, "judge": prep.judge, "total": ev.total, "dimensions": dimensions,
         "directions": directions, "difficulties": _difficulties(prep, guard.applied), "na_guard": na_guard,
         "skipped": sum(prep.skipped), "missing_decisions": prep.missing, "settings": settings,
     })

@@ -90,6 +90,7 @@ class ReportScore(ScoringModel):
     task_id: str = Field(description="Task the report answers.")
     failed: bool = Field(description="True when the report is missing or unreadable; it then scores 0.")
     failure_reason: str | None = Field(None, description="Why the report failed.")
+    judge: str | None = Field(None, description="Identity of the judge that decided the J atoms, when known.")
     total: float = Field(ge=0, le=100, description="S, points 0-100.")
     dimensions: dict[Dimension, DimensionScore] = Field(
         default_factory=dict, description="Dimensions with at least one applicable direction."

@@ -26,6 +26,10 @@ TOOL_PHASES: dict[str, dict[str, Phase]] = {
         "grep_files": "read", "view_image": "video", "apply_patch": "write", "file_change": "write",
         "update_plan": "other", "todo_list": "other",
     },
+    "reference": {
+        "probe_video": "video", "read_window": "video", "search_web": "search", "fetch_url": "read",
+        "download_media": "read", "record_evidence": "other", "write_report": "write", "check_report": "verify",
+    },
     "openclaw": {
         "web_search": "search", "web_fetch": "read", "browser": "read", "read": "read", "ls": "read", "find": "read",
         "grep": "read", "image": "video", "write": "write", "edit": "write", "apply_patch": "write",

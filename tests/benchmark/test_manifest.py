@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from testkit import edit_json, first_task, run_cli
+
+pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium
 
 
 def test_freeze_then_verify_clean(demo_copy):

@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from testkit import DEMO, edit_json, first_task, run_cli
+
+pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium
 
 
 def test_demo_snapshot_validates():

@@ -175,3 +175,20 @@ def test_reports_scored_with_different_parameters_cannot_share_a_leaderboard():
         build_leaderboard([mixed], replicates=100)
     board = build_leaderboard([system("a", [10, None])], replicates=100)
     assert board.settings.tau == 0.18 and board.settings.na_guard
+
+
+def test_leaderboard_refuses_reports_of_different_judges():
+    from omnidr.benchmark import Atom, RubricTree
+    from omnidr.scoring import Decisions, ScoringInputError, SystemKey, SystemScores, build_leaderboard, score_report
+
+    tree = RubricTree(task_id="t", atoms=[Atom(id="a1", direction="C-FC", criterion="Does the report state X?",
+                                               evaluator="J", fact_id="F1", difficulty="L0", evidence_note="n")])
+
+    def system(model: str, judge: str) -> SystemScores:
+        score = score_report(tree, Decisions(task_id="t", judge=judge, decisions={"a1": "pass"}))
+        return SystemScores(system=SystemKey(model=model, harness="h"), reports=[score])
+
+    same = build_leaderboard([system("m1", "offline-baseline:x:1"), system("m2", "offline-baseline:x:1")], replicates=200)
+    assert len(same.rows) == 2
+    with pytest.raises(ScoringInputError, match="2 different judges"):
+        build_leaderboard([system("m1", "offline-baseline:x:1"), system("m2", "openai-compatible:gpt:1")], replicates=200)

@@ -1,0 +1,43 @@
+"""Evaluation stage: one decision per Omni-ART atom of a delivered report, reproducibly.
+
+M atoms are decided by deterministic probes of the report rendered in Debian's Chromium
+(Playwright, hardened against hostile reports); J atoms by an OpenAI-compatible judge at
+temperature 0 (three votes for gate atoms) or, without an endpoint, by a clearly labelled
+offline baseline. Decisions are aggregated by the scoring stage and written, with everything
+needed to audit them, to `evaluation.json`.
+"""
+
+from ._baseline import BaselineJudge
+from ._browser import ChromiumBrowser, ProbeLimits, chromium_path
+from ._cache import JudgeCache, report_sha256
+from ._cli import CLI_COMMANDS, probe, score
+from ._empty import check_empty_reports, content_free_report
+from ._evaluate import TaskInputs, evaluate_report, read_evaluation
+from ._judge import Judge, JudgeRequest, JudgeSettings, OpenAIJudge, judge_atom, parse_answer
+from ._material import ReportMaterial
+from ._models import (
+    EVALUATOR_VERSION,
+    AtomEvaluation,
+    Evaluation,
+    JudgeIdentity,
+    JudgeUsage,
+    JudgeVote,
+    PageFault,
+    ProbeResult,
+    ProbeSession,
+    RunEvaluation,
+    TaskScore,
+)
+from ._probes import Call, ProbeContext, ProbeOutcome, entry_problem, probe_report
+from ._prompt import PROMPT_VERSION
+from ._run import delivered_report, read_scored_run, require_one_judge, score_run, score_run_async, system_decisions
+
+__all__ = [
+    "CLI_COMMANDS", "EVALUATOR_VERSION", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
+    "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",
+    "OpenAIJudge", "PageFault", "ProbeContext", "ProbeLimits", "ProbeOutcome", "ProbeResult", "ProbeSession",
+    "ReportMaterial", "RunEvaluation", "TaskInputs", "TaskScore", "check_empty_reports", "chromium_path",
+    "content_free_report", "delivered_report", "entry_problem", "evaluate_report", "judge_atom", "parse_answer",
+    "probe", "probe_report", "read_evaluation", "read_scored_run", "report_sha256", "require_one_judge", "score",
+    "score_run", "score_run_async", "system_decisions",
+]

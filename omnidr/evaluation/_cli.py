@@ -1,0 +1,186 @@
+"""Click commands of the evaluation stage: `score` (a run folder) and `probe` (one report folder).
+
+Standalone commands; the main `omnidr` group registers them with `cli.add_command`. Bad input
+raises `UserError`, which `omnidr.cli.main` (or `python -m omnidr.evaluation`) turns into one
+line and exit code 2.
+"""
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from omnidr.benchmark import open_snapshot
+from omnidr.errors import UserError
+
+from ._browser import ChromiumBrowser, ProbeLimits
+from ._judge import JudgeSettings
+from ._models import RunEvaluation
+from ._probes import Call, ProbeContext, probe_report
+from ._run import read_scored_run, score_run
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def judge_settings(base_url: str | None, model: str | None, key_env: str, concurrency: int, timeout_s: float) -> JudgeSettings | None:
+    """Judge settings from the options, or None (offline baseline) when no endpoint is given."""
+    if not base_url:
+        if model:
+            raise UserError("--judge-model needs --judge-base-url (or OMNIDR_JUDGE_BASE_URL)")
+        return None
+    if not model:
+        raise UserError("--judge-base-url needs --judge-model (or OMNIDR_JUDGE_MODEL)")
+    return JudgeSettings(base_url=base_url, model=model, api_key_env=key_env, concurrency=concurrency, timeout_s=timeout_s)
+
+
+def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
+    _, evaluations = read_scored_run(out_dir)
+    table = Table(title=f"omnidr score {summary.run_dir}")
+    for col in ("task", "attempt", "score", "C", "R", "P", "M pass", "J pass", "skipped", "note"):
+        table.add_column(col, overflow="fold")
+    for ev in evaluations:
+        dims = {k.value: f"{v.score:.1f}" for k, v in ev.score.dimensions.items()}
+        m = [a for a in ev.atoms if a.evaluator == "M"]
+        j = [a for a in ev.atoms if a.evaluator == "J"]
+        faults = len(ev.session.faults) if ev.session else 0
+        note = ev.failure or (f"{faults} page fault(s)" if faults else "")
+        table.add_row(ev.task_id, str(ev.attempt or "-"), f"{ev.score.total:.1f}", dims.get("C", "-"), dims.get("R", "-"),
+                      dims.get("P", "-"), f"{sum(a.outcome == 'pass' for a in m)}/{len(m)}",
+                      f"{sum(a.outcome == 'pass' for a in j)}/{len(j)}", str(ev.skipped_atoms), note)
+    out.print(table)
+    u = summary.judge_usage
+    out.print(f"judge {summary.judge.key}: {u.calls} call(s), {u.cache_hits} cached vote(s), {u.failed_votes} failed vote(s), "
+              f"{u.input_tokens} input + {u.output_tokens} output tokens", soft_wrap=True)
+    out.print(f"mean score {summary.mean_total:.2f} over {len(summary.tasks)} task(s); evaluations in {out_dir}", soft_wrap=True)
+
+
+@click.command("score")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
+              help="Snapshot the run used (default: the one named in run.json).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Output folder for evaluation.json files (default: RUN_DIR/evaluation).")
+@click.option("--task", "tasks", multiple=True, help="Only this task id (repeatable).")
+@click.option("--judge-base-url", envvar="OMNIDR_JUDGE_BASE_URL", default=None,
+              help="OpenAI-compatible judge endpoint; without it the offline baseline judge decides J atoms.")
+@click.option("--judge-model", envvar="OMNIDR_JUDGE_MODEL", default=None, help="Judge model name.")
+@click.option("--judge-key-env", default="OMNIDR_JUDGE_API_KEY", show_default=True,
+              help="Environment variable holding the judge API key.")
+@click.option("--judge-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls in flight.")
+@click.option("--judge-timeout", "judge_timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+              help="Seconds per judge call.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None, help="Judge cache folder (default: OUT/judge-cache).")
+@click.option("--docker", "in_docker", is_flag=True,
+              help="Run in the evaluator image: run folder and snapshot read-only, network only to the judge endpoint.")
+@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...], judge_base_url: str | None,
+          judge_model: str | None, judge_key_env: str, judge_concurrency: int, judge_timeout_s: float,
+          cache_dir: Path | None, in_docker: bool, as_json: bool) -> None:
+    """Evaluate the report of every task of RUN_DIR and write one evaluation.json per report.
+
+    M atoms are decided by browser probes of the rendered report, J atoms by the judge (three
+    votes for gate atoms). A task whose last attempt delivered no report, or whose report is
+    missing or unreadable, scores 0 as a failure.
+    """
+    settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
+    target = out_dir or Path(run_dir) / "evaluation"
+    if in_docker:
+        from ._container import score_in_container
+
+        if cache_dir is not None:
+            raise UserError("--cache-dir does not apply with --docker: the container keeps its cache in OUT/judge-cache")
+
+        summary = score_in_container(run_dir, target, snapshot_path, settings, list(tasks) or None,
+                                     progress=lambda m: err.print(f"  {m}", soft_wrap=True, markup=False))
+    else:
+        summary = score_run(run_dir, out_dir=target, snapshot=snapshot_path, judge_settings=settings,
+                            tasks=list(tasks) or None, cache_dir=cache_dir,
+                            progress=lambda m: err.print(f"  {m}", soft_wrap=True, markup=False))
+    if as_json:
+        click.echo(summary.model_dump_json(indent=2))
+        return
+    _print_summary(summary, target)
+
+
+def _parse_probe(spec: str) -> Call:
+    """`name` or `name:key=value,key=value` (values parsed as JSON when they can be)."""
+    name, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UserError(f"--probe {spec}: write parameters as key=value")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return Call(name=name.strip(), params=params)
+
+
+@click.command("probe")
+@click.argument("report_dir", type=click.Path(path_type=Path))
+@click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
+              help="Snapshot whose task gives the probes (its M atoms) and the source video's duration.")
+@click.option("--task", "task_id", default=None, help="Task id in --snapshot.")
+@click.option("--probe", "probes", multiple=True,
+              help="Probe to run instead, as name or name:key=value,... (repeatable), e.g. timestamp_seeks:time_s=24.")
+@click.option("--screenshots", type=click.Path(path_type=Path), default=None, help="Write screenshots to this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results and the session as JSON.")
+def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, probes: tuple[str, ...],
+          screenshots: Path | None, as_json: bool) -> None:
+    """Run browser probes on one report folder and print what each found (no judge, no score).
+
+    Give --snapshot and --task to run the task's M atoms, or --probe to name probes directly.
+    """
+    calls: list = [_parse_probe(p) for p in probes]
+    duration, entry, sections = None, "index.html", None
+    if snapshot_path is not None:
+        snap = open_snapshot(snapshot_path)
+        if snap.contract is not None:
+            entry, sections = snap.contract.entry, tuple(snap.contract.required_sections)
+        if task_id is not None:
+            bundle = snap.tasks.get(task_id)
+            if bundle is None or bundle.rubric is None:
+                raise UserError(f"task '{task_id}' is not in {snapshot_path} (or its rubric does not load)")
+            duration = bundle.task.video.duration_s if bundle.task else None
+            if not calls:
+                calls = [a.probe for a in bundle.rubric.atoms if a.probe is not None]
+    if not calls:
+        raise UserError("nothing to probe: give --snapshot with --task, or --probe NAME")
+    async def go(shots: Path | None):
+        context = ProbeContext(duration_s=duration, screenshots_dir=shots, screenshots_rel=str(shots or "screenshots"),
+                               **({"sections": sections} if sections else {}))
+        async with ChromiumBrowser() as browser:
+            return await probe_report(browser, report_dir, calls, context, ProbeLimits(), entry)
+
+    if screenshots is None and any(c.name == "screenshot" for c in calls):
+        with tempfile.TemporaryDirectory(prefix="omnidr-shots-") as tmp:
+            outcome = asyncio.run(go(Path(tmp)))
+    else:
+        outcome = asyncio.run(go(screenshots))
+    ordered = [outcome.result(c) for c in calls]
+    if as_json:
+        click.echo(json.dumps({"results": [r.model_dump(mode="json") for r in ordered],
+                               "session": outcome.session.model_dump(mode="json")}, indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"omnidr probe {report_dir}")
+    for col in ("probe", "params", "result", "reason"):
+        table.add_column(col, overflow="fold")
+    for r in ordered:
+        color = "green" if r.status == "pass" else "red"
+        table.add_row(r.name, json.dumps(r.params) if r.params else "", f"[{color}]{r.status}[/{color}]", r.reason)
+    out.print(table)
+    s = outcome.session
+    for f in s.faults:
+        out.print(f"[yellow]fault {f.kind}: {f.detail}[/yellow]", soft_wrap=True)
+    if s.blocked_total:
+        out.print(f"[yellow]{s.blocked_total} request(s) outside the report folder were refused[/yellow]")
+
+
+CLI_COMMANDS = (score, probe)
+"""Click commands to register on the `omnidr` group."""

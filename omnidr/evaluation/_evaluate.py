@@ -1,0 +1,149 @@
+"""One report in, one `evaluation.json` out: probes for M atoms, the judge for J atoms, then the
+scoring stage's aggregation."""
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from omnidr.benchmark import Atom, FactLibrary, Hyperparameters, ReportContract, RubricTree, Task, direction_inventory
+from omnidr.scoring import ReportScore, score_report
+
+from ._browser import ChromiumBrowser, ProbeLimits
+from ._cache import report_sha256
+from ._judge import Judge, JudgeRequest, judge_atom
+from ._material import ReportMaterial
+from ._models import EVALUATOR_VERSION, AtomEvaluation, Evaluation, JudgeUsage
+from ._probes import DEFAULT_SECTIONS, ProbeContext, entry_problem, probe_report
+from ._prompt import is_visual
+
+EVALUATION_FILE = "evaluation.json"
+MATERIAL_FILE = "material.json"
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    """What the evaluator needs about a task besides the report (never shown to the agent)."""
+
+    rubric: RubricTree
+    task: Task | None = None
+    facts: FactLibrary | None = None
+    hyperparameters: Hyperparameters | None = None
+    contract: ReportContract | None = None
+
+    @property
+    def task_id(self) -> str:
+        return self.rubric.task_id
+
+    @property
+    def entry(self) -> str:
+        return self.contract.entry if self.contract else "index.html"
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        return tuple(self.contract.required_sections) if self.contract else DEFAULT_SECTIONS
+
+
+def write_json_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
+
+
+def gate_directions() -> frozenset[str]:
+    return frozenset(d.id for d in direction_inventory().directions if d.gate)
+
+
+def _m_atom(atom: Atom, result, gates: frozenset[str]) -> AtomEvaluation:
+    verdict = "yes" if result.status == "pass" else "no"
+    if result.status == "error":
+        return AtomEvaluation(atom_id=atom.id, direction=atom.direction, evaluator="M", polarity=atom.polarity.value,
+                              gate=atom.direction in gates, outcome="skipped", verdict=None, probe=result,
+                              rationale=result.reason, elapsed_s=result.elapsed_s, error=result.reason)
+    outcome = "pass" if verdict == atom.polarity.value else "fail"
+    return AtomEvaluation(atom_id=atom.id, direction=atom.direction, evaluator="M", polarity=atom.polarity.value,
+                          gate=atom.direction in gates, outcome=outcome, verdict=verdict, probe=result,
+                          rationale=result.reason, elapsed_s=result.elapsed_s)
+
+
+def failed_evaluation(inputs: TaskInputs, judge: Judge, reason: str, started: float, started_at: datetime,
+                      attempt: int | None = None, report: str | None = None) -> Evaluation:
+    """The record of a report that could not be evaluated: it scores 0 and counts as a failure."""
+    return Evaluation(
+        evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
+        task_id=inputs.task_id, attempt=attempt, report=report, failure=reason, started_at=started_at,
+        elapsed_s=round(time.monotonic() - started, 3), score=ReportScore.failure(inputs.task_id, reason),
+    )
+
+
+async def evaluate_report(
+    browser: ChromiumBrowser,
+    judge: Judge,
+    report_dir: Path,
+    inputs: TaskInputs,
+    out_dir: Path,
+    limits: ProbeLimits = ProbeLimits(),
+    attempt: int | None = None,
+    report: str | None = None,
+) -> Evaluation:
+    """Evaluate the report in `report_dir` and write `evaluation.json` (and `material.json`,
+    screenshots) into `out_dir`. A missing or unreadable entry page gives a failure record."""
+    started, started_at = time.monotonic(), datetime.now(UTC)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    problem = entry_problem(report_dir, inputs.entry)
+    if problem is not None:
+        ev = failed_evaluation(inputs, judge, problem, started, started_at, attempt, report)
+        write_json_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
+        return ev
+
+    atoms = inputs.rubric.atoms
+    report_hash = await asyncio.to_thread(report_sha256, report_dir)
+    m_atoms = [a for a in atoms if a.probe is not None]
+    j_atoms = [a for a in atoms if a.probe is None]
+    wants_shots = any(a.probe.name == "screenshot" for a in m_atoms) or any(is_visual(a) for a in j_atoms)
+    context = ProbeContext(
+        duration_s=inputs.task.video.duration_s if inputs.task else None, sections=inputs.sections,
+        screenshots_dir=out_dir / "screenshots" if wants_shots else None,
+    )
+    outcome = await probe_report(browser, Path(report_dir), [a.probe for a in m_atoms], context, limits, inputs.entry)
+    material: ReportMaterial = outcome.material
+    write_json_atomic(out_dir / MATERIAL_FILE, material.model_dump_json(indent=2))
+
+    gates = gate_directions()
+    facts = {f.id: f for f in inputs.facts.facts} if inputs.facts else {}
+    decided: dict[str, AtomEvaluation] = {a.id: _m_atom(a, outcome.result(a.probe), gates) for a in m_atoms}
+    requests = [
+        JudgeRequest(atom=a, task=inputs.task, fact=facts.get(a.fact_id or ""), material=material,
+                     report_hash=report_hash, report_dir=Path(report_dir), evaluation_dir=out_dir)
+        for a in j_atoms
+    ]
+    judged = await asyncio.gather(*(judge_atom(judge, r, 3 if r.atom.direction in gates else 1) for r in requests))
+    decided.update({e.atom_id: e for e in judged})
+    ordered = [decided[a.id] for a in atoms]
+
+    votes = [v for e in ordered for v in e.votes]
+    usage = JudgeUsage(
+        calls=sum(v.calls for v in votes), cache_hits=sum(1 for v in votes if v.cached), votes=len(votes),
+        failed_votes=sum(1 for v in votes if v.verdict is None),
+        input_tokens=sum(v.input_tokens for v in votes), output_tokens=sum(v.output_tokens for v in votes),
+    )
+    draft = Evaluation(
+        evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
+        task_id=inputs.task_id, attempt=attempt, report=report, report_sha256=report_hash, started_at=started_at,
+        elapsed_s=0.0, atoms=ordered, session=outcome.session, judge_usage=usage,
+        skipped_atoms=sum(1 for e in ordered if e.outcome == "skipped"), material=MATERIAL_FILE,
+        score=ReportScore.failure(inputs.task_id, "not scored yet"),
+    )
+    score = score_report(inputs.rubric, draft.decisions(), inputs.hyperparameters, na_guard=True)
+    ev = draft.model_copy(update={"score": score, "elapsed_s": round(time.monotonic() - started, 3)})
+    write_json_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
+    return ev
+
+
+def read_evaluation(path: Path) -> Evaluation:
+    return Evaluation.model_validate(json.loads(Path(path).read_text("utf-8")))

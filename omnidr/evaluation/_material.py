@@ -1,0 +1,52 @@
+"""The report material: what the rendered report says, by section, as the judge receives it."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._models import EvaluationModel
+
+SECTION_ORDER = ("overview", "timeline", "anchors", "findings", "sources")
+MAX_SECTION_CHARS = 30_000
+
+
+class MaterialUnit(EvaluationModel):
+    """One readable unit of the rendered report: a paragraph, a timeline segment, a claim, a source record."""
+
+    section: str = Field(description="Section id the unit sits in.")
+    kind: Literal["paragraph", "segment", "anchor", "finding", "claim", "caption", "source", "line"] = Field(
+        description="What the unit is."
+    )
+    text: str = Field(description="Its rendered text, whitespace-normalised.")
+    cited: bool = Field(False, description="For claims: it carries at least one inline citation.")
+    cites: list[str] = Field(default_factory=list, description="For claims: the source ids it cites.")
+
+
+class Figure(EvaluationModel):
+    """An image the report shows from its own folder."""
+
+    path: str = Field(description="File relative to the report folder.")
+    caption: str = Field(description="Its caption (or alt text).")
+
+
+class ReportMaterial(EvaluationModel):
+    """Everything the judge may be given about one report (`material.json` next to evaluation.json)."""
+
+    title: str = Field("", description="Rendered report title.")
+    query: str = Field("", description="The request shown in the report header.")
+    sections: dict[str, str] = Field(default_factory=dict, description="Section id -> rendered text (cut at 30,000 characters).")
+    units: list[MaterialUnit] = Field(default_factory=list, description="The sections split into units, document order.")
+    figures: list[Figure] = Field(default_factory=list, description="Local images shown with a caption.")
+    screenshots: dict[str, str] = Field(default_factory=dict, description="Screenshot name -> file relative to the evaluation folder.")
+
+    @property
+    def empty(self) -> bool:
+        return not any(u.text for u in self.units) and not any(self.sections.get(s) for s in SECTION_ORDER)
+
+    def text_of(self, sections: tuple[str, ...]) -> str:
+        """The named sections as one text, headed by the title (what a judge prompt carries)."""
+        parts = [f"Title: {self.title}"] if self.title else []
+        for s in sections:
+            body = self.sections.get(s, "").strip()
+            parts.append(f"=== Section '{s}' ===\n{body if body else '(empty)'}")
+        return "\n\n".join(parts)

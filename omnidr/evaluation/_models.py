@@ -1,0 +1,196 @@
+"""Records of the evaluation stage: probe results, judge votes, atom decisions and `evaluation.json`."""
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnidr.scoring import AtomDecision, Decisions, ReportScore
+
+EVALUATOR_VERSION = "omnidr-evaluator-1"
+"""Version of the probe semantics and of the report-material extraction; bumped when either changes."""
+
+Verdict = Literal["yes", "no", "na"]
+"""A judge verdict (Yes / No / N/A), or an M probe's answer (yes = the probed property holds)."""
+
+Outcome = Literal["pass", "fail", "na", "skipped"]
+
+
+class EvaluationModel(BaseModel):
+    """A record whose JSON dump is the file on disk."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JudgeIdentity(EvaluationModel):
+    """Which judge decided the J atoms. Scores from different identities must not be compared."""
+
+    kind: Literal["openai-compatible", "offline-baseline"] = Field(
+        description="openai-compatible: a model behind a chat-completions endpoint; offline-baseline: the "
+        "deterministic lexical stand-in used when no endpoint is configured."
+    )
+    model: str = Field(description="Model name sent to the endpoint, or the baseline's algorithm name.")
+    prompt_version: str = Field(description="Version of the judge instruction and of the material layout it receives.")
+
+    @property
+    def key(self) -> str:
+        """One string naming the judge, e.g. `openai-compatible:gpt-x:omnidr-judge-1`."""
+        return f"{self.kind}:{self.model}:{self.prompt_version}"
+
+
+class ProbeResult(EvaluationModel):
+    """What one deterministic probe found on the rendered report."""
+
+    name: str = Field(description="Probe name from the probe catalog.")
+    params: dict[str, object] = Field(default_factory=dict, description="Arguments the atom gave the probe.")
+    status: Literal["pass", "fail", "error"] = Field(
+        description="pass / fail: the property holds or not (a hang or crash of the report is a fail); "
+        "error: the evaluator itself failed, so the atom is skipped."
+    )
+    reason: str = Field(description="One line saying what was measured and why it passed or failed.")
+    elapsed_s: float = Field(0.0, description="Wall time of the probe, seconds (diagnostic; never decides an outcome).")
+
+
+class PageFault(EvaluationModel):
+    """Something the report did that a well-behaved report does not (hostile-input record)."""
+
+    kind: Literal["timeout", "unresponsive", "crash", "dialog", "navigation", "popup", "network", "dom_size", "oversize"] = Field(
+        description="What happened."
+    )
+    detail: str = Field(description="Details: the dialog text, the URL, the step that timed out, ...")
+
+
+class BlockedRequest(EvaluationModel):
+    """A request of the report to anything outside its own folder; it was refused."""
+
+    url: str = Field(description="Requested URL (truncated to 300 characters).")
+    resource_type: str = Field(description="Browser resource type: image, media, fetch, xhr, script, document, ...")
+
+
+class ProbeSession(EvaluationModel):
+    """The browser session that ran every probe of one report (one browser context)."""
+
+    entry_url: str = Field(description="URL the report was served under (a private origin mapped to the report folder).")
+    browser_version: str = Field(description="Chromium version that rendered the report.")
+    loaded: bool = Field(description="The page reached its load event within the load timeout.")
+    responsive: bool = Field(description="The page answered after loading (a page stuck in a script loop does not).")
+    content_free: bool = Field(description="No timeline segment, finding or source record is rendered: an unfilled interface.")
+    dom_nodes: int | None = Field(None, description="Elements in the document after load.")
+    console_errors: list[str] = Field(default_factory=list, description="JavaScript errors and uncaught exceptions (at most 50).")
+    faults: list[PageFault] = Field(default_factory=list, description="Hostile or broken behaviour observed (at most 50).")
+    blocked_requests: list[BlockedRequest] = Field(default_factory=list, description="Refused requests (at most 100).")
+    blocked_total: int = Field(0, description="All refused requests, including those not listed.")
+    served: int = Field(0, description="Requests served from the report folder.")
+    screenshots: dict[str, str] = Field(
+        default_factory=dict, description="Screenshot name (page, or a section id) -> file relative to the evaluation folder."
+    )
+    elapsed_s: float = Field(0.0, description="Wall time of the whole session, seconds.")
+
+
+class JudgeVote(EvaluationModel):
+    """One judge call (a gate atom has three)."""
+
+    verdict: Verdict | None = Field(description="yes, no or na; None when the call failed.")
+    rationale: str = Field("", description="The judge's short, report-grounded reason.")
+    quote: str = Field("", description="Report span the judge quoted as evidence ('' when none).")
+    quote_found: bool | None = Field(
+        None, description="Whether the quote occurs in the material the judge was given (whitespace-normalised); None without a quote."
+    )
+    cached: bool = Field(False, description="Answered from the judge cache (no call was made).")
+    calls: int = Field(0, description="HTTP calls made for this vote, retries included (0 when cached).")
+    input_tokens: int = Field(0, description="Prompt tokens over those calls.")
+    output_tokens: int = Field(0, description="Completion tokens over those calls.")
+    elapsed_s: float = Field(0.0, description="Wall time of the vote, seconds.")
+    error: str | None = Field(None, description="Why the vote has no verdict (after the last retry).")
+
+
+class AtomEvaluation(EvaluationModel):
+    """The decision on one atom with everything needed to audit it."""
+
+    atom_id: str = Field(description="Atom id from the rubric tree.")
+    direction: str = Field(description="Direction id.")
+    evaluator: Literal["J", "M"] = Field(description="J: model judge; M: deterministic probe.")
+    polarity: Literal["yes", "no"] = Field(description="Verdict that counts as a pass.")
+    gate: bool = Field(description="The atom belongs to a gate direction (judged by three votes when J).")
+    outcome: Outcome = Field(description="pass / fail / na / skipped (evaluator error: excluded from denominators).")
+    verdict: Verdict | None = Field(description="Decided verdict (majority of the votes for a gate); None when skipped.")
+    votes: list[JudgeVote] = Field(default_factory=list, description="Judge votes (J atoms).")
+    probe: ProbeResult | None = Field(None, description="Probe result (M atoms).")
+    rationale: str = Field("", description="Why: the probe's reason or the deciding vote's rationale.")
+    quote: str = Field("", description="Quoted report span of the deciding vote ('' for M atoms).")
+    elapsed_s: float = Field(0.0, description="Wall time spent on the atom, seconds.")
+    input_tokens: int = Field(0, description="Judge prompt tokens spent on the atom (0 when cached or M).")
+    output_tokens: int = Field(0, description="Judge completion tokens spent on the atom.")
+    error: str | None = Field(None, description="Why the atom was skipped.")
+
+    def decision(self) -> AtomDecision:
+        """The decision as the scoring stage reads it (votes kept when all are binary)."""
+        votes: list[str] = []
+        if len(self.votes) > 1 and all(v.verdict in ("yes", "no") for v in self.votes):
+            votes = ["pass" if v.verdict == self.polarity else "fail" for v in self.votes]
+        return AtomDecision(outcome=self.outcome, votes=votes, rationale=self.rationale or None)
+
+
+class JudgeUsage(EvaluationModel):
+    """Judge spending of one report."""
+
+    calls: int = Field(0, description="HTTP calls to the judge endpoint, retries included.")
+    cache_hits: int = Field(0, description="Votes answered from the cache.")
+    votes: int = Field(0, description="Votes needed (one per J atom, three per gate J atom).")
+    failed_votes: int = Field(0, description="Votes without a verdict after the last retry.")
+    input_tokens: int = Field(0, description="Prompt tokens.")
+    output_tokens: int = Field(0, description="Completion tokens.")
+
+
+class Evaluation(EvaluationModel):
+    """`evaluation.json`: one report's decisions, scores and provenance."""
+
+    evaluator_version: str = Field(description="EVALUATOR_VERSION of the code that produced the file.")
+    judge: JudgeIdentity = Field(description="The judge of the J atoms.")
+    judge_endpoint: str | None = Field(None, description="Base URL of the judge endpoint (None for the offline baseline).")
+    task_id: str = Field(description="Task the report answers.")
+    attempt: int | None = Field(None, description="Attempt number the report comes from (None outside a run).")
+    report: str | None = Field(None, description="Report entry page, relative to the run folder when scored from a run.")
+    report_sha256: str | None = Field(None, description="Content hash of the report folder (paths and bytes of every file).")
+    failure: str | None = Field(None, description="Why the report could not be evaluated (missing, unreadable); it scores 0.")
+    started_at: datetime = Field(description="When the evaluation started (UTC).")
+    elapsed_s: float = Field(description="Wall time of the evaluation, seconds.")
+    atoms: list[AtomEvaluation] = Field(default_factory=list, description="One decision per atom, rubric order.")
+    session: ProbeSession | None = Field(None, description="The browser session of the probes.")
+    judge_usage: JudgeUsage = Field(default_factory=JudgeUsage, description="Judge calls, cache hits and tokens.")
+    skipped_atoms: int = Field(0, description="Atoms skipped because the evaluator failed on them.")
+    material: str | None = Field(None, description="File (relative to this one) holding the report material the judge saw.")
+    score: ReportScore = Field(description="Omni-ART score: total, dimensions, direction rates, na_guard (scoring stage).")
+
+    def decisions(self) -> Decisions:
+        """The scoring stage's input, so that the score can be re-aggregated without the judge."""
+        if self.failure is not None:
+            return Decisions(task_id=self.task_id, failure=self.failure)
+        return Decisions(task_id=self.task_id, judge=self.judge.key,
+                         decisions={a.atom_id: a.decision() for a in self.atoms})
+
+
+class TaskScore(EvaluationModel):
+    """One line of `summary.json`."""
+
+    task_id: str = Field(description="Task id.")
+    attempt: int | None = Field(description="Attempt whose report was scored (None when the task has none).")
+    total: float = Field(description="Report score S, points 0-100 (0 for a failure).")
+    failed: bool = Field(description="The report was missing or unreadable, or every attempt failed.")
+    failure_reason: str | None = Field(None, description="Why.")
+    evaluation: str = Field(description="evaluation.json of the task, relative to the output folder.")
+
+
+class RunEvaluation(EvaluationModel):
+    """`summary.json` of `omnidr score`: every task of a run."""
+
+    evaluator_version: str = Field(description="EVALUATOR_VERSION.")
+    judge: JudgeIdentity = Field(description="Judge of every evaluation in the folder.")
+    run_dir: str = Field(description="Run folder that was scored.")
+    snapshot: str = Field(description="Snapshot folder the rubric trees came from.")
+    model: str = Field("", description="Model of the evaluated system (from run.json).")
+    harness: str = Field("", description="Harness of the evaluated system (from run.json).")
+    tasks: list[TaskScore] = Field(description="One line per task of the run, run order.")
+    mean_total: float = Field(description="Mean report score over the run's tasks with failures as 0, points.")
+    judge_usage: JudgeUsage = Field(description="Judge spending over the run.")
+    elapsed_s: float = Field(description="Wall time of the scoring, seconds.")

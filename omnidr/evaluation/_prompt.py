@@ -1,0 +1,96 @@
+"""The atomic judge's instruction, the material each direction needs, and the answer schema.
+
+Written for this project from the judge contract of the OmniDR-Bench paper (App. A.3, G.4): one
+criterion per call, its evidence note, only the report material the decision needs, a verdict of
+Yes / No / N/A with a short report-grounded rationale and a quoted span, and no credit from the
+judge's own knowledge. Bump PROMPT_VERSION whenever the instruction, the material selection or
+its layout changes: the judge cache and the judge identity depend on it.
+"""
+
+from omnidr.benchmark import Atom, Task, direction_inventory
+
+from ._material import SECTION_ORDER, ReportMaterial
+
+PROMPT_VERSION = "omnidr-judge-1"
+
+SYSTEM_PROMPT = """\
+You check one criterion against one research report about a video. You are given the criterion \
+(a yes/no question with an identifier), a note saying which evidence settles it, the user request \
+the report answers, and excerpts of the rendered report: its text section by section and, for \
+visual criteria, images of the rendered page and of the figures it shows.
+
+Decide only from the report material in this message:
+- Do not use anything you know about the subject from elsewhere. A statement counts only if the \
+report material makes it; a fact you know to be true does not count unless the report states it.
+- The evidence note tells you what to look for. It is not part of the report and proves nothing \
+about what the report says.
+- Answer "Yes" when the report material satisfies the criterion and "No" when it does not, \
+including when the report is silent on it. Answer "N/A" only when the criterion cannot apply to \
+this report at all, never because information is missing.
+- Judge the criterion exactly as written; do not reward nearby or partial statements.
+- rationale: at most two sentences that point to what the report says or lacks.
+- quote: the report span that supports your verdict, copied word for word from the material; an \
+empty string when no span applies (for example when the report is silent).
+- criterion_id: the identifier you were given, unchanged.
+
+Reply with one JSON object with the keys criterion_id, verdict, rationale and quote, and nothing else."""
+
+VERDICTS = ("Yes", "No", "N/A")
+
+RESPONSE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "criterion_id": {"type": "string"},
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "rationale": {"type": "string"},
+        "quote": {"type": "string"},
+    },
+    "required": ["criterion_id", "verdict", "rationale", "quote"],
+    "additionalProperties": False,
+}
+
+RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "atom_verdict", "strict": True, "schema": RESPONSE_SCHEMA}}
+
+CONTENT_SECTIONS = ("overview", "timeline", "anchors", "findings")
+SECTIONS_BY_DIRECTION: dict[str, tuple[str, ...]] = {
+    "R-CS": ("findings", "sources"),
+    "R-SA": ("findings", "sources"),
+    "R-MM": ("timeline", "findings", "sources"),
+    "R-VL": ("timeline", "anchors", "findings", "sources"),
+    "P-IT": ("timeline", "findings"),
+    "P-RD": SECTION_ORDER,
+}
+VISUAL_DIRECTIONS = frozenset({"P-IT"})
+"""Directions whose criteria are about what images show: the judge also gets screenshots and figures."""
+MAX_FIGURES = 6
+
+
+def sections_for(atom: Atom) -> tuple[str, ...]:
+    """Report sections an atom's judge call carries (content atoms: everything but the sources)."""
+    if atom.direction in SECTIONS_BY_DIRECTION:
+        return SECTIONS_BY_DIRECTION[atom.direction]
+    dimension = direction_inventory().by_id()[atom.direction].dimension.value
+    return CONTENT_SECTIONS if dimension == "C" else SECTION_ORDER
+
+
+def is_visual(atom: Atom) -> bool:
+    return atom.direction in VISUAL_DIRECTIONS
+
+
+def user_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
+    """The text part of the user message for one atom."""
+    direction = direction_inventory().by_id()[atom.direction]
+    lines = [
+        f"Criterion id: {atom.id}",
+        f"Criterion: {atom.criterion}",
+        f"Evidence note (not part of the report): {atom.evidence_note}",
+        f"Direction: {direction.id} {direction.name}: {direction.description}",
+    ]
+    if task is not None:
+        lines.append(f"User request the report answers: {task.query}")
+    if is_visual(atom):
+        lines.append("Images of the rendered report follow the text: section screenshots, then the report's own figures with their captions.")
+    lines.append("")
+    lines.append("Report material:")
+    lines.append(material.text_of(sections_for(atom)))
+    return "\n".join(lines)

@@ -1,0 +1,258 @@
+"""`omnidr score RUN_DIR`: evaluate the delivered report of every task of a run folder.
+
+Layout read (written by `omnidr run`): RUN_DIR/run.json, and per task
+RUN_DIR/attempts/<task_id>/<n>/attempt.json with the report under the attempt folder at
+`report_path`. The report of a task is the one of its last finished attempt; a task whose last
+attempt delivered nothing, or whose report is missing or unreadable, is a failure scoring 0.
+
+Layout written: OUT/<task_id>/evaluation.json (+ material.json, screenshots/), OUT/summary.json,
+and the judge cache in OUT/judge-cache/ unless another cache folder is given.
+"""
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from omnidr.benchmark import open_snapshot
+from omnidr.errors import UserError
+from omnidr.scoring import SystemDecisions, SystemKey
+
+from ._baseline import BaselineJudge
+from ._browser import ChromiumBrowser, ProbeLimits
+from ._cache import JudgeCache
+from ._evaluate import EVALUATION_FILE, TaskInputs, evaluate_report, failed_evaluation, read_evaluation, write_json_atomic
+from ._judge import Judge, JudgeSettings, OpenAIJudge
+from ._models import EVALUATOR_VERSION, Evaluation, JudgeIdentity, JudgeUsage, RunEvaluation, TaskScore
+
+SUMMARY_FILE = "summary.json"
+Progress = Callable[[str], None]
+
+
+class _RunFile(BaseModel):
+    """The fields of `run.json` the evaluator reads (the attempts stage owns the full model)."""
+
+    model_config = ConfigDict(extra="ignore")
+    snapshot: str
+    tasks: list[str]
+    model: str = ""
+    harness: str = ""
+
+
+class _AttemptFile(BaseModel):
+    """The fields of `attempt.json` the evaluator reads."""
+
+    model_config = ConfigDict(extra="ignore")
+    task_id: str
+    attempt: int
+    reason: str
+    detail: str = ""
+    report_path: str | None = None
+
+
+@dataclass(frozen=True)
+class DeliveredReport:
+    """The report a task is scored on, or why there is none."""
+
+    task_id: str
+    attempt: int | None
+    report_dir: Path | None
+    entry: str
+    report: str | None  # entry page relative to the run folder
+    failure: str | None
+
+
+def read_run(run_dir: Path) -> _RunFile:
+    path = Path(run_dir) / "run.json"
+    if not Path(run_dir).is_dir():
+        raise UserError(f"{run_dir}: no such folder; pass a run folder made by `omnidr run`")
+    if not path.is_file():
+        raise UserError(f"{run_dir}: no run.json; pass a run folder made by `omnidr run`")
+    try:
+        return _RunFile.model_validate_json(path.read_text("utf-8"))
+    except (ValidationError, UnicodeDecodeError, OSError) as exc:
+        first = str(exc).splitlines()[0][:200]
+        raise UserError(f"{path}: not a valid run file: {first}") from None
+
+
+def _attempt_number(folder: Path) -> int | None:
+    return int(folder.name) if folder.name.isdigit() else None
+
+
+def delivered_report(run_dir: Path, task_id: str) -> DeliveredReport:
+    """The last finished attempt of a task and its report (never raises for a bad attempt folder)."""
+    task_dir = Path(run_dir) / "attempts" / task_id
+    folders = sorted((f for f in task_dir.iterdir() if f.is_dir() and _attempt_number(f)), key=_attempt_number) if task_dir.is_dir() else []
+    finished = [f for f in folders if (f / "attempt.json").is_file()]
+    if not finished:
+        return DeliveredReport(task_id, None, None, "index.html", None, "no finished attempt")
+    folder = finished[-1]
+    n = _attempt_number(folder)
+    try:
+        record = _AttemptFile.model_validate_json((folder / "attempt.json").read_text("utf-8"))
+    except (ValidationError, UnicodeDecodeError, OSError) as exc:
+        return DeliveredReport(task_id, n, None, "index.html", None, f"attempt {n}: unreadable attempt.json ({type(exc).__name__})")
+    if record.reason != "success" or not record.report_path:
+        detail = f": {record.detail}" if record.detail else ""
+        return DeliveredReport(task_id, n, None, "index.html", None, f"attempt {n} ended '{record.reason}'{detail}"[:300])
+    entry_path = folder / record.report_path
+    rel = entry_path.relative_to(run_dir).as_posix() if entry_path.is_relative_to(run_dir) else record.report_path
+    resolved_folder = folder.resolve()
+    try:
+        inside = resolved_folder in entry_path.parent.resolve().parents or entry_path.parent.resolve() == resolved_folder
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
+        return DeliveredReport(task_id, n, None, "index.html", rel, f"attempt {n}: report path leaves the attempt folder")
+    return DeliveredReport(task_id, n, entry_path.parent, entry_path.name, rel, None)
+
+
+def _snapshot_path(run_dir: Path, run: _RunFile, snapshot: Path | None) -> Path:
+    if snapshot is not None:
+        return Path(snapshot)
+    given = Path(run.snapshot)
+    for candidate in (given, Path(run_dir) / given):
+        if (candidate / "snapshot.json").is_file():
+            return candidate
+    raise UserError(f"the run's snapshot '{run.snapshot}' is not found from here; pass --snapshot PATH")
+
+
+def task_inputs(snapshot: Path, task_ids: Sequence[str]) -> dict[str, TaskInputs]:
+    """Rubric trees, tasks, facts, hyperparameters and contract of the tasks; a task the snapshot
+    lacks or cannot load is a user error naming it."""
+    snap = open_snapshot(snapshot)
+    out = {}
+    for task_id in task_ids:
+        bundle = snap.tasks.get(task_id)
+        if bundle is None:
+            raise UserError(f"task '{task_id}' is not in the snapshot {snapshot}; pass the snapshot the run used (--snapshot)")
+        if bundle.rubric is None:
+            problem = next((p.line() for p in snap.problems if p.file.startswith(f"tasks/{task_id}/")), "rubric.json did not load")
+            raise UserError(f"{snapshot}: task '{task_id}': {problem}")
+        out[task_id] = TaskInputs(rubric=bundle.rubric, task=bundle.task, facts=bundle.facts,
+                                  hyperparameters=snap.hyperparameters, contract=snap.contract)
+    return out
+
+
+def make_judge(settings: JudgeSettings | None, cache_dir: Path | None) -> Judge:
+    """The model judge when an endpoint is configured, else the offline baseline."""
+    if settings is None:
+        return BaselineJudge()
+    return OpenAIJudge(settings, JudgeCache(cache_dir) if cache_dir is not None else None)
+
+
+def _task_score(ev: Evaluation, out_dir: Path, folder: Path) -> TaskScore:
+    return TaskScore(task_id=ev.task_id, attempt=ev.attempt, total=ev.score.total, failed=ev.score.failed,
+                     failure_reason=ev.score.failure_reason, evaluation=(folder / EVALUATION_FILE).relative_to(out_dir).as_posix())
+
+
+async def score_run_async(
+    run_dir: Path,
+    out_dir: Path | None = None,
+    snapshot: Path | None = None,
+    judge_settings: JudgeSettings | None = None,
+    tasks: Sequence[str] | None = None,
+    cache_dir: Path | None = None,
+    limits: ProbeLimits = ProbeLimits(),
+    progress: Progress = lambda _m: None,
+) -> RunEvaluation:
+    started = time.monotonic()
+    run_dir = Path(run_dir)
+    run = read_run(run_dir)
+    task_ids = list(tasks) if tasks else run.tasks
+    unknown = sorted(set(task_ids) - set(run.tasks))
+    if unknown:
+        raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+    snapshot_path = _snapshot_path(run_dir, run, snapshot)
+    inputs = task_inputs(snapshot_path, task_ids)
+    out_dir = Path(out_dir) if out_dir is not None else run_dir / "evaluation"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe_file = out_dir / ".write-test"
+        probe_file.write_text("")
+        probe_file.unlink()
+    except OSError as exc:
+        raise UserError(f"cannot write to {out_dir} ({exc.strerror}); pass a writable --out folder") from None
+    judge = make_judge(judge_settings, cache_dir or out_dir / "judge-cache")
+    if judge_settings is None:
+        progress("no judge endpoint configured: J atoms are decided by the offline baseline judge "
+                 "(lexical; its scores are not comparable with model-judged scores)")
+    lines: list[TaskScore] = []
+    evaluations: list[Evaluation] = []
+    try:
+        async with ChromiumBrowser() as browser:
+            for task_id in task_ids:
+                found = delivered_report(run_dir, task_id)
+                folder = out_dir / task_id
+                if found.failure is not None or found.report_dir is None:
+                    t0 = time.monotonic()
+                    ev = failed_evaluation(inputs[task_id], judge, found.failure or "no report", t0, datetime.now(UTC),
+                                           found.attempt, found.report)
+                    write_json_atomic(folder / EVALUATION_FILE, ev.model_dump_json(indent=2))
+                else:
+                    progress(f"{task_id}: evaluating {found.report}")
+                    ev = await evaluate_report(browser, judge, found.report_dir, inputs[task_id], folder, limits,
+                                               found.attempt, found.report)
+                evaluations.append(ev)
+                lines.append(_task_score(ev, out_dir, folder))
+                note = f"failure: {ev.failure}" if ev.failure else f"{ev.score.total:.1f}"
+                progress(f"{task_id}: {note}")
+    finally:
+        await judge.aclose()
+    usage = JudgeUsage(**{f: sum(getattr(e.judge_usage, f) for e in evaluations) for f in JudgeUsage.model_fields})
+    summary = RunEvaluation(
+        evaluator_version=EVALUATOR_VERSION, judge=judge.identity, run_dir=str(run_dir), snapshot=str(snapshot_path),
+        model=run.model, harness=run.harness, tasks=lines,
+        mean_total=round(sum(t.total for t in lines) / len(lines), 4) if lines else 0.0,
+        judge_usage=usage, elapsed_s=round(time.monotonic() - started, 3),
+    )
+    write_json_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2))
+    return summary
+
+
+def score_run(run_dir: Path, **kwargs) -> RunEvaluation:
+    """Synchronous `score_run_async` (see there for the arguments)."""
+    return asyncio.run(score_run_async(run_dir, **kwargs))
+
+
+# ------------------------------------------------------------------------------------------------
+# reading scored runs back, one judge only
+
+
+def read_scored_run(out_dir: Path) -> tuple[RunEvaluation, list[Evaluation]]:
+    """`summary.json` and every evaluation it lists."""
+    path = Path(out_dir) / SUMMARY_FILE
+    if not path.is_file():
+        raise UserError(f"{out_dir}: no {SUMMARY_FILE}; pass an output folder of `omnidr score`")
+    try:
+        summary = RunEvaluation.model_validate_json(path.read_text("utf-8"))
+        evaluations = [read_evaluation(Path(out_dir) / t.evaluation) for t in summary.tasks]
+    except (ValidationError, OSError, ValueError) as exc:
+        raise UserError(f"{out_dir}: unreadable evaluation: {str(exc).splitlines()[0][:200]}") from None
+    return summary, evaluations
+
+
+def require_one_judge(items: Iterable[Evaluation | RunEvaluation]) -> JudgeIdentity | None:
+    """The one judge behind all `items`; mixing judges is a user error (scores are not comparable)."""
+    judges = {item.judge for item in items}
+    if len(judges) > 1:
+        names = ", ".join(sorted(j.key for j in judges))
+        raise UserError(f"the evaluations come from {len(judges)} different judges ({names}); "
+                        "re-score them with one judge before comparing them")
+    return next(iter(judges), None)
+
+
+def system_decisions(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list[SystemDecisions]]:
+    """Scored runs as the scoring stage's leaderboard input, refusing to mix judges."""
+    systems, items = [], []
+    for out in out_dirs:
+        summary, evaluations = read_scored_run(out)
+        items += [summary, *evaluations]
+        key = SystemKey(model=summary.model or Path(summary.run_dir).name, harness=summary.harness)
+        systems.append(SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]))
+    judge = require_one_judge(items)
+    return judge, systems

@@ -1,0 +1,242 @@
+"""The reference harness: the repo's own video-research agent (`sandbox/reference_agent`) in the
+`reference` image, and `run_reference`, which runs it over snapshot tasks, with the scripted model
+(`sandbox/scripted_model`) standing in for a model API when none is given (offline demo)."""
+
+import json
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ._base import AgentContext
+
+CAPABILITIES = ("interface_only", "video", "text_web", "multimodal", "full")
+NATIVE_LOG = "reference.jsonl"
+SCRIPTED_MODEL = "scripted-demo"
+SCRIPTED_NETWORK = "omnidr-scripted-model"
+SCRIPTED_PORT = 9000
+SCRIPTED_NOTE = "no model endpoint given: using the scripted model (offline demo)"
+LABEL_SCRIPTED = "org.omnidr.scripted-model"
+
+
+def reference_argv(capability: str, model: str, extra: tuple[str, ...] = ()) -> list[str]:
+    return ["python", "-m", "sandbox.reference_agent", "--capability", capability, "--model", model, *extra]
+
+
+def search_index(pages, denylist: list[str] | tuple[str, ...] = ()) -> list[dict]:
+    """The offline search index handed to the agent: url, title and content type of each corpus page,
+    without pages on denylisted hosts (the proxy would refuse them anyway)."""
+    def denied(url: str) -> bool:
+        host = (urlsplit(url).hostname or "").lower()
+        return any(host == d.lower() or host.endswith("." + d.lower()) for d in denylist)
+
+    return [{"url": p.url, "title": p.title, "content_type": p.content_type} for p in pages if not denied(p.url)]
+
+
+class ReferenceHarness:
+    """Harness adapter of the reference agent. `capability` is one of the five cumulative levels of
+    paper App. F.5; it is passed on the command line and recorded by the agent in
+    `harness-logs/config.json`."""
+
+    name = "reference"
+
+    def __init__(self, capability: str = "full", image: str | None = None, search: list[dict] | None = None,
+                 extra_args: tuple[str, ...] = ()):
+        if capability not in CAPABILITIES:
+            raise ValueError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
+        self.capability = capability
+        self._image = image
+        self.search = list(search or [])
+        self.extra_args = tuple(extra_args)
+
+    def image(self) -> str:
+        if self._image is None:
+            from omnidr.images import image_tag, load_specs
+
+            self._image = image_tag("reference", load_specs())
+        return self._image
+
+    def command(self, ctx: AgentContext) -> list[str]:
+        return reference_argv(self.capability, ctx.model, self.extra_args)
+
+    def environment(self, ctx: AgentContext) -> dict[str, str]:
+        env = {"OMNIDR_CAPABILITY": self.capability}
+        if self.search:
+            env["OMNIDR_SEARCH_INDEX"] = json.dumps({"pages": self.search}, ensure_ascii=False, separators=(",", ":"))
+        return env
+
+    def native_logs(self, ctx: AgentContext) -> list[str]:
+        return [f"{ctx.logs_dir}/{NATIVE_LOG}", f"{ctx.logs_dir}/config.json", f"{ctx.logs_dir}/evidence.json"]
+
+
+# ---- the scripted model container -----------------------------------------------------------------
+
+@dataclass
+class ScriptedModel:
+    """A running scripted-model container, reachable as http://upstream:9000/v1 on `network`."""
+
+    container: object
+    network: str
+    base_url: str
+    created_network: object | None = None
+
+    def stop(self) -> None:
+        try:
+            self.container.remove(force=True)
+        except Exception:  # already gone
+            pass
+        if self.created_network is not None:
+            try:
+                self.created_network.reload()
+                if not self.created_network.attrs.get("Containers"):
+                    self.created_network.remove()
+            except Exception:
+                pass
+
+
+def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str = "upstream",
+                         scripts_dir: Path | None = None, timeout_s: float = 30.0) -> ScriptedModel:
+    """Start the scripted model (in the gateway image, which carries the `sandbox` package) on `network`
+    (default: a dedicated bridge network, created if missing) under the DNS alias `alias`."""
+    from docker.errors import NotFound
+
+    from omnidr.images import image_tag, load_specs
+
+    image = image or image_tag("gateway", load_specs())
+    created = None
+    net_name = network or SCRIPTED_NETWORK
+    try:
+        net = client.networks.get(net_name)
+    except NotFound:
+        net = client.networks.create(net_name, driver="bridge", labels={LABEL_SCRIPTED: "1"})
+        created = net
+    if network is None:
+        created = net  # ours: removed on stop when nothing else uses it
+    command = ["--port", str(SCRIPTED_PORT)]
+    volumes = {}
+    if scripts_dir is not None:
+        volumes[str(Path(scripts_dir).resolve())] = {"bind": "/scripts", "mode": "ro"}
+        command += ["--scripts", "/scripts"]
+    container = client.containers.create(
+        image, command=command, entrypoint=["python", "-m", "sandbox.scripted_model"],
+        name=f"omnidr-scripted-model-{secrets.token_hex(4)}", labels={LABEL_SCRIPTED: "1"}, detach=True,
+        read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit="256m", volumes=volumes,
+        network=net_name, networking_config={net_name: client.api.create_endpoint_config(aliases=[alias])},
+    )
+    model = ScriptedModel(container, net_name, f"http://{alias}:{SCRIPTED_PORT}/v1", created)
+    try:
+        container.start()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            container.reload()
+            if container.status in ("exited", "dead"):
+                raise RuntimeError("scripted model exited: " + container.logs(tail=5).decode("utf-8", "replace"))
+            ip = container.attrs["NetworkSettings"]["Networks"][net_name]["IPAddress"]
+            try:
+                socket.create_connection((ip, SCRIPTED_PORT), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"scripted model did not listen within {timeout_s:.0f} s") from None
+                time.sleep(0.1)
+    except Exception:
+        model.stop()
+        raise
+    return model
+
+
+# ---- a run of the reference agent ------------------------------------------------------------------
+
+@dataclass
+class ReferenceRun:
+    """What `run_reference` did: attempt records per task, and whether the scripted model stood in."""
+
+    records: dict = field(default_factory=dict)  # task id -> list[AttemptRecord]
+    scripted: bool = False
+    model: str = ""
+    note: str | None = None
+    images: dict[str, str] = field(default_factory=dict)  # role -> tag
+
+
+def run_reference(
+    snapshot: Path,
+    run_dir: Path,
+    tasks: list[str] | None = None,
+    capability: str = "full",
+    model_base_url: str | None = None,
+    model: str | None = None,
+    key_env: str | None = "OPENAI_API_KEY",
+    budget=None,
+    limits=None,
+    retry=None,
+    proxy_mode=None,
+    denylist: list[str] | None = None,
+    outside_network: str | None = None,
+    parallel: int = 1,
+    on_attempt: Callable = lambda _r: None,
+    on_note: Callable[[str], None] = print,
+    gateway_backoff_s: float = 1.0,
+) -> ReferenceRun:
+    """Run the reference agent over `tasks` of `snapshot` (all when None) into `run_dir`.
+
+    With `model_base_url` (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1) the gateway
+    forwards to it with the key from the host variable `key_env`; `model` is required then. Without it,
+    the scripted model is started on its own Docker network and stands in (model "scripted-demo"; the note
+    is passed to `on_note` and returned). Defaults: `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay
+    mode (the snapshot's web corpus), no denylist."""
+    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
+    from omnidr.benchmark import open_snapshot
+    from omnidr.errors import UserError
+    from omnidr.images import build_images, docker_client
+    from sandbox.models import Budget
+
+    if capability not in CAPABILITIES:
+        raise UserError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
+    snap = open_snapshot(Path(snapshot))
+    if not snap.ok:
+        raise UserError(f"{snapshot}: the snapshot does not load; run `omnidr snapshot validate {snapshot}`")
+    task_ids = list(tasks or snap.tasks)
+    unknown = [t for t in task_ids if t not in snap.tasks]
+    if unknown:
+        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    if model_base_url and not model:
+        raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
+    proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
+    denylist = list(denylist or [])
+    built = {b.name: b for b in build_images(["reference", "gateway", "egress"])}
+    missing = [n for n, b in built.items() if not b.tag]
+    if missing:
+        raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
+    out = ReferenceRun(images={n: b.tag for n, b in built.items()})
+    client = docker_client()
+    scripted = None
+    if model_base_url:
+        upstreams = [{"family": "openai", "base_url": model_base_url.rstrip("/"), "key_env": key_env}]
+        out.model = model
+        network = outside_network or "bridge"
+    else:
+        out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
+        on_note(SCRIPTED_NOTE)
+        scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag)
+        upstreams = [{"family": "openai", "base_url": scripted.base_url, "key_env": None}]
+        network = scripted.network
+    try:
+        pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
+        harness = ReferenceHarness(capability, image=built["reference"].tag, search=search_index(pages, denylist))
+        config = RunConfig(
+            snapshot=str(snapshot), tasks=task_ids, harness="reference", agent_image=built["reference"].tag,
+            command=reference_argv(capability, out.model), model=out.model, upstreams=upstreams,
+            budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+            proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
+            egress_image=built["egress"].tag, outside_network=network,
+        )
+        open_run(Path(run_dir), config)
+        out.records = run_attempts(client, Path(run_dir), config, snap, harness, on_attempt, gateway_backoff_s,
+                                   parallel)
+    finally:
+        if scripted is not None:
+            scripted.stop()
+    return out

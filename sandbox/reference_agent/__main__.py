@@ -1,0 +1,90 @@
+"""`python -m sandbox.reference_agent --capability full`: run the reference agent in the sandbox.
+
+Inputs come from the sandbox's environment (OMNIDR_INSTRUCTION, OMNIDR_VIDEO, OMNIDR_CONTRACT,
+OMNIDR_REPORT_DIR, OMNIDR_LOGS_DIR, OMNIDR_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, HTTP(S)_PROXY) and
+OMNIDR_SEARCH_INDEX (the offline search index, see _web.py). Exit 0 when the loop ended normally (with or
+without a report: the sandbox judges that), 3 when the model API failed or refused, 1 on a crash.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ._capability import LEVELS, capability
+from ._loop import NativeLog, run_agent
+from ._media import WINDOW_S
+from ._tools import ToolBox
+from ._web import SearchIndex
+
+LOG_FILE = "reference.jsonl"
+CONFIG_FILE = "config.json"
+
+
+def _user_message(instruction: str, contract_dir: Path, video: str) -> str:
+    parts = [instruction.strip(), f"\nThe source video is at {video}."]
+    contract = contract_dir / "contract.json"
+    if contract.is_file():
+        parts.append("\nReport contract: " + json.loads(contract.read_text("utf-8")).get("description", ""))
+    schema = contract_dir / "data.schema.json"
+    if schema.is_file():
+        parts.append("\nJSON schema of window.DATA:\n" + json.dumps(json.loads(schema.read_text("utf-8")),
+                                                                    separators=(",", ":"), ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sandbox.reference_agent")
+    p.add_argument("--capability", choices=LEVELS, default="full")
+    p.add_argument("--model", default=os.environ.get("OMNIDR_MODEL", "gpt-4o"))
+    p.add_argument("--max-steps", type=int, default=200, help="model calls at most (the gateway has its own budget)")
+    p.add_argument("--max-repairs", type=int, default=2, help="automatic check-and-repair turns (full workflow)")
+    p.add_argument("--window-s", type=float, default=WINDOW_S)
+    p.add_argument("--frames-per-window", type=int, default=6)
+    p.add_argument("--search", choices=("index", "none"), default="index")
+    p.add_argument("--attach-frames", action="store_true",
+                   help="show each window's frames to the model as images (models that read images)")
+    args = p.parse_args(argv)
+
+    env = os.environ
+    logs_dir = Path(env.get("OMNIDR_LOGS_DIR", "/output/harness-logs"))
+    report_dir = Path(env.get("OMNIDR_REPORT_DIR", "/output/report"))
+    contract_dir = Path(env.get("OMNIDR_CONTRACT", "/input/contract"))
+    video = env.get("OMNIDR_VIDEO", "/input/video.mp4")
+    instruction = Path(env.get("OMNIDR_INSTRUCTION", "/input/instruction.txt")).read_text("utf-8")
+    cap = capability(args.capability)
+    search = SearchIndex.from_env(env.get("OMNIDR_SEARCH_INDEX")) if args.search == "index" else None
+
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    config = {"agent": "reference", "capability": cap.as_record(), "model": args.model, "max_steps": args.max_steps,
+              "max_repairs": args.max_repairs, "window_s": args.window_s, "frames_per_window": args.frames_per_window,
+              "search_backend": args.search if search else "none",
+              "search_entries": len(search.entries) if search else 0, "attach_frames": args.attach_frames,
+              "log": LOG_FILE,
+              "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    (logs_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2), "utf-8")
+    log = NativeLog(logs_dir / LOG_FILE)
+    log.write({"type": "run_start", "at": datetime.now(UTC).isoformat(timespec="milliseconds"), "config": config})
+
+    from openai import OpenAI  # imported late: --help works without it
+
+    client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
+    tools = ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
+                    frames_per_window=args.frames_per_window)
+    t0 = time.monotonic()
+    summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
+                        max_steps=max(1, args.max_steps), max_repairs=args.max_repairs,
+                        attach_frames=args.attach_frames and "read_window" in cap.tools)
+    summary["wall_time_s"] = round(time.monotonic() - t0, 3)
+    summary["report"] = (report_dir / "index.html").is_file()
+    log.write({"type": "run_end", "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **summary})
+    (logs_dir / "evidence.json").write_text(json.dumps(tools.evidence, ensure_ascii=False, indent=2), "utf-8")
+    print(json.dumps({k: summary[k] for k in ("steps", "model_calls", "tool_calls", "tool_errors", "end", "report")}))
+    return 3 if summary["end"] == "model_error" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""Writing the report folder (contract: index.html = template, data.js = window.DATA) and the agent's own
+checks of it (App. D stage 7): data shape, local assets, times within the video, citations that resolve
+to opened sources whose text holds the quoted words."""
+
+import json
+import os
+import re
+import shutil
+import unicodedata
+from pathlib import Path
+
+CONTRACT_VERSION = "omnidr-report-1"
+GOALS = {"explain", "verify", "compare", "update", "apply"}
+RELATIONS = {"support", "contradiction", "update", "explanation", "comparison", "application"}
+SOURCE_TYPES = {"web", "video", "document", "image"}
+
+
+def normalize(text: str) -> str:
+    """For verbatim matching: NFKC, lower case, no whitespace, straight quotes."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return re.sub(r"\s+", "", text)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def read_data(report_dir: Path, data_file: str = "data.js") -> dict:
+    text = (report_dir / data_file).read_text("utf-8")
+    m = re.match(r"^\s*window\.DATA\s*=\s*(.*?)\s*;?\s*$", text, re.DOTALL)
+    if not m:
+        raise ValueError("data.js is not a `window.DATA = {...};` assignment")
+    return json.loads(m.group(1))
+
+
+def write_report(report_dir: Path, contract_dir: Path, video: str, data: dict, probe: dict | None,
+                 contract: dict) -> dict:
+    """Write index.html (an unmodified template copy), data.js and the source video. Returns what was written."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    data = dict(data)
+    data["contract"] = contract.get("version", CONTRACT_VERSION)
+    v = dict(data.get("video") or {})
+    src = v.get("src") or "video" + (Path(video).suffix or ".mp4")
+    if "/" in src or src.startswith("."):
+        src = Path(src).name
+    target = report_dir / src
+    if not target.is_file():
+        shutil.copyfile(video, target)
+    v["src"] = src
+    if probe and not v.get("duration_s"):
+        v["duration_s"] = probe["duration_s"]
+    data["video"] = v
+    body = "window.DATA = " + json.dumps(data, ensure_ascii=False, indent=2) + ";\n"
+    _write_atomic(report_dir / contract.get("data_file", "data.js"), body.encode("utf-8"))
+    template = contract_dir / contract.get("template", "template.html")
+    _write_atomic(report_dir / contract.get("entry", "index.html"), template.read_bytes())
+    return {"entry": contract.get("entry", "index.html"), "data_bytes": len(body.encode("utf-8")),
+            "timeline": len(data.get("timeline") or []), "findings": len(data.get("findings") or []),
+            "sources": len(data.get("sources") or []), "video_src": src}
+
+
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def check_report(report_dir: Path, contract_dir: Path, contract: dict, duration_s: float | None,
+                 fetched: dict[str, dict] | None, workflow: bool) -> dict:
+    """Problems (must be fixed) and warnings. `fetched` maps URL -> {status, text} of pages opened in this
+    run (None: the agent has no web tools, citations are not checked against fetches)."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    entry = report_dir / contract.get("entry", "index.html")
+    template = contract_dir / contract.get("template", "template.html")
+    if not entry.is_file():
+        problems.append(f"{entry.name} is missing: call write_report")
+    elif template.is_file() and entry.read_bytes() != template.read_bytes():
+        problems.append(f"{entry.name} is not an unmodified copy of the contract template")
+    try:
+        data = read_data(report_dir, contract.get("data_file", "data.js"))
+    except (OSError, ValueError) as exc:
+        return {"ok": False, "problems": problems + [f"data.js: {exc}"], "warnings": warnings}
+    if not isinstance(data, dict):
+        return {"ok": False, "problems": problems + ["window.DATA is not an object"], "warnings": warnings}
+
+    for key in ("title", "language", "query", "overview"):
+        if not isinstance(data.get(key), str) or not data.get(key, "").strip():
+            problems.append(f"{key}: a non-empty text is required")
+    if data.get("contract") != contract.get("version", CONTRACT_VERSION):
+        problems.append(f"contract must be {contract.get('version', CONTRACT_VERSION)!r}")
+    video = data.get("video") if isinstance(data.get("video"), dict) else {}
+    if not video.get("src") or not (report_dir / str(video.get("src"))).is_file():
+        problems.append("video.src must name the source video copied into the report folder")
+    dur = duration_s if duration_s else (video.get("duration_s") if _num(video.get("duration_s")) else None)
+    if not _num(video.get("duration_s")):
+        problems.append("video.duration_s must be a number of seconds")
+
+    def in_video(t, where: str) -> None:
+        if not _num(t) or t < 0 or (dur is not None and t > dur + 0.5):
+            problems.append(f"{where}: time {t!r} is outside the video (0 to {dur} s)")
+
+    def media_ok(items, where: str) -> None:
+        for j, m in enumerate(items or []):
+            src = str((m or {}).get("src", ""))
+            if re.match(r"^https?://", src):
+                continue
+            if not src or src.startswith("/") or ".." in Path(src).parts or not (report_dir / src).is_file():
+                problems.append(f"{where}.media[{j}]: local file {src!r} does not exist in the report folder")
+
+    timeline = data.get("timeline") or []
+    covered = 0.0
+    for i, seg in enumerate(timeline):
+        where = f"timeline[{i}]"
+        for k in ("id", "title", "note"):
+            if not isinstance(seg.get(k), str) or not seg.get(k):
+                problems.append(f"{where}.{k} is required")
+        in_video(seg.get("start_s"), where + ".start_s")
+        in_video(seg.get("end_s"), where + ".end_s")
+        if _num(seg.get("start_s")) and _num(seg.get("end_s")):
+            if seg["end_s"] < seg["start_s"]:
+                problems.append(f"{where}: end_s is before start_s")
+            covered += max(0.0, seg["end_s"] - seg["start_s"])
+        media_ok(seg.get("media"), where)
+    if dur and timeline and covered < 0.8 * dur:
+        warnings.append(f"timeline covers {covered:.0f} s of {dur:.0f} s; segments should cover the whole video")
+
+    anchor_ids = set()
+    for i, a in enumerate(data.get("anchors") or []):
+        anchor_ids.add(a.get("id"))
+        in_video(a.get("time_s"), f"anchors[{i}].time_s")
+        if a.get("goal") not in GOALS:
+            problems.append(f"anchors[{i}].goal must be one of {', '.join(sorted(GOALS))}")
+
+    sources = data.get("sources") or []
+    source_ids = [s.get("id") for s in sources]
+    if len(set(source_ids)) != len(source_ids):
+        problems.append("sources: ids must be unique")
+    cited: set[str] = set()
+    for i, f in enumerate(data.get("findings") or []):
+        for aid in f.get("anchor_ids") or []:
+            if aid not in anchor_ids:
+                problems.append(f"findings[{i}].anchor_ids: unknown anchor {aid!r}")
+        media_ok(f.get("media"), f"findings[{i}]")
+        for j, c in enumerate(f.get("claims") or []):
+            where = f"findings[{i}].claims[{j}]"
+            for sid in c.get("citations") or []:
+                cited.add(sid)
+                if sid not in source_ids:
+                    problems.append(f"{where}: citation {sid!r} is not a source id")
+            for t in c.get("video_times_s") or []:
+                in_video(t, where + ".video_times_s")
+            if c.get("relation") is not None and c.get("relation") not in RELATIONS:
+                problems.append(f"{where}.relation must be one of {', '.join(sorted(RELATIONS))}")
+            if not c.get("citations") and not c.get("video_times_s"):
+                warnings.append(f"{where}: a claim with neither a citation nor a video moment")
+
+    for i, s in enumerate(sources):
+        where = f"sources[{i}] ({s.get('id')})"
+        if s.get("type") not in SOURCE_TYPES:
+            problems.append(f"{where}.type must be one of {', '.join(sorted(SOURCE_TYPES))}")
+        if s.get("id") not in cited:
+            warnings.append(f"{where} is cited by no claim")
+        if fetched is None:
+            continue
+        page = fetched.get(s.get("url", ""))
+        if page is None or page.get("status") != 200:
+            problems.append(f"{where}: {s.get('url')!r} was not opened successfully in this run; fetch it or drop it")
+        elif s.get("quote") and normalize(s["quote"]) not in normalize(page.get("text", "")):
+            problems.append(f"{where}: the quote is not found verbatim in the fetched page")
+
+    if workflow:  # required-process checks of the full workflow
+        frames = [m for seg in timeline for m in (seg.get("media") or []) if str(m.get("src", "")).endswith(".jpg")]
+        if not frames:
+            problems.append("process: the timeline shows no frame of the video")
+        if fetched is not None and not sources:
+            problems.append("process: no external source is cited")
+        if fetched is not None and sources and not any(s.get("type") == "video" for s in sources):
+            warnings.append("process: no related video was inspected")
+    return {"ok": not problems, "problems": problems, "warnings": warnings}

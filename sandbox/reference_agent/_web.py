@@ -1,0 +1,209 @@
+"""Web tools of the reference agent: an offline search index, page fetching through the egress proxy,
+HTML and (simple) PDF to text.
+
+Search backend. In the sandbox the only way to the web is the egress proxy; in replay mode it serves a
+frozen corpus and knows no search engine. The offline backend is therefore a search *index*: a list of
+{url, title} entries (the corpus's page list, handed over by the harness in OMNIDR_SEARCH_INDEX as JSON
+or a path to a JSON file). A search ranks titles and URLs by word overlap with the query and returns
+url + title only: no page text. To read a page the agent must fetch it, which goes through the proxy
+and is logged in network.jsonl. Backend "none" disables search (the agent may still fetch URLs it
+learns from the video or the instruction).
+"""
+
+import html
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+USER_AGENT = "omnidr-reference-agent/1"
+MAX_FETCH_BYTES = 20 * 1024 * 1024
+
+
+# ---- search -------------------------------------------------------------------------------------
+
+def _terms(text: str) -> set[str]:
+    """Latin words (lower case, 2+ letters or digits) and CJK character bigrams."""
+    text = text.lower()
+    words = set(re.findall(r"[a-z0-9][a-z0-9.-]*[a-z0-9]|[a-z0-9]", text))
+    for run in re.findall(r"[\u4e00-\u9fff\u3400-\u4dbf]+", text):
+        words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+    return {w for w in words if len(w) > 1 or not w.isascii()}
+
+
+def classify(entry: dict) -> str:
+    """web, video, document or image, from content type and URL."""
+    ctype = (entry.get("content_type") or "").lower()
+    url = entry.get("url", "").lower()
+    if "pdf" in ctype or url.endswith(".pdf"):
+        return "document"
+    if ctype.startswith("image/") or re.search(r"\.(png|jpe?g|gif|webp)$", url):
+        return "image"
+    if ctype.startswith("video/") or "/watch" in url or re.search(r"\.(mp4|webm|mov)$", url):
+        return "video"
+    return "web"
+
+
+class SearchIndex:
+    """A local index of {url, title[, content_type]} entries."""
+
+    def __init__(self, entries: list[dict]):
+        self.entries = [e for e in entries if isinstance(e, dict) and e.get("url")]
+
+    @classmethod
+    def from_env(cls, value: str | None) -> "SearchIndex | None":
+        """OMNIDR_SEARCH_INDEX: inline JSON ({"pages": [...]} or [...]) or a path to such a file."""
+        if not value:
+            return None
+        text = Path(value).read_text("utf-8") if not value.lstrip().startswith(("[", "{")) else value
+        data = json.loads(text)
+        return cls(data.get("pages", []) if isinstance(data, dict) else data)
+
+    def search(self, query: str, kind: str | None = None, limit: int = 8) -> list[dict]:
+        """Entries ranked by the summed rarity (inverse document frequency) of the query terms they share."""
+        import math
+
+        q = _terms(query)
+        docs = [(e, _terms(e.get("title", "") + " " + re.sub(r"[/._?=-]+", " ", e["url"]))) for e in self.entries]
+        df: dict[str, int] = {}
+        for _e, terms in docs:
+            for t in terms & q:
+                df[t] = df.get(t, 0) + 1
+        scored = []
+        for order, (e, terms) in enumerate(docs):
+            k = classify(e)
+            if kind and kind != "any" and k != kind:
+                continue
+            shared = terms & q
+            if shared:
+                score = sum(math.log(1 + len(docs) / df[t]) for t in shared)
+                scored.append((-score, order, {"url": e["url"], "title": e.get("title", ""), "kind": k}))
+        scored.sort(key=lambda s: (s[0], s[1]))
+        return [s[2] for s in scored[:limit]]
+
+
+# ---- fetch --------------------------------------------------------------------------------------
+
+class _Text(HTMLParser):
+    SKIP = {"script", "style", "noscript", "template", "svg"}
+    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header",
+             "footer", "table", "ul", "ol", "blockquote", "pre", "figcaption", "dd", "dt", "title"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip = 0
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.skip += 1
+        if tag == "title":
+            self._in_title = True
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.skip:
+            self.skip -= 1
+        if tag == "title":
+            self._in_title = False
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        if not self.skip:
+            self.parts.append(data)
+
+
+def html_to_text(markup: str) -> tuple[str, str]:
+    """(title, text): visible text, one block per line, runs of spaces collapsed."""
+    parser = _Text()
+    parser.feed(markup)
+    parser.close()
+    lines = [re.sub(r"[ \t\r\f\v]+", " ", ln).strip() for ln in "".join(parser.parts).split("\n")]
+    return html.unescape(parser.title.strip()), "\n".join(ln for ln in lines if ln)
+
+
+_STREAM = re.compile(rb"<<(?P<dict>.*?)>>\s*stream\r?\n(?P<data>.*?)\r?\nendstream", re.DOTALL)
+_PDF_STRING = re.compile(rb"\((?P<s>(?:\\.|[^\\)])*)\)\s*Tj|\[(?P<a>.*?)\]\s*TJ", re.DOTALL)
+
+
+def _pdf_unescape(raw: bytes) -> str:
+    out, i = bytearray(), 0
+    while i < len(raw):
+        c = raw[i]
+        if c == 0x5C and i + 1 < len(raw):  # backslash
+            n = raw[i + 1:i + 2]
+            table = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
+            if n in table:
+                out += table[n]
+                i += 2
+            elif n.isdigit():
+                m = re.match(rb"[0-7]{1,3}", raw[i + 1:i + 4])
+                out.append(int(m.group(0), 8) & 0xFF)
+                i += 1 + len(m.group(0))
+            else:
+                out += n
+                i += 2
+        else:
+            out.append(c)
+            i += 1
+    return out.decode("cp1252", "replace")
+
+
+def pdf_to_text(data: bytes) -> str:
+    """Text shown by Tj/TJ operators of (Flate or plain) content streams, one text operator a line.
+    Minimal by design: enough for simple text PDFs, nothing for scans or CID fonts."""
+    lines = []
+    for m in _STREAM.finditer(data):
+        body = m.group("data")
+        if b"FlateDecode" in m.group("dict"):
+            try:
+                body = zlib.decompress(body)
+            except zlib.error:
+                continue
+        for t in _PDF_STRING.finditer(body):
+            if t.group("s") is not None:
+                lines.append(_pdf_unescape(t.group("s")))
+            else:
+                parts = re.findall(rb"\(((?:\\.|[^\\)])*)\)", t.group("a"))
+                lines.append("".join(_pdf_unescape(p) for p in parts))
+    return "\n".join(ln.strip() for ln in lines if ln.strip())
+
+
+def fetch(url: str, timeout_s: float = 30.0) -> dict:
+    """GET `url` through the environment's proxy (HTTP_PROXY/HTTPS_PROXY; the CA from SSL_CERT_FILE).
+    Returns status, content type, title, text (HTML and PDF converted), and the raw bytes."""
+    if not re.match(r"^https?://", url, re.I):
+        raise ValueError("only http:// and https:// URLs can be fetched")
+    req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept": "*/*"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as r:
+            status, ctype, body = r.status, r.headers.get("Content-Type", ""), r.read(MAX_FETCH_BYTES)
+            final_url = r.geturl()
+    except urllib.error.HTTPError as exc:
+        return {"url": url, "status": exc.code, "content_type": exc.headers.get("Content-Type", ""), "title": "",
+                "text": exc.read(2000).decode("utf-8", "replace"), "raw": b""}
+    title, text = "", ""
+    low = ctype.lower()
+    if "pdf" in low or body[:5] == b"%PDF-":
+        text = pdf_to_text(body)
+        title = text.splitlines()[0] if text else ""
+    elif "html" in low or body.lstrip()[:1] == b"<":
+        charset = re.search(r"charset=([\w-]+)", ctype)
+        title, text = html_to_text(body.decode(charset.group(1) if charset else "utf-8", "replace"))
+    elif low.startswith("text/") or "json" in low:
+        text = body.decode("utf-8", "replace")
+    return {"url": final_url or url, "status": status, "content_type": ctype, "title": title, "text": text, "raw": body}
+
+
+def proxy_env() -> dict[str, str | None]:
+    return {k: os.environ.get(k) for k in ("HTTPS_PROXY", "HTTP_PROXY", "SSL_CERT_FILE")}

@@ -1,0 +1,25 @@
+"""A scripted OpenAI-compatible chat-completions server: the offline stand-in for a model in demos and tests.
+
+Standard library only. `python -m sandbox.scripted_model --port 9000 [--scripts DIR]`.
+
+A script (`scripts/<task_id>.json`) is the model's side of one conversation:
+
+    {"task": "<task id>", "match": "<text found in the first user message, e.g. the video URL>",
+     "model": "scripted-demo",
+     "steps": [{"content": "...", "tool_calls": [{"id": "probe", "name": "probe_video", "arguments": {}}]},
+               ...,
+               {"content": "final answer"}]}
+
+The server is stateless: the answer to a request is step N, where N is the number of assistant messages
+already in the request. So a re-sent request (gateway retry) gets the same answer, and parallel
+conversations do not mix. Arguments may refer to what the tools returned earlier in the conversation:
+`{"$ref": "<tool call id>.<path>"}` (path parts split on dots; numbers index lists) is replaced by that
+value of the JSON tool result. If the value does not exist (the tool failed or was not offered), the
+nearest enclosing object inside a list is dropped, or else the value becomes null. Tool calls to tools
+the request does not offer are left out, and steps left with nothing to do are skipped, so one script
+serves every capability level. Every answer carries `usage` (about 4 characters a token).
+"""
+
+from ._server import Script, answer, load_scripts, serve
+
+__all__ = ["Script", "answer", "load_scripts", "serve"]

@@ -1,0 +1,221 @@
+"""The scripted chat-completions server (see the package docstring for the script format)."""
+
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+SCRIPTS_DIR = Path(__file__).parent / "scripts"
+
+
+@dataclass(frozen=True)
+class Script:
+    task: str
+    match: str
+    model: str
+    steps: list
+
+
+def load_scripts(folder: Path = SCRIPTS_DIR) -> list[Script]:
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        d = json.loads(path.read_text("utf-8"))
+        out.append(Script(d.get("task", path.stem), d["match"], d.get("model", "scripted-demo"), d["steps"]))
+    return out
+
+
+class _Missing(Exception):
+    pass
+
+
+def _tool_results(messages: list[dict]) -> dict[str, object]:
+    out = {}
+    for m in messages:
+        if m.get("role") == "tool" and m.get("tool_call_id"):
+            try:
+                out[m["tool_call_id"]] = json.loads(m.get("content") or "null")
+            except (json.JSONDecodeError, TypeError):
+                out[m["tool_call_id"]] = None
+    return out
+
+
+def _lookup(results: dict, ref: str):
+    call_id, _, path = ref.partition(".")
+    if call_id not in results:
+        raise _Missing(ref)
+    value = results[call_id]
+    if isinstance(value, dict) and "error" in value and len(value) == 1:
+        raise _Missing(ref)
+    for part in [p for p in path.split(".") if p]:
+        try:
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise _Missing(ref) from None
+    return value
+
+
+def _resolve(value, results: dict, under_list: bool = False):
+    """Replace refs. A missing value drops the nearest enclosing list item; outside any list it becomes null."""
+    if isinstance(value, dict):
+        if set(value) == {"$ref"}:
+            return _lookup(results, value["$ref"])
+        if set(value) == {"$join"}:  # concatenation of texts; a missing part is left out
+            parts = []
+            for part in value["$join"]:
+                try:
+                    parts.append(str(_resolve(part, results)))
+                except _Missing:
+                    continue
+            return "".join(parts)
+        out = {}
+        for k, v in value.items():
+            try:
+                out[k] = _resolve(v, results, under_list)
+            except _Missing:
+                if under_list:
+                    raise
+                out[k] = None
+        return out
+    if isinstance(value, list):
+        items = []
+        for v in value:
+            try:
+                items.append(_resolve(v, results, True))
+            except _Missing:
+                continue
+        return items
+    return value
+
+
+def _resolve_top(value, results: dict):
+    try:
+        return _resolve(value, results)
+    except _Missing:
+        return None
+
+
+def _effective_steps(script: Script, offered: set[str]) -> list[dict]:
+    steps = []
+    for step in script.steps:
+        calls = [c for c in step.get("tool_calls", []) if c["name"] in offered]
+        if step.get("tool_calls") and not calls and not step.get("final"):
+            continue
+        steps.append({**step, "tool_calls": calls})
+    return steps
+
+
+def _tokens(obj) -> int:
+    """About 4 characters a token; an image part counts as a flat 85 tokens (not its base64 length)."""
+    def strip(x):
+        if isinstance(x, dict):
+            if x.get("type") == "image_url":
+                return "i" * 340
+            return {k: strip(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    return max(1, math.ceil(len(json.dumps(strip(obj), ensure_ascii=False)) / 4))
+
+
+def answer(body: dict, scripts: list[Script]) -> dict:
+    """The chat.completion object for one request."""
+    messages = body.get("messages") or []
+    first_user = next((m.get("content") for m in messages if m.get("role") == "user"), "") or ""
+    if isinstance(first_user, list):
+        first_user = " ".join(p.get("text", "") for p in first_user if isinstance(p, dict))
+    script = next((s for s in scripts if s.match in first_user), None)
+    offered = {t.get("function", {}).get("name") for t in body.get("tools") or []}
+    if script is None:
+        message = {"role": "assistant", "content": "The scripted model has no script for this instruction."}
+        finish, model = "stop", body.get("model", "scripted")
+    else:
+        steps = _effective_steps(script, offered)
+        n = sum(1 for m in messages if m.get("role") == "assistant")
+        # past the end (e.g. a repair turn the script did not plan): repeat the final answer without tools
+        step = steps[n] if n < len(steps) else {"content": steps[-1].get("content") or "Done."}
+        results = _tool_results(messages)
+        calls = []
+        for c in step.get("tool_calls") or []:
+            args = _resolve_top(c.get("arguments", {}), results)
+            calls.append({"id": c["id"], "type": "function",
+                          "function": {"name": c["name"], "arguments": json.dumps(args, ensure_ascii=False)}})
+        message = {"role": "assistant", "content": step.get("content")}
+        if calls:
+            message["tool_calls"] = calls
+        finish, model = ("tool_calls" if calls else "stop"), script.model
+    prompt, completion = _tokens(messages) + _tokens(body.get("tools") or []), _tokens(message)
+    return {"id": f"chatcmpl-scripted-{int(time.time() * 1000)}", "object": "chat.completion",
+            "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
+
+
+def _stream_chunks(full: dict) -> list[dict]:
+    msg = full["choices"][0]["message"]
+    delta = {"role": "assistant", "content": msg.get("content")}
+    if msg.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(msg["tool_calls"])]
+    base = {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": full["model"]}
+    return [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": full["choices"][0]["finish_reason"]}]},
+            {**base, "choices": [], "usage": full["usage"]}]
+
+
+def make_handler(scripts: list[Script]):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _send(self, status: int, body: dict) -> None:
+            data = json.dumps(body, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path.rstrip("/").endswith("/models"):
+                return self._send(200, {"object": "list", "data": [
+                    {"id": m, "object": "model", "owned_by": "omnidr"} for m in sorted({s.model for s in scripts})]})
+            self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+        def do_POST(self):
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            except json.JSONDecodeError:
+                return self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                return self._send(404, {"error": {"message": "only chat completions", "type": "invalid_request_error"}})
+            full = answer(body, scripts)
+            msg = full["choices"][0]["message"]
+            print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
+                              "tool_calls": [c["function"]["name"] for c in msg.get("tool_calls", [])],
+                              "usage": full["usage"]}), flush=True)
+            if not body.get("stream"):
+                return self._send(200, full)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in _stream_chunks(full):
+                self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.close_connection = True
+
+    return Handler
+
+
+def serve(port: int, scripts_dir: Path = SCRIPTS_DIR, host: str = "0.0.0.0") -> None:
+    scripts = load_scripts(scripts_dir)
+    print(json.dumps({"listening": f"{host}:{port}", "scripts": [s.task for s in scripts]}), flush=True)
+    ThreadingHTTPServer((host, port), make_handler(scripts)).serve_forever()
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]) if len(sys.argv) > 1 else 9000)

@@ -1,0 +1,153 @@
+"""A fake OpenAI-compatible chat-completions server (aiohttp) standing in for the paid judge.
+
+It reads the criterion id from the request ("Criterion id: X") and answers from a script the
+test sets: per criterion, a list of behaviours consumed one per request (the last one repeats):
+
+  "Yes" / "No" / "N/A"   a well-formed structured answer with that verdict
+  "malformed"            content that is not JSON
+  "wrong-id"             well-formed, but about another criterion
+  "500" / "503" / "429"  that HTTP status (429 with Retry-After: 0)
+  "400"                  a client error (not retried)
+  "hang"                 no answer for `hang_s` seconds (longer than the client's timeout)
+  "refuse"               an assistant message with `refusal` set
+
+Unscripted criteria answer `default`. Every request is counted; the peak number of requests in
+flight is kept, so a test can check the client's concurrency bound.
+"""
+
+import asyncio
+import json
+import re
+import threading
+from collections import defaultdict
+
+from aiohttp import web
+
+CRITERION = re.compile(r"Criterion id: (\S+)")
+
+
+def _message_text(messages: list) -> str:
+    parts = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts += [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return "\n".join(parts)
+
+
+class FakeJudge:
+    def __init__(self, host: str = "127.0.0.1", default: str = "Yes", hang_s: float = 5.0, latency_s: float = 0.0):
+        self.host = host
+        self.default = default
+        self.hang_s = hang_s
+        self.latency_s = latency_s
+        self.script: dict[str, list[str]] = {}
+        self.requests: list[dict] = []
+        self.per_criterion: dict[str, int] = defaultdict(int)
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.per_criterion.clear()
+            self.peak_in_flight = 0
+
+    def _behaviour(self, cid: str) -> str:
+        with self._lock:
+            n = self.per_criterion[cid]
+            self.per_criterion[cid] += 1
+            steps = self.script.get(cid)
+            if not steps:
+                return self.default
+            return steps[min(n, len(steps) - 1)]
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        text = _message_text(body.get("messages", []))
+        match = CRITERION.search(text)
+        cid = match.group(1) if match else "?"
+        with self._lock:
+            self.requests.append({"criterion": cid, "body": body, "auth": request.headers.get("Authorization")})
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            return await self._answer(cid, self._behaviour(cid), len(text))
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _answer(self, cid: str, how: str, prompt_chars: int) -> web.Response:
+        usage = {"prompt_tokens": max(1, prompt_chars // 4), "completion_tokens": 30, "total_tokens": max(1, prompt_chars // 4) + 30}
+        message: dict = {"role": "assistant", "content": None}
+        if how.isdigit():
+            headers = {"Retry-After": "0"} if how == "429" else {}
+            return web.json_response({"error": {"message": f"fake status {how}", "type": "fake"}}, status=int(how), headers=headers)
+        if how == "hang":
+            await asyncio.sleep(self.hang_s)
+            how = "Yes"
+        if how == "malformed":
+            message["content"] = "I think the answer is yes, but let me explain at length"
+        elif how == "refuse":
+            message["refusal"] = "I can't help with evaluating this content."
+        elif how == "wrong-id":
+            message["content"] = json.dumps({"criterion_id": "OTHER-01", "verdict": "Yes", "rationale": "x", "quote": ""})
+        else:
+            message["content"] = json.dumps({
+                "criterion_id": cid, "verdict": how,
+                "rationale": f"fake judge says {how} for {cid}", "quote": "",
+            })
+        return web.json_response({
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake-judge",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+            "usage": usage,
+        })
+
+    def start(self) -> "FakeJudge":
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            app = web.Application(client_max_size=64 << 20)
+            app.router.add_post("/v1/chat/completions", self._chat)
+            self._runner = web.AppRunner(app)
+            self._loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, self.host, 0)
+            self._loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown() -> None:
+            await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)

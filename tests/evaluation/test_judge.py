@@ -1,0 +1,205 @@
+"""The J path against a fake OpenAI-compatible server on loopback (the real `openai` client and
+its HTTP stack; only the server is fake): answers, malformed JSON, 5xx and 429 then success,
+timeouts, refusals, split gate votes, the cache, the concurrency bound."""
+
+import asyncio
+import json
+
+import pytest
+
+from eval_helpers import GOOD, demo_inputs
+
+pytestmark = pytest.mark.network
+
+KEY_ENV = "OMNIDR_TEST_JUDGE_KEY"
+
+
+@pytest.fixture
+def settings(fake_judge, monkeypatch):
+    from omnidr.evaluation import JudgeSettings
+
+    monkeypatch.setenv(KEY_ENV, "sk-test-judge")
+    return JudgeSettings(base_url=fake_judge.url, model="fake-judge", api_key_env=KEY_ENV, timeout_s=1.0,
+                         backoff_s=0.0, max_attempts=3, concurrency=4)
+
+
+def _material():
+    from omnidr.evaluation._material import MaterialUnit, ReportMaterial
+
+    text = "The pendant in the video weighs 6.8 kg and the box is marked for fixture support, 50 lb (23 kg)."
+    return ReportMaterial(title="Hanging a pendant", sections={"overview": text, "findings": text, "sources": "S1 wiring guide"},
+                          units=[MaterialUnit(section="overview", kind="paragraph", text=text)])
+
+
+def _atom(atom_id: str):
+    return next(a for a in demo_inputs().rubric.atoms if a.id == atom_id)
+
+
+def _request(atom_id: str, report_hash: str = "a" * 64, **kw):
+    from omnidr.evaluation import JudgeRequest
+
+    inputs = demo_inputs()
+    atom = _atom(atom_id)
+    fact = next((f for f in inputs.facts.facts if f.id == atom.fact_id), None)
+    return JudgeRequest(atom=atom, task=inputs.task, fact=fact, material=kw.pop("material", _material()),
+                        report_hash=report_hash, **kw)
+
+
+def _judge(settings, requests, votes: int = 1, cache=None):
+    from omnidr.evaluation import OpenAIJudge, judge_atom
+
+    async def go():
+        judge = OpenAIJudge(settings, cache)
+        try:
+            return await asyncio.gather(*(judge_atom(judge, r, votes) for r in requests))
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(go())
+
+
+def test_a_normal_answer_decides_the_atom(settings, fake_judge):
+    [ev] = _judge(settings, [_request("C-FC-01")])
+    assert ev.outcome == "pass" and ev.verdict == "yes" and ev.evaluator == "J"
+    assert ev.rationale == "fake judge says Yes for C-FC-01"
+    assert len(ev.votes) == 1 and ev.votes[0].calls == 1 and ev.input_tokens > 0 and ev.output_tokens == 30
+    sent = fake_judge.requests[0]
+    body = sent["body"]
+    assert sent["auth"] == "Bearer sk-test-judge"
+    assert body["model"] == "fake-judge" and body["temperature"] == 0
+    assert body["response_format"]["type"] == "json_schema"
+    user = body["messages"][1]["content"]
+    assert "Criterion id: C-FC-01" in user and "6.8 kg" in user and "Evidence note" in user
+    assert "parametric" not in body["messages"][0]["content"]  # written in our own words
+    assert "Do not use anything you know about the subject" in body["messages"][0]["content"]
+
+
+def test_expected_polarity_no_and_na(settings, fake_judge):
+    fake_judge.script = {"C-VF-02": ["Yes"], "C-FC-02": ["N/A"], "C-FC-03": ["No"]}
+    ev = {e.atom_id: e for e in _judge(settings, [_request("C-VF-02"), _request("C-FC-02"), _request("C-FC-03")])}
+    assert ev["C-VF-02"].polarity == "no" and ev["C-VF-02"].outcome == "fail"
+    assert ev["C-FC-02"].outcome == "na"
+    assert ev["C-FC-03"].outcome == "fail"
+
+
+def test_malformed_json_is_retried_then_skipped(settings, fake_judge):
+    fake_judge.script = {"C-FC-01": ["malformed", "Yes"], "C-FC-02": ["malformed"], "C-FC-03": ["wrong-id"]}
+    ev = {e.atom_id: e for e in _judge(settings, [_request("C-FC-01"), _request("C-FC-02"), _request("C-FC-03")])}
+    assert ev["C-FC-01"].outcome == "pass" and ev["C-FC-01"].votes[0].calls == 2
+    assert ev["C-FC-02"].outcome == "skipped" and "unusable answer" in ev["C-FC-02"].error
+    assert ev["C-FC-02"].votes[0].calls == settings.max_attempts
+    assert ev["C-FC-03"].outcome == "skipped" and "OTHER-01" in ev["C-FC-03"].error
+
+
+def test_server_errors_then_success(settings, fake_judge):
+    fake_judge.script = {"C-FC-01": ["500", "503", "Yes"], "C-FC-02": ["429", "Yes"], "C-FC-03": ["500"]}
+    ev = {e.atom_id: e for e in _judge(settings, [_request("C-FC-01"), _request("C-FC-02"), _request("C-FC-03")])}
+    assert ev["C-FC-01"].outcome == "pass" and ev["C-FC-01"].votes[0].calls == 3
+    assert ev["C-FC-02"].outcome == "pass" and ev["C-FC-02"].votes[0].calls == 2
+    assert ev["C-FC-03"].outcome == "skipped" and "HTTP 500" in ev["C-FC-03"].error
+
+
+def test_timeouts_then_success(settings, fake_judge):
+    fake_judge.hang_s = 3.0
+    fake_judge.script = {"C-FC-01": ["hang", "Yes"], "C-FC-02": ["hang"]}
+    ev = {e.atom_id: e for e in _judge(settings, [_request("C-FC-01"), _request("C-FC-02")])}
+    assert ev["C-FC-01"].outcome == "pass" and ev["C-FC-01"].votes[0].calls == 2
+    assert ev["C-FC-02"].outcome == "skipped" and "no answer within 1 s" in ev["C-FC-02"].error
+
+
+def test_refusals_and_client_errors_are_not_retried(settings, fake_judge):
+    fake_judge.script = {"C-FC-01": ["refuse", "Yes"], "C-FC-02": ["400", "Yes"]}
+    ev = {e.atom_id: e for e in _judge(settings, [_request("C-FC-01"), _request("C-FC-02")])}
+    assert ev["C-FC-01"].outcome == "skipped" and "refused" in ev["C-FC-01"].error and ev["C-FC-01"].votes[0].calls == 1
+    assert ev["C-FC-02"].outcome == "skipped" and "HTTP 400" in ev["C-FC-02"].error and ev["C-FC-02"].votes[0].calls == 1
+
+
+def test_gate_atoms_take_three_votes_decided_by_majority(settings, fake_judge):
+    fake_judge.script = {"C-VF-01": ["Yes", "No", "Yes"], "C-QR-01": ["No", "Yes", "No"], "C-QR-02": ["Yes", "No", "N/A"]}
+    reqs = [_request("C-VF-01"), _request("C-QR-01"), _request("C-QR-02")]
+    ev = {e.atom_id: e for e in _judge(settings, reqs, votes=3)}
+    split = ev["C-VF-01"]
+    assert split.gate and len(split.votes) == 3 and sorted(v.verdict for v in split.votes) == ["no", "yes", "yes"]
+    assert split.outcome == "pass"
+    decision = split.decision()
+    assert sorted(decision.votes) == ["fail", "pass", "pass"] and decision.decided == "pass"
+    assert ev["C-QR-01"].outcome == "fail" and sorted(ev["C-QR-01"].decision().votes) == ["fail", "fail", "pass"]
+    three_way = ev["C-QR-02"]
+    assert three_way.outcome == "fail" and "no majority" in three_way.rationale
+    assert fake_judge.per_criterion["C-VF-01"] == 3
+
+
+def test_a_failed_gate_vote_skips_the_atom(settings, fake_judge):
+    fake_judge.script = {"C-VF-01": ["Yes", "400", "Yes"]}
+    [ev] = _judge(settings, [_request("C-VF-01")], votes=3)
+    assert ev.outcome == "skipped" and "1 of 3 judge vote(s) failed" in ev.error
+    assert ev.decision().decided == "skipped"
+
+
+def test_the_cache_makes_a_second_run_call_nothing(settings, fake_judge, tmp_path):
+    from omnidr.evaluation import JudgeCache
+
+    cache = JudgeCache(tmp_path / "cache")
+    fake_judge.script = {"C-VF-01": ["Yes", "No", "Yes"], "C-FC-02": ["No"]}
+    reqs = [_request("C-FC-01"), _request("C-FC-02")]
+    first = _judge(settings, reqs, cache=cache) + _judge(settings, [_request("C-VF-01")], votes=3, cache=cache)
+    calls = fake_judge.calls
+    assert calls == 5
+    second = _judge(settings, reqs, cache=cache) + _judge(settings, [_request("C-VF-01")], votes=3, cache=cache)
+    assert fake_judge.calls == calls, "the second run called the judge"
+    strip = lambda evs: [(e.atom_id, e.outcome, e.verdict, [v.verdict for v in e.votes], e.rationale) for e in evs]
+    assert strip(first) == strip(second)
+    assert all(v.cached and v.calls == 0 for e in second for v in e.votes)
+    _judge(settings, [_request("C-FC-01", report_hash="b" * 64)], cache=cache)  # a changed report is judged again
+    assert fake_judge.calls == calls + 1
+
+
+def test_concurrency_is_bounded(settings, fake_judge):
+    fake_judge.latency_s = 0.15
+    atoms = [a.id for a in demo_inputs().rubric.atoms if a.probe is None][:16]
+    evs = _judge(settings, [_request(a) for a in atoms])
+    assert all(e.outcome in ("pass", "fail", "na") for e in evs)
+    assert 1 < fake_judge.peak_in_flight <= settings.concurrency
+
+
+def test_visual_criteria_carry_screenshots_and_figures(settings, fake_judge, tmp_path):
+    import shutil
+
+    shots = tmp_path / "ev" / "screenshots"
+    shots.mkdir(parents=True)
+    shutil.copy(GOOD / "assets" / "frame_013.jpg", shots / "timeline.jpg")
+    from omnidr.evaluation._material import Figure
+
+    material = _material().model_copy(update={"screenshots": {"timeline": "screenshots/timeline.jpg"},
+                                              "figures": [Figure(path="assets/frame_013.jpg", caption="ceiling box label")]})
+    [ev] = _judge(settings, [_request("P-IT-01", material=material, report_dir=GOOD, evaluation_dir=tmp_path / "ev")])
+    assert ev.outcome == "pass"
+    parts = fake_judge.requests[0]["body"]["messages"][1]["content"]
+    images = [p for p in parts if p["type"] == "image_url"]
+    assert len(images) == 2 and all(p["image_url"]["url"].startswith("data:image/jpeg;base64,") for p in images)
+    assert any("ceiling box label" in p.get("text", "") for p in parts)
+    # a content atom gets text only
+    _judge(settings, [_request("C-FC-01", material=material, report_dir=GOOD, evaluation_dir=tmp_path / "ev")])
+    assert isinstance(fake_judge.requests[-1]["body"]["messages"][1]["content"], str)
+
+
+def test_answers_are_parsed_leniently_but_strictly_checked():
+    from omnidr.evaluation import parse_answer
+    from omnidr.evaluation._judge import AnswerError
+
+    fenced = "```json\n" + json.dumps({"criterion_id": "X-1", "verdict": "yes", "rationale": "r", "quote": "q"}) + "\n```"
+    assert parse_answer(fenced, "X-1") == ("yes", "r", "q")
+    assert parse_answer('{"verdict": "N/A", "rationale": "", "quote": ""}', "X-1")[0] == "na"
+    for bad in ("", "yes", '{"verdict": "maybe"}', '{"verdict": "Yes", "criterion_id": "Y-2"}', "[1, 2]"):
+        with pytest.raises(AnswerError):
+            parse_answer(bad, "X-1")
+
+
+def test_quotes_are_checked_against_the_report_material():
+    from omnidr.evaluation._judge import quote_found
+
+    material = _material().text_of(("overview",))
+    assert quote_found("weighs 6.8\n kg", material) is True
+    assert quote_found("“The pendant in the video weighs 6.8 kg”", material) is True
+    assert quote_found("weighs 7 kg", material) is False
+    assert quote_found("", material) is None

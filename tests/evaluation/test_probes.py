@@ -1,0 +1,162 @@
+"""The M probes on real reports: the demo's good report passes its M atoms, the skeleton fails
+every one (and scores 0 on presentation), results repeat exactly, broken reports fail the probe
+that checks what is broken."""
+
+import json
+
+import pytest
+
+from eval_helpers import GOOD, SKELETON, copy_report, demo_inputs, m_calls
+
+pytestmark = pytest.mark.browser
+
+
+def _probe(chromium, report, calls, **context):
+    from omnidr.evaluation import ProbeContext, ProbeLimits, probe_report
+
+    ctx = ProbeContext(duration_s=36.0, **context)
+    limits = ProbeLimits(media_wait_s=2, seek_wait_s=2, play_wait_s=2)  # failure bounds only: passes never wait
+    return chromium.run(lambda b: probe_report(b, report, calls, ctx, limits))
+
+
+def _edit_data(report, change):
+    path = report / "data.js"
+    text = path.read_text("utf-8")
+    data = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    change(data)
+    path.write_text("window.DATA = " + json.dumps(data, ensure_ascii=False) + ";\n", "utf-8")
+
+
+def test_every_catalog_probe_is_implemented():
+    from omnidr.benchmark import probe_catalog
+    from omnidr.evaluation._probes import PROBES
+
+    assert set(PROBES) == set(probe_catalog().by_name())
+
+
+def test_good_report_passes_its_m_atoms(chromium, tmp_path):
+    calls = m_calls()
+    out = _probe(chromium, GOOD, calls, screenshots_dir=tmp_path / "shots")
+    failed = {k: r.reason for k, r in out.results.items() if r.status != "pass"}
+    assert not failed
+    assert out.session.loaded and out.session.responsive and not out.session.content_free
+    assert out.session.faults == [] and out.session.console_errors == [] and out.session.blocked_total == 0
+    assert {"page", "timeline", "findings"} <= set(out.session.screenshots)
+    assert (tmp_path / "shots" / "page.jpg").stat().st_size > 10_000
+    seek = next(r for r in out.results.values() if r.name == "timestamp_seeks")
+    assert "24.00 s" in seek.reason
+
+
+def test_every_probe_passes_on_the_good_report_and_fails_on_the_skeleton(chromium, tmp_path):
+    from omnidr.benchmark import probe_catalog
+    from omnidr.evaluation import Call
+
+    defaults = {"time_s": 24, "min_fraction": 0.5, "min_count": 1, "source_type": "web", "media_type": "image"}
+    calls = [Call(p.name, {k: defaults[k] for k in p.params}) for p in probe_catalog().probes]
+    good = _probe(chromium, GOOD, calls, screenshots_dir=tmp_path / "good")
+    skeleton = _probe(chromium, SKELETON, calls, screenshots_dir=tmp_path / "skeleton")
+    assert [r.name for r in good.results.values() if r.status != "pass"] == []
+    assert all(r.status == "fail" and "content-free" in r.reason for r in skeleton.results.values())
+    assert skeleton.session.content_free
+
+
+def test_skeleton_fails_the_presentation_gate_and_scores_zero_there(chromium, tmp_path):
+    from omnidr.evaluation import BaselineJudge, evaluate_report
+
+    inputs = demo_inputs()
+    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), SKELETON, inputs, tmp_path / "ev"))
+    assert [a for a in ev.atoms if a.evaluator == "M" and a.outcome != "fail"] == []
+    p_ri = ev.score.direction("P-RI")
+    assert p_ri.gate and p_ri.gate_passed is False and p_ri.effective == 0
+    assert ev.score.direction("P-TN").gate_passed is False
+    assert ev.score.dimensions["P"].score == 0
+    assert ev.score.total == 0
+
+
+def test_good_report_evaluation_passes_the_gates(chromium, tmp_path):
+    from omnidr.evaluation import BaselineJudge, evaluate_report
+
+    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), GOOD, demo_inputs(), tmp_path / "ev"))
+    assert all(a.outcome == "pass" for a in ev.atoms if a.evaluator == "M")
+    assert ev.score.direction("P-RI").gate_passed and ev.score.direction("P-TN").gate_passed
+    assert ev.score.dimensions["P"].score > 90
+    saved = json.loads((tmp_path / "ev" / "evaluation.json").read_text("utf-8"))
+    assert saved["judge"]["kind"] == "offline-baseline" and saved["evaluator_version"]
+    assert (tmp_path / "ev" / "material.json").is_file()
+
+
+def test_same_report_same_results(chromium):
+    calls = m_calls()
+    runs = [_probe(chromium, GOOD, calls) for _ in range(2)] + [_probe(chromium, SKELETON, calls)]
+    strip = lambda out: {k: (r.status, r.reason) for k, r in out.results.items()}
+    assert strip(runs[0]) == strip(runs[1])
+    material = [r.material.model_dump() for r in runs[:2]]
+    assert material[0] == material[1]
+
+
+def test_other_demo_tasks_render_with_their_own_probes(chromium, tmp_path):
+    # The nd-filter task's probes (findings_linked_to_video, no_console_errors, timestamp at 11 s)
+    # on the pendant report: the report answers another task, but the probes still measure it.
+    calls = m_calls("nd-filter-waterfall")
+    out = _probe(chromium, GOOD, calls)
+    by_name = {r.name: r for r in out.results.values()}
+    assert by_name["findings_linked_to_video"].status == "pass"
+    assert by_name["no_console_errors"].status == "pass"
+    assert by_name["timestamp_seeks"].status == "fail" and "no visible timestamp link for 11 s" in by_name["timestamp_seeks"].reason
+
+
+def test_broken_reports_fail_the_probe_that_checks_what_is_broken(chromium, tmp_path):
+    from omnidr.evaluation import Call
+
+    r = copy_report(tmp_path / "r")
+    (r / "assets" / "frame_007.jpg").unlink()  # a missing image
+    _edit_data(r, lambda d: d["findings"][0]["claims"][0].update(citations=["S99"]))  # a dangling citation
+    _edit_data(r, lambda d: d["sources"][0].update(date="last spring", quote=""))  # incomplete provenance
+    _edit_data(r, lambda d: d.update(timeline=d["timeline"][:2]))  # covers 12 of 36 s
+    calls = [Call("assets_load"), Call("citations_resolve"), Call("source_fields_complete"),
+             Call("timeline_covers", {"min_fraction": 0.9}), Call("media_present", {"media_type": "image", "min_count": 3}),
+             Call("data_valid")]
+    out = _probe(chromium, r, calls)
+    res = {c.name: out.result(c) for c in calls}
+    assert res["assets_load"].status == "fail" and "frame_007.jpg" in res["assets_load"].reason
+    assert res["citations_resolve"].status == "fail" and "S99" in res["citations_resolve"].reason
+    assert res["source_fields_complete"].status == "fail" and "ISO date" in res["source_fields_complete"].reason
+    assert res["timeline_covers"].status == "fail" and "12.0 of 36.0 s" in res["timeline_covers"].reason
+    assert res["media_present"].status == "fail"
+    assert res["data_valid"].status == "pass"
+
+
+def test_missing_video_fails_playback_and_seeking(chromium, tmp_path):
+    from omnidr.evaluation import Call
+
+    r = copy_report(tmp_path / "r")
+    (r / "video.mp4").unlink()
+    calls = [Call("video_plays"), Call("timestamp_seeks", {"time_s": 24}), Call("assets_load")]
+    out = _probe(chromium, r, calls)
+    assert all(out.result(c).status == "fail" for c in calls)
+    assert "video.mp4" in out.result(calls[2]).reason
+
+
+def test_invalid_data_fails_data_valid(chromium, tmp_path):
+    from omnidr.evaluation import Call
+
+    r = copy_report(tmp_path / "r")
+    _edit_data(r, lambda d: d.update(contract="omnidr-report-0"))
+    out = _probe(chromium, r, [Call("data_valid")])
+    assert out.result(Call("data_valid")).status == "fail" and "omnidr-report-0" in out.result(Call("data_valid")).reason
+    (r / "data.js").write_text("window.DATA = {\"title\": 3};", "utf-8")
+    out = _probe(chromium, r, [Call("data_valid"), Call("report_present")])
+    assert out.result(Call("data_valid")).status == "fail"
+
+
+def test_a_report_not_under_its_folder_is_refused(chromium, tmp_path):
+    from omnidr.evaluation import Call
+
+    r = copy_report(tmp_path / "r")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("rubric answers")
+    (r / "leak.txt").symlink_to(secret)
+    _edit_data(r, lambda d: d["findings"][0].setdefault("media", []).append({"type": "image", "src": "leak.txt", "caption": "x"}))
+    out = _probe(chromium, r, [Call("assets_load")])
+    assert out.result(Call("assets_load")).status == "fail"
+    assert "leak.txt" in out.result(Call("assets_load")).reason
