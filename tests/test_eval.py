@@ -21,17 +21,17 @@ def test_eval_without_agents_checks_and_scores_the_example_reports():
 
 @pytest.mark.docker
 def test_eval_runs_the_reference_agent_offline_and_scores_the_run(tmp_path):
-    r = run_cli("eval", "--runs-root", tmp_path, DEMO)
+    r = run_cli("eval", DEMO, cwd=tmp_path)  # the default, relative runs root, as `make eval` uses it
     assert r.returncode == 0, r.stdout + r.stderr
     assert "using the scripted model" in r.stdout
-    [run_dir] = list(tmp_path.glob("demo-*/reference-full"))
+    [run_dir] = list(tmp_path.glob("runs/demo-*/reference-full"))
     reasons = [json.loads(p.read_text())["reason"] for p in sorted(run_dir.glob("attempts/*/1/attempt.json"))]
     assert reasons == ["success"] * 3
     summary = json.loads((run_dir / "evaluation" / "summary.json").read_text())
     assert summary["judge"]["kind"] == "offline-baseline"
     assert [t["failed"] for t in summary["tasks"]] == [False, False, False]
     assert all(0 < t["total"] <= 100 for t in summary["tasks"])
-    again = run_cli("eval", "--runs-root", tmp_path, DEMO)  # a rerun resumes: no attempt is redone
+    again = run_cli("eval", DEMO, cwd=tmp_path)  # a rerun resumes: no attempt is redone
     assert again.returncode == 0
     assert "attempt 1: success" not in again.stdout
 

@@ -142,6 +142,7 @@ def run_attempts(
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
     interrupted run are removed first."""
+    run_dir = Path(run_dir).resolve()
     open_run(run_dir, config)
     cleanup_run(client, config.run_id())
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:

@@ -1,6 +1,7 @@
 """One attempt in the sandbox: a private internal network, the agent on it alone, the model
 gateway and the egress proxy on it and on an outside network, budgets enforced outside the agent."""
 
+import dataclasses
 import json
 import os
 import secrets
@@ -98,7 +99,7 @@ class AttemptSandbox:
 
     def __init__(self, client, spec: AttemptSpec, harness: Harness):
         self.client = client
-        self.spec = spec
+        self.spec = dataclasses.replace(spec, folder=spec.folder.resolve())  # bind mounts need absolute paths
         self.harness = harness
         self.suffix = f"{spec.run_id[:12]}-{secrets.token_hex(3)}"
         self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", **spec.extra_labels}

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.browser
 def test_eval_scores_the_example_reports_with_the_baseline_judge():
     from omnidr.pipeline import run_eval
 
-    result = run_eval(DEMO)
+    result = run_eval(DEMO, run_agents=False)
     stages = {s.name: s for s in result.stages}
     assert stages["evaluator"].status == "ok", stages["evaluator"].detail
     assert "offline-baseline" in stages["evaluator"].detail
