@@ -1,5 +1,6 @@
 """`omnidr` command line. Thin: each command parses options, calls one stage function, renders."""
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -8,7 +9,6 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from omnidr.attempts._models import ProxyMode as ProxyModeChoices
 from omnidr.errors import UserError
 
 out = Console(highlight=False)
@@ -17,7 +17,31 @@ err = Console(stderr=True, highlight=False)
 SNAPSHOT_ARG = click.argument("path", type=click.Path(path_type=Path))
 
 
-@click.group()
+# Commands that live with their stage, imported only when invoked (or listed by --help), so that
+# every other command starts without loading the browser, judge and scoring stacks.
+STAGE_COMMANDS = {
+    "aggregate": "omnidr.scoring._cli:aggregate",
+    "leaderboard": "omnidr.scoring._cli:leaderboard",
+    "compare": "omnidr.scoring._cli:compare",
+    "na-order": "omnidr.scoring._cli:na_order",
+    "audit": "omnidr.trajectory._cli:audit",
+    "score": "omnidr.evaluation._cli:score",
+    "probe": "omnidr.evaluation._cli:probe",
+}
+
+
+class _StageGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *STAGE_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in STAGE_COMMANDS:
+            module, attr = STAGE_COMMANDS[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_StageGroup)
 @click.version_option(package_name="omnidr")
 def cli() -> None:
     """OmniDR sandbox: evaluate video-centered deep-research agents."""
@@ -191,7 +215,8 @@ def images_list() -> None:
 @click.option("--attempts", type=click.IntRange(min=1), default=3, show_default=True, help="Attempts per task.")
 @click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "timeout", "agent_error", "budget_exhausted"]),
               help="Failure reasons that earn another attempt (repeatable; default: all). infra_error is always retried.")
-@click.option("--proxy-mode", type=click.Choice([m.value for m in ProxyModeChoices]), default="replay", show_default=True,
+@click.option("--proxy-mode", type=click.Choice(["log", "intercept", "record", "replay", "deny"]), default="replay",
+              show_default=True,
               help="Egress proxy mode; replay serves the snapshot's web corpus offline.")
 @click.option("--denylist", multiple=True, help="Host the egress proxy answers 403 (repeatable).")
 @click.option("--outside-network", default="bridge", show_default=True, help="Docker network the gateway and proxy use to reach out.")
@@ -275,19 +300,6 @@ def eval_(path: Path, skip_agents: bool, runs_root: Path) -> None:
             out.print(f"[red]failed: {stage.name}: {stage.detail}[/red]", soft_wrap=True)
     if result.failed:
         sys.exit(1)
-
-
-def _register_stage_commands() -> None:
-    """Commands that live with their stage (kept out of this file's logic)."""
-    from omnidr.scoring import aggregate, compare, leaderboard, na_order
-    from omnidr.evaluation._cli import probe, score
-    from omnidr.trajectory._cli import audit
-
-    for command in (aggregate, leaderboard, compare, na_order, audit, score, probe):
-        cli.add_command(command)
-
-
-_register_stage_commands()
 
 
 def main() -> None:

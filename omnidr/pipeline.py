@@ -55,9 +55,11 @@ def run_eval(
     if report.errors:
         return result
 
+    run_label = snap.info.name  # names the run folder: the snapshot id once the snapshot is frozen
     if (snap.root / MANIFEST_FILE).is_file():
         progress("verifying MANIFEST.json")
         manifest, diff = verify_snapshot(path)
+        run_label = manifest.snapshot_id
         if diff.clean:
             result.stages.append(StageResult("manifest", "ok", f"{len(manifest.files)} files match {manifest.snapshot_id}"))
         else:
@@ -97,20 +99,17 @@ def run_eval(
         result.stages.extend(_evaluate_examples(snap))
 
     if run_agents and not result.failed:
-        result.stages.extend(_run_and_score(path, snap, runs_root, progress))
+        result.stages.extend(_run_and_score(path, snap, runs_root / run_label / "reference-full", progress))
     for name, why in PENDING_STAGES:
         result.stages.append(StageResult(name, "not built", why))
     return result
 
 
-def _run_and_score(path: Path, snap, runs_root: Path, progress: Callable[[str], None]) -> list[StageResult]:
+def _run_and_score(path: Path, snap, run_dir: Path, progress: Callable[[str], None]) -> list[StageResult]:
     """The reference agent (scripted model when no endpoint is given) on every task, then `omnidr score`."""
     from omnidr.evaluation import score_run
     from omnidr.harness import run_reference
 
-    manifest = snap.root / MANIFEST_FILE
-    label = verify_snapshot(path)[0].snapshot_id if manifest.is_file() else snap.info.name
-    run_dir = runs_root / label / "reference-full"
     progress(f"running the reference agent on {len(snap.tasks)} task(s) in the sandbox; run folder {run_dir}")
     ran = run_reference(
         path, run_dir, capability="full", on_note=progress,

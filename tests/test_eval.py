@@ -31,8 +31,10 @@ def test_eval_runs_the_reference_agent_offline_and_scores_the_run(tmp_path):
     assert summary["judge"]["kind"] == "offline-baseline"
     assert [t["failed"] for t in summary["tasks"]] == [False, False, False]
     assert all(0 < t["total"] <= 100 for t in summary["tasks"])
+    records = {p: p.read_bytes() for p in run_dir.glob("attempts/*/*/attempt.json")}
     again = run_cli("eval", DEMO, cwd=tmp_path)  # a rerun resumes: no attempt is redone
-    assert again.returncode == 0
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert {p: p.read_bytes() for p in run_dir.glob("attempts/*/*/attempt.json")} == records
     assert "attempt 1: success" not in again.stdout
 
 

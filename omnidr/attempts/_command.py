@@ -3,6 +3,8 @@
 from collections.abc import Callable
 from pathlib import Path
 
+from docker.errors import ImageNotFound
+
 from omnidr.benchmark import open_snapshot
 from omnidr.errors import UserError
 from omnidr.harness import CommandHarness
@@ -48,7 +50,7 @@ def run_command_harness(
     client = docker_client()
     try:
         client.images.get(image)
-    except Exception:
+    except ImageNotFound:
         raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
     specs = load_specs()
     config = RunConfig(

@@ -17,7 +17,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from omnidr.harness import AgentContext, Harness
-from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
+from sandbox.egress import AGENT_CA_PATH, agent_ca_environment, read_network_log
 from sandbox.models import Budget
 
 from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits
@@ -172,8 +172,9 @@ class AttemptSandbox:
             (dirs["logs"] / "agent.log").write_bytes(agent.logs(stdout=True, stderr=True))
             self._copy_output(self.keeper, dirs)
             self._stop_helpers(dirs)
-            reason, detail = self._reason(dirs, timed_out, exit_code, wall)
-            return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall)
+            use = self._gateway_state(dirs)
+            reason, detail = self._reason(dirs, timed_out, exit_code, wall, use)
+            return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall, use=use)
         finally:
             self.cleanup()
 
@@ -336,9 +337,9 @@ class AttemptSandbox:
             except (APIError, NotFound):
                 pass
 
-    def _reason(self, dirs, timed_out: bool, exit_code: int | None, wall_s: float) -> tuple[AttemptReason, str]:
+    def _reason(self, dirs, timed_out: bool, exit_code: int | None, wall_s: float,
+                state: BudgetUse) -> tuple[AttemptReason, str]:
         report = dirs["output"] / "report" / self.spec.report_entry
-        state = self._gateway_state(dirs)
         if report.is_file():
             return AttemptReason.success, f"report delivered at output/report/{self.spec.report_entry}"
         if timed_out:
@@ -367,21 +368,18 @@ class AttemptSandbox:
         )
 
     def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs,
-                wall_s: float | None = None) -> AttemptRecord:
-        network_lines = []
+                wall_s: float | None = None, use: BudgetUse | None = None) -> AttemptRecord:
         net_log = dirs["logs"] / "network.jsonl"
-        if net_log.is_file():
-            for line in net_log.read_text("utf-8", "replace").splitlines():
-                try:
-                    network_lines.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
+        try:
+            events = read_network_log(net_log) if net_log.is_file() else []
+        except ValueError:  # a damaged line inside the log: the file stays for audit, the counts are left at 0
+            events = []
         report = dirs["output"] / "report" / self.spec.report_entry
         rec = AttemptRecord(
             **record, reason=reason, detail=detail, exit_code=exit_code, ended_at=_now(),
             wall_time_s=round(wall_s if wall_s is not None else time.monotonic() - t0, 3),
-            budget_use=self._gateway_state(dirs), network_requests=len(network_lines),
-            network_blocked=sum(1 for e in network_lines if e.get("blocked")), image_ids=image_ids,
+            budget_use=use if use is not None else self._gateway_state(dirs), network_requests=len(events),
+            network_blocked=sum(1 for e in events if e.blocked), image_ids=image_ids,
             report_path=report.relative_to(self.spec.folder).as_posix() if report.is_file() else None,
         )
         write_json_atomic(self.spec.folder / "attempt.json", rec.model_dump_json(indent=2))

@@ -1,6 +1,6 @@
 """Click commands of the evaluation stage: `score` (a run folder) and `probe` (one report folder).
 
-Standalone commands; the main `omnidr` group registers them with `cli.add_command`. Bad input
+Standalone commands; the main `omnidr` group loads them on demand (STAGE_COMMANDS in omnidr/cli.py). Bad input
 raises `UserError`, which `omnidr.cli.main` (or `python -m omnidr.evaluation`) turns into one
 line and exit code 2.
 """

@@ -1,6 +1,6 @@
 """Click commands of the scoring stage: `aggregate`, `leaderboard`, `compare`, `na-order`.
 
-Standalone commands; the main `omnidr` group registers them with `cli.add_command`. Bad input
+Standalone commands; the main `omnidr` group loads them on demand (STAGE_COMMANDS in omnidr/cli.py). Bad input
 raises `UserError`, which `omnidr.cli.main` turns into one line and exit code 2.
 """
 
