@@ -22,7 +22,10 @@ SNAPSHOT_ARG = click.argument("path", type=click.Path(path_type=Path))
 STAGE_COMMANDS = {
     "aggregate": "omnidr.scoring._cli:aggregate",
     "leaderboard": "omnidr.scoring._cli:leaderboard",
-    "compare": "omnidr.scoring._cli:compare",
+    "compare": "omnidr.pipeline._cli:compare",
+    "eval": "omnidr.pipeline._cli:eval_",
+    "archive": "omnidr.pipeline._archive_cli:archive",
+    "rescore": "omnidr.pipeline._archive_cli:rescore",
     "na-order": "omnidr.scoring._cli:na_order",
     "audit": "omnidr.trajectory._cli:audit",
     "score": "omnidr.evaluation._cli:score",
@@ -271,35 +274,6 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
             )
     done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/")
-
-
-@cli.command("eval")
-@click.argument("path", type=click.Path(path_type=Path), default=Path("snapshots/demo"))
-@click.option("--skip-agents", is_flag=True, help="Only validate and score the example reports; run no agent.")
-@click.option("--runs-root", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
-              help="Where run folders go (runs/<snapshot id>/reference-full).")
-def eval_(path: Path, skip_agents: bool, runs_root: Path) -> None:
-    """Run the evaluation pipeline on a snapshot (default: the bundled demo), offline.
-
-    Runs every stage that exists in this version and says which stages are not built yet.
-    """
-    from omnidr.pipeline import run_eval
-
-    result = run_eval(path, progress=lambda msg: out.print(f"  {msg}", soft_wrap=True),
-                      run_agents=not skip_agents, runs_root=runs_root)
-    table = Table(title=f"omnidr eval {path}")
-    table.add_column("stage")
-    table.add_column("status")
-    table.add_column("detail", overflow="fold")
-    colors = {"ok": "green", "failed": "red", "not built": "yellow"}
-    for stage in result.stages:
-        table.add_row(stage.name, f"[{colors[stage.status]}]{stage.status}[/{colors[stage.status]}]", stage.detail)
-    out.print(table)
-    for stage in result.stages:
-        if stage.status == "failed":
-            out.print(f"[red]failed: {stage.name}: {stage.detail}[/red]", soft_wrap=True)
-    if result.failed:
-        sys.exit(1)
 
 
 def main() -> None:

@@ -1,12 +1,13 @@
 """Attempts stage: each agent attempt in a network-logged sandbox, under budgets, with retries."""
 
+from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
-from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits
+from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits
 from ._runner import RunConfig, open_run, run_attempts, run_task_attempts
 from ._sandbox import AttemptSandbox, AttemptSpec, Upstream, cleanup_run
 
 __all__ = [
-    "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
+    "EXECUTORS", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
     "RunConfig", "SandboxLimits", "Upstream", "cleanup_run", "instruction", "open_run", "run_attempts",
     "run_task_attempts",
 ]

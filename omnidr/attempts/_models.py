@@ -17,6 +17,12 @@ class AttemptReason(str, Enum):
     budget_exhausted = "budget_exhausted"  # the gateway refused further requests and no report exists
     agent_error = "agent_error"  # the agent exited non-zero without a report
     infra_error = "infra_error"  # the sandbox itself failed (engine, image, helper container)
+    upstream_error = "upstream_error"  # no report, and model requests failed upstream (an outage, not the agent's fault)
+
+
+# Outcomes that are not the agent's fault: they do not count against attempts_per_task, and a rerun
+# of the run folder tries the task again (finished attempts are kept).
+NOT_COUNTED = frozenset({AttemptReason.infra_error, AttemptReason.upstream_error})
 
 
 class RetryPolicy(BaseModel):
@@ -29,7 +35,9 @@ class RetryPolicy(BaseModel):
                                  AttemptReason.budget_exhausted],
         description="Failure reasons after which the task gets another attempt (up to Budget.attempts_per_task).",
     )
-    max_infra_retries: int = Field(2, ge=0, description="Extra attempts allowed for infra_error, beyond attempts_per_task.")
+    max_infra_retries: int = Field(
+        2, ge=0, description="Extra attempts per invocation allowed for infra_error and upstream_error, beyond attempts_per_task."
+    )
 
 
 class SandboxLimits(BaseModel):
@@ -61,6 +69,7 @@ class BudgetUse(BaseModel):
     output_tokens: int = Field(0, description="Output tokens over the attempt.")
     tool_calls: int = Field(0, description="Tool-use blocks in model answers.")
     upstream_retries: int = Field(0, description="Upstream re-sends by the gateway.")
+    failed_requests: int = Field(0, description="Forwarded requests the upstream did not answer with a complete 2xx.")
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
 
 

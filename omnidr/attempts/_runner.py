@@ -16,7 +16,7 @@ from omnidr.harness import Harness
 from sandbox.models import Budget
 
 from ._instruction import instruction
-from ._models import AttemptReason, AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
+from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
 from ._sandbox import AttemptSandbox, AttemptSpec, Upstream, cleanup_run, write_json_atomic
 
 RUN_FILE = "run.json"
@@ -85,8 +85,15 @@ def run_task_attempts(
     harness: Harness,
     on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
     gateway_backoff_s: float = 1.0,
+    on_start: Callable[[str, int], None] = lambda _t, _n: None,
+    reach: dict[str, str] | None = None,
 ) -> list[AttemptRecord]:
-    """Run attempts of one task until success or the retry policy says stop; resumes finished ones."""
+    """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
+
+    Infra and upstream errors do not count against the attempts; their retries are counted per
+    invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
+    `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay)."""
+    reach = reach or {}
     bundle = snap.tasks[task_id]
     task = bundle.task
     assert task is not None and snap.contract_file is not None
@@ -106,7 +113,8 @@ def run_task_attempts(
                 video=bundle.folder / task.video.file,
                 instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract"),
                 contract_dir=(snap.root / snap.contract_file).parent, model=config.model,
-                upstreams=tuple(Upstream(**u) for u in config.upstreams), budget=config.budget, limits=config.limits,
+                upstreams=tuple(Upstream(**{**u, "base_url": reach.get(u["base_url"], u["base_url"])})
+                                for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,
                 denylist=tuple(config.denylist), outside_network=config.outside_network,
@@ -114,13 +122,17 @@ def run_task_attempts(
                 report_entry=snap.contract.entry if snap.contract else "index.html",
             )
             folder.mkdir(parents=True, exist_ok=True)
+            on_start(task_id, n)
             record = AttemptSandbox(client, spec, harness).run()
             on_attempt(record)
+            fresh = True
+        else:
+            fresh = False
         records.append(record)
         if record.reason is AttemptReason.success:
             break
-        if record.reason is AttemptReason.infra_error:
-            infra += 1
+        if record.reason in NOT_COUNTED:
+            infra += fresh
             if infra > config.retry.max_infra_retries:
                 break
             continue
@@ -139,16 +151,24 @@ def run_attempts(
     on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
     gateway_backoff_s: float = 1.0,
     parallel: int = 1,
+    on_start: Callable[[str, int], None] = lambda _t, _n: None,
+    executor=None,
+    reach: dict[str, str] | None = None,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
-    interrupted run are removed first."""
+    interrupted run are removed first. `executor` (see omnidr.executors) places each task's attempts;
+    the default runs them in threads of this process."""
     run_dir = Path(run_dir).resolve()
     open_run(run_dir, config)
     cleanup_run(client, config.run_id())
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = {t: pool.submit(run_task_attempts, client, run_dir, config, snap, t, harness, on_attempt,
-                                  gateway_backoff_s) for t in config.tasks}
-        out = {t: f.result() for t, f in futures.items()}
+    if executor is not None:
+        out = executor.run_tasks(run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s, parallel,
+                                 reach or {})
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            futures = {t: pool.submit(run_task_attempts, client, run_dir, config, snap, t, harness, on_attempt,
+                                      gateway_backoff_s, on_start, reach) for t in config.tasks}
+            out = {t: f.result() for t, f in futures.items()}
     write_json_atomic(run_dir / "attempts" / "summary.json", json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

@@ -346,6 +346,10 @@ class AttemptSandbox:
             return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"
         if state.exhausted:
             return AttemptReason.budget_exhausted, f"budget {state.exhausted} spent and no report"
+        if state.failed_requests:
+            return AttemptReason.upstream_error, (
+                f"no report; {state.failed_requests} of {state.requests} model request(s) failed upstream "
+                f"(after {state.upstream_retries} gateway retries); the attempt does not count and a rerun repeats it")
         if exit_code == 0:
             return AttemptReason.no_report, "the agent exited 0 without a report"
         if exit_code == 137 and wall_s < self.spec.budget.wall_time_s:
@@ -364,6 +368,7 @@ class AttemptSandbox:
             requests=s.get("requests", 0), refused_requests=s.get("refused_requests", 0),
             input_tokens=s.get("input_tokens", 0), output_tokens=s.get("output_tokens", 0),
             tool_calls=s.get("tool_calls", 0), upstream_retries=s.get("upstream_retries", 0),
+            failed_requests=s.get("failed_requests", 0),
             exhausted=s.get("budget_exhausted"),
         )
 

@@ -179,6 +179,8 @@ def run_reference(
     on_attempt: Callable = lambda _r: None,
     on_note: Callable[[str], None] = print,
     gateway_backoff_s: float = 1.0,
+    on_start: Callable[[str, int], None] = lambda _t, _n: None,
+    executor=None,
 ) -> ReferenceRun:
     """Run the reference agent over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -186,8 +188,10 @@ def run_reference(
     forwards to it with the key from the host variable `key_env`; `model` is required then. Without it,
     the scripted model is started on its own Docker network and stands in (model "scripted-demo"; the note
     is passed to `on_note` and returned). Defaults: `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay
-    mode (the snapshot's web corpus), no denylist."""
+    mode (the snapshot's web corpus), no denylist. A loopback `model_base_url` is reached through a relay
+    on the host (see omnidr.attempts._relay); `executor` places the attempts (default: threads here)."""
     from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
+    from omnidr.attempts._relay import relay_loopback_urls
     from omnidr.benchmark import open_snapshot
     from omnidr.errors import UserError
     from omnidr.images import build_images, docker_client
@@ -213,6 +217,7 @@ def run_reference(
     out = ReferenceRun(images={n: b.tag for n, b in built.items()})
     client = docker_client()
     scripted = None
+    relays: list = []
     if model_base_url:
         upstreams = [{"family": "openai", "base_url": model_base_url.rstrip("/"), "key_env": key_env}]
         out.model = model
@@ -234,9 +239,12 @@ def run_reference(
             egress_image=built["egress"].tag, outside_network=network,
         )
         open_run(Path(run_dir), config)
+        reach, relays = relay_loopback_urls(client, [u["base_url"] for u in upstreams], network)
         out.records = run_attempts(client, Path(run_dir), config, snap, harness, on_attempt, gateway_backoff_s,
-                                   parallel)
+                                   parallel, on_start=on_start, executor=executor, reach=reach)
     finally:
+        for relay in relays:
+            relay.close()
         if scripted is not None:
             scripted.stop()
     return out

@@ -1,5 +1,5 @@
-"""`omnidr eval`: the stages of DESIGN.md's data flow, joined. Stages that are not built yet
-are reported as such, never simulated."""
+"""The checks `omnidr eval` runs before any agent: the snapshot, its manifest, its videos, and its
+example reports read against the report contract and scored offline."""
 
 import asyncio
 import tempfile
@@ -12,16 +12,10 @@ from omnidr.benchmark._manifest import MANIFEST_FILE
 from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
 
-# Stages of the data flow that later work will add; listed so that `eval` says what it did not run.
-PENDING_STAGES = (
-    ("tracking", "MLflow logging, leaderboard files, comparisons and archives are not built yet"),
-)
-
-
 @dataclass
 class StageResult:
     name: str
-    status: str  # "ok", "failed" or "not built"
+    status: str  # "ok" or "failed"
     detail: str
 
 
@@ -35,15 +29,20 @@ class EvalResult:
         return any(s.status == "failed" for s in self.stages)
 
 
-def run_eval(
-    path: Path,
-    progress: Callable[[str], None] = lambda _msg: None,
-    run_agents: bool = True,
-    runs_root: Path = Path("runs"),
-) -> EvalResult:
-    """Validate the snapshot, check its example reports, then (with `run_agents`) run the
-    reference agent on every task in the sandbox and score the run."""
-    result = EvalResult(path)
+@dataclass
+class SnapshotCheck:
+    stages: list[StageResult] = field(default_factory=list)
+    snapshot: object = None  # the opened Snapshot
+    snapshot_id: str = ""  # manifest id when frozen, else the snapshot's name
+
+
+def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: None,
+                   check_examples: bool = True) -> SnapshotCheck:
+    """Validate the snapshot and its manifest, probe its videos, and (with `check_examples`) read and
+    score its example reports offline."""
+    if not Path(path).is_dir():
+        raise UserError(f"snapshot folder {path} does not exist; pass SNAPSHOT=<folder> (the demo is snapshots/demo)")
+    result = SnapshotCheck()
     progress("validating the snapshot")
     report = validate_snapshot(path)
     snap = report.snapshot
@@ -54,12 +53,12 @@ def run_eval(
     result.stages.append(StageResult("snapshot", "failed" if report.errors else "ok", detail))
     if report.errors:
         return result
-
-    run_label = snap.info.name  # names the run folder: the snapshot id once the snapshot is frozen
+    result.snapshot = snap
+    result.snapshot_id = snap.info.name
     if (snap.root / MANIFEST_FILE).is_file():
         progress("verifying MANIFEST.json")
         manifest, diff = verify_snapshot(path)
-        run_label = manifest.snapshot_id
+        result.snapshot_id = manifest.snapshot_id
         if diff.clean:
             result.stages.append(StageResult("manifest", "ok", f"{len(manifest.files)} files match {manifest.snapshot_id}"))
         else:
@@ -94,39 +93,10 @@ def run_eval(
         lines.append(f"{label}: {kind}")
     result.stages.append(StageResult("report contract", "failed" if failed else "ok", "; ".join(lines) or "no example reports"))
 
-    if not failed:
+    if check_examples and not failed:
         progress("evaluating the example reports (browser probes, offline baseline judge)")
         result.stages.extend(_evaluate_examples(snap))
-
-    if run_agents and not result.failed:
-        result.stages.extend(_run_and_score(path, snap, runs_root / run_label / "reference-full", progress))
-    for name, why in PENDING_STAGES:
-        result.stages.append(StageResult(name, "not built", why))
     return result
-
-
-def _run_and_score(path: Path, snap, run_dir: Path, progress: Callable[[str], None]) -> list[StageResult]:
-    """The reference agent (scripted model when no endpoint is given) on every task, then `omnidr score`."""
-    from omnidr.evaluation import score_run
-    from omnidr.harness import run_reference
-
-    progress(f"running the reference agent on {len(snap.tasks)} task(s) in the sandbox; run folder {run_dir}")
-    ran = run_reference(
-        path, run_dir, capability="full", on_note=progress,
-        on_attempt=lambda r: progress(f"{r.task_id} attempt {r.attempt}: {r.reason.value} "
-                                      f"({r.wall_time_s:.1f} s, {r.budget_use.requests} model requests)"),
-    )
-    delivered = sum(1 for rs in ran.records.values() if rs and rs[-1].reason.value == "success")
-    how = f"model {ran.model}" + (" (scripted model: offline demo, not a real model)" if ran.scripted else "")
-    stages = [StageResult("sandbox", "ok" if delivered else "failed",
-                          f"{delivered}/{len(ran.records)} tasks delivered a report; {how}; {run_dir}")]
-    progress("scoring the run (browser probes, offline baseline judge)")
-    scored = score_run(run_dir, progress=progress)
-    per_task = "; ".join(f"{t.task_id} {t.total:.1f}" + (" (failed)" if t.failed else "") for t in scored.tasks)
-    stages.append(StageResult("score run", "ok",
-                              f"mean {scored.mean_total:.1f} with judge {scored.judge.key}: {per_task}; "
-                              f"evaluations in {run_dir / 'evaluation'}"))
-    return stages
 
 
 def _example_reports(snap) -> list[tuple[str, str, Path]]:

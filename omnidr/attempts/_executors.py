@@ -1,0 +1,115 @@
+"""Where a run's task attempts execute: threads of this process (the default) or a Ray cluster.
+
+The Ray executor sends one Ray task per benchmark task; each runs `run_task_attempts` on whichever
+node Ray picks, against that node's own Docker engine. The run folder and the snapshot must be on a
+path every node sees at the same place (a shared file system), because attempt artifacts are
+written there directly. Records come back to the driver, which reports them as tasks finish.
+"""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from omnidr.benchmark import Snapshot
+from omnidr.errors import UserError
+
+from ._models import AttemptRecord
+
+EXECUTORS = ("local", "ray")
+
+
+def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harness,
+              backoff_s: float, reach: dict[str, str]) -> tuple[list[str], list[int]]:
+    """Body of one Ray task (runs on a worker node): every attempt of one benchmark task. Returns the
+    records and the numbers of the attempts run now (the others were finished before)."""
+    from omnidr.benchmark import open_snapshot
+    from omnidr.images import docker_client
+
+    from ._runner import RunConfig, run_task_attempts
+
+    config = RunConfig.model_validate_json(config_json)
+    fresh: list[int] = []
+    records = run_task_attempts(docker_client(), Path(run_dir), config, open_snapshot(Path(snapshot)), task_id,
+                                harness, on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=backoff_s,
+                                reach=reach)
+    return [r.model_dump_json() for r in records], fresh
+
+
+class RayExecutor:
+    """Fan task attempts out over a Ray cluster. `address` is a running cluster ("HOST:PORT" or
+    "auto"); None starts a local one with `num_cpus` worker slots for the duration of the run."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+        self.address = address
+        self.num_cpus = num_cpus
+
+    def describe(self) -> dict:
+        return {"executor": "ray", "address": self.address or "local"}
+
+    def _connect(self):
+        try:
+            import ray
+        except ImportError:  # pragma: no cover - ray is in requirements.lock
+            raise UserError("--executor ray needs the ray package; run `make setup`") from None
+        if ray.is_initialized():
+            return ray
+        try:
+            if self.address:
+                ray.init(address=self.address, log_to_driver=False, ignore_reinit_error=True)
+            else:
+                ray.init(num_cpus=self.num_cpus, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise UserError(f"cannot reach the Ray cluster at {self.address or 'a new local instance'}: "
+                            f"{str(exc).splitlines()[0][:200]}; start it with `ray start --head` or drop --ray-address") from None
+        return ray
+
+    def run_tasks(self, run_dir: Path, config, snap: Snapshot, harness, on_attempt: Callable[[AttemptRecord], None],
+                  on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
+                  reach: dict[str, str]) -> dict[str, list[AttemptRecord]]:
+        ray = self._connect()
+        started_here = not self.address
+        remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
+        try:
+            pending: dict = {}
+            queue = list(config.tasks)
+            out: dict[str, list[AttemptRecord]] = {}
+            config_json = config.model_dump_json()
+            while queue or pending:
+                while queue and len(pending) < max(1, parallel):
+                    task_id = queue.pop(0)
+                    on_start(task_id, 0)
+                    ref = remote.remote(str(run_dir), config_json, str(snap.root.resolve()), task_id, harness, backoff_s,
+                                        reach)
+                    pending[ref] = task_id
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    task_id = pending.pop(ref)
+                    try:
+                        raw, fresh = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        raise UserError(f"the Ray task for {task_id} failed: {str(exc).splitlines()[0][:300]}") from None
+                    out[task_id] = [AttemptRecord.model_validate_json(r) for r in raw]
+                    for r in out[task_id]:
+                        if r.attempt in fresh:
+                            on_attempt(r)
+            return {t: out[t] for t in config.tasks}
+        finally:
+            if started_here:
+                ray.shutdown()
+
+
+def make_executor(name: str, ray_address: str | None = None, ray_cpus: int | None = None):
+    """None (threads of this process) for "local", a `RayExecutor` for "ray"."""
+    if name == "local":
+        if ray_address:
+            raise UserError("--ray-address needs --executor ray")
+        return None
+    if name == "ray":
+        return RayExecutor(ray_address, ray_cpus)
+    raise UserError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
+
+
+def describe_executor(executor) -> str:
+    return json.dumps(executor.describe() if executor is not None else {"executor": "local"})

@@ -1,0 +1,190 @@
+"""Click commands of the end-to-end stage: `eval`, `compare` (run mode), `archive`, `rescore`.
+
+Loaded on demand by the main group (STAGE_COMMANDS in omnidr/cli.py). Bad input raises `UserError`,
+which `omnidr.cli.main` turns into one line and exit code 2.
+"""
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from omnidr.errors import UserError
+
+from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
+
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)  # piped output keeps whole columns
+
+_opts = [
+    click.option("--model", default=SCRIPTED, show_default=True, envvar="OMNIDR_MODEL",
+                 help="scripted (offline demo), openai/NAME, anthropic/NAME, or NAME@BASE_URL (OpenAI-compatible)."),
+    click.option("--model-key-env", default=None,
+                 help="Variable holding the model key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY / OMNIDR_MODEL_API_KEY)."),
+    click.option("--judge", default=BASELINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",
+                 help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge)."),
+    click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY)."),
+    click.option("--budget", default="default", show_default=True,
+                 help="default, or KEY=VALUE,... over iterations, output_tokens, total_tokens, tool_calls, wall_time, "
+                      "attempts, upstream_retries."),
+    click.option("--task", "tasks", multiple=True, help="Only this task id (repeatable); default: every task."),
+    click.option("--runs-root", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+                 help="Run roots go to RUNS_ROOT/<snapshot id>/."),
+    click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks run at once."),
+    click.option("--executor", default="local", show_default=True,
+                 help="Where attempts run: local (threads here) or ray (a Ray cluster)."),
+    click.option("--ray-address", default=None, help="Running Ray cluster (HOST:PORT); default: a local one."),
+    click.option("--tracking-uri", default=None, help="MLflow store (default: sqlite in the run root)."),
+]
+
+
+def default_snapshot() -> Path:
+    """snapshots/demo of the working folder, else the demo next to this package."""
+    here = Path("snapshots/demo")
+    if here.is_dir():
+        return here
+    bundled = Path(__file__).resolve().parents[2] / "snapshots" / "demo"
+    return bundled if bundled.is_dir() else here
+
+
+def _with_opts(f):
+    for opt in reversed(_opts):
+        f = opt(f)
+    return f
+
+
+def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
+             tracking_uri):
+    from omnidr.attempts import make_executor
+
+    from ._eval import EvalRequest
+    from ._specs import parse_budget, parse_judge
+
+    label, parsed_budget = parse_budget(budget)
+    return EvalRequest(snapshot=snapshot, systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
+                       budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
+                       executor=make_executor(executor, ray_address), tracking_uri=tracking_uri)
+
+
+def _run(request, check_examples: bool = True):
+    from ._eval import check_request, run_eval
+    from ._progress import EvalProgress
+
+    check_request(request)
+
+    with EvalProgress(out) as progress:
+        outcome = run_eval(request, progress, check_examples=check_examples)
+    _stages(outcome.result)
+    return outcome
+
+
+def _stages(result) -> None:
+    table = Table(title=f"omnidr eval {result.snapshot}")
+    for col in ("stage", "status", "detail"):
+        table.add_column(col, overflow="fold")
+    for stage in result.stages:
+        color = "green" if stage.status == "ok" else "red"
+        table.add_row(stage.name, f"[{color}]{stage.status}[/{color}]", stage.detail)
+    out.print(table)
+    for stage in result.stages:
+        if stage.status == "failed":
+            out.print(f"[red]failed: {stage.name}: {stage.detail}[/red]", soft_wrap=True)
+
+
+def _where(outcome) -> None:
+    from omnidr.scoring._render import leaderboard_grids
+
+    if outcome.board is not None:
+        out.print(leaderboard_grids(outcome.board)[0].rich())
+    if outcome.run_root is None:
+        return
+    root = outcome.run_root
+    out.print(f"results in {root}", soft_wrap=True)
+    for path in outcome.files:
+        out.print(f"  {path.name:<17} {path}", soft_wrap=True)
+    out.print("open them with:", soft_wrap=True)
+    out.print(f"  xdg-open {root / 'index.html'}", soft_wrap=True)
+    out.print(f"  mlflow ui --backend-store-uri {outcome.tracking_uri}   (then http://127.0.0.1:5000)", soft_wrap=True)
+    for s in outcome.systems:
+        out.print(f"  omnidr audit {s.folder}", soft_wrap=True)
+
+
+@click.command("eval")
+@click.argument("snapshot", type=click.Path(path_type=Path), default=None, required=False)
+@click.option("--harness", default="reference", show_default=True, envvar="OMNIDR_HARNESS",
+              help=f"One of {', '.join(HARNESSES)}.")
+@click.option("--capability", default="full", show_default=True,
+              help=f"Capability level of the reference agent (the paper's ladder): {', '.join(CAPABILITIES)}.")
+@_with_opts
+@click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
+def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
+          judge_key_env: str | None, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
+          ray_address: str | None, tracking_uri: str | None, skip_agents: bool) -> None:
+    """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
+    attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
+
+    Rerunning the same command resumes; other settings for an existing system folder are refused.
+    """
+    from ._specs import make_system, parse_model
+
+    snapshot = snapshot or default_snapshot()
+    if skip_agents:
+        from ._checks import EvalResult, check_snapshot
+
+        result = EvalResult(snapshot)
+        result.stages += check_snapshot(snapshot, lambda m: out.print(f"  {m}", soft_wrap=True)).stages
+        _stages(result)
+        sys.exit(1 if result.failed else 0)
+    system = make_system(harness, capability, parse_model(model, model_key_env))
+    request = _request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
+                       ray_address, tracking_uri)
+    outcome = _run(request)
+    _where(outcome)
+    if outcome.result.failed:
+        sys.exit(1)
+
+
+@click.command("compare")
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--system", "systems", multiple=True,
+              help="HARNESS[:CAPABILITY][@MODEL] to run (repeatable, two or more); MODEL defaults to --model.")
+@click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
+              help="Snapshot folder (default: snapshots/demo).")
+@_with_opts
+@click.pass_context
+def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
+            parallel, executor, ray_address, tracking_uri) -> None:
+    """Run two or more systems on the same tasks under the same budget, then report paired differences
+    (A - B, task bootstrap) and wins per task, as the paper's harness and ablation tables.
+
+    `omnidr compare --system reference:full --system reference:video` runs both; `omnidr compare A B
+    --snapshot S` compares two already scored system folders (decisions) without running anything.
+    """
+    snapshot_path = snapshot_path or default_snapshot()
+    if folders:
+        if systems:
+            raise UserError("give either system folders or --system options, not both")
+        from omnidr.scoring._cli import compare as folder_compare
+
+        args = [str(f) for f in folders] + ["--snapshot", str(snapshot_path)] + [a for t in tasks for a in ("--task", t)]
+        folder_compare.main(args=args, standalone_mode=False, prog_name="omnidr compare")
+        return
+    if len(systems) < 2:
+        raise UserError("compare needs two or more --system options (e.g. --system reference:full --system reference:video)")
+    from ._compare import run_comparison
+    from ._specs import parse_model, parse_system
+
+    default_model = parse_model(model, model_key_env)
+    specs = [parse_system(s, default_model) for s in systems]
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise UserError(f"the systems are not distinct: {', '.join(labels)}")
+    request = _request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
+                       ray_address, tracking_uri)
+    outcome = _run(request, check_examples=False)
+    if outcome.result.failed and outcome.board is None:
+        sys.exit(1)
+    run_comparison(outcome, request, out)
+    if outcome.result.failed:
+        sys.exit(1)

@@ -1,0 +1,326 @@
+"""`omnidr eval` end to end: check the inputs, run every system's attempts, score, aggregate, track.
+
+Everything that can be wrong with the request (unknown model, harness, snapshot or judge, a missing
+key, no Docker engine, no disk space, an image that cannot be built) is found before the first
+attempt and raised as a `UserError` (exit 2). Faults during the run are recorded per attempt or per
+evaluation; the run completes the rest, and rerunning the same command finishes what is missing.
+"""
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from omnidr.errors import UserError
+from sandbox.models import Budget
+
+from ._checks import EvalResult, StageResult, check_snapshot
+from ._results import EvalConfig, build_results, open_system_folder, write_results
+from ._specs import Endpoint, SystemSpec, require_key
+
+MIN_FREE_GB_ENV = "OMNIDR_MIN_FREE_GB"
+DEFAULT_MIN_FREE_GB = 2.0
+COMMANDS_FILE = "commands.jsonl"
+
+
+@dataclass
+class EvalRequest:
+    """Everything `omnidr eval` (and `omnidr compare`) runs with."""
+
+    snapshot: Path
+    systems: list[SystemSpec]
+    judge: Endpoint
+    budget_label: str = "default"
+    budget: Budget = field(default_factory=Budget)
+    tasks: list[str] | None = None
+    runs_root: Path = Path("runs")
+    parallel: int = 1
+    executor: object = None  # None (local threads) or an omnidr.attempts RayExecutor
+    tracking_uri: str | None = None
+    argv: list[str] = field(default_factory=lambda: list(sys.argv))
+
+
+@dataclass
+class SystemOutcome:
+    spec: SystemSpec
+    folder: Path
+    records: dict = field(default_factory=dict)
+    scored: object = None  # RunEvaluation
+    parent_run: str | None = None
+
+
+@dataclass
+class EvalOutcome:
+    result: EvalResult
+    run_root: Path | None = None
+    systems: list[SystemOutcome] = field(default_factory=list)
+    board: object = None
+    files: list[Path] = field(default_factory=list)
+    tracking_uri: str | None = None
+
+
+def judge_settings(judge: Endpoint):
+    from omnidr.evaluation import JudgeSettings
+
+    if judge.offline:
+        return None
+    return JudgeSettings(base_url=judge.base_url, model=judge.name, api_key_env=judge.key_env or "OMNIDR_JUDGE_API_KEY")
+
+
+def judge_key(judge: Endpoint) -> str:
+    from omnidr.evaluation import PROMPT_VERSION, BaselineJudge
+
+    if judge.offline:
+        return BaselineJudge().identity.key
+    return f"openai-compatible:{judge.name}:{PROMPT_VERSION}"
+
+
+def check_disk(path: Path) -> None:
+    """Refuse to start when the run folder's file system is nearly full."""
+    need = float(os.environ.get(MIN_FREE_GB_ENV, DEFAULT_MIN_FREE_GB))
+    probe = Path(path).resolve()
+    while not probe.exists():
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free / 2**30
+    if free < need:
+        raise UserError(f"only {free:.1f} GiB free under {probe}; an evaluation needs at least {need:g} GiB "
+                        f"(free some space, choose another --runs-root, or lower {MIN_FREE_GB_ENV})")
+
+
+def check_request(request: EvalRequest) -> None:
+    """The checks that need neither the snapshot's contents nor Docker: folder, keys, disk space."""
+    if not Path(request.snapshot).is_dir():
+        raise UserError(f"snapshot folder {request.snapshot} does not exist; pass SNAPSHOT=<folder> "
+                        "(the demo is snapshots/demo)")
+    for spec in request.systems:
+        require_key(spec.model, "model")
+    require_key(request.judge, "judge")
+    check_disk(request.runs_root)
+    from omnidr.images import docker_client
+
+    docker_client()
+
+
+def preflight(request: EvalRequest, task_ids: list[str]) -> None:
+    """Every check before the first attempt: the request, the Docker engine, the images."""
+    from omnidr.images import build_images
+
+    check_request(request)
+    if not task_ids:
+        raise UserError("no task to run; the snapshot has no task or --task names none")
+    names = sorted({s.harness for s in request.systems} | {"gateway", "egress"})
+    built = {b.name: b for b in build_images(names)}
+    for name in names:
+        if not built[name].tag:
+            raise UserError(f"the {name} image cannot be built here: {built[name].reason}")
+
+
+def _final(record, counted: int, budget: Budget) -> bool:
+    from omnidr.attempts import NOT_COUNTED, RetryPolicy
+
+    if record.reason.value == "success":
+        return True
+    if record.reason in NOT_COUNTED:
+        return False
+    return record.reason not in RetryPolicy().retry_on or counted >= budget.attempts_per_task
+
+
+def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: list[str], progress, tracker,
+               parent_id: str | None) -> dict:
+    """All attempts of one system into `folder`; each finished attempt is tracked as it lands."""
+    from omnidr.attempts import NOT_COUNTED
+
+    counted: dict[str, int] = defaultdict(int)
+
+    def on_attempt(record) -> None:
+        if record.reason not in NOT_COUNTED:
+            counted[record.task_id] += 1
+        progress.attempt(spec.label, record, _final(record, counted[record.task_id], request.budget))
+        if tracker is not None and parent_id is not None:
+            tracker.attempt_run(parent_id, spec.label, record)
+
+    def on_start(task_id: str, _n: int) -> None:
+        progress.started(spec.label, task_id)
+
+    if spec.harness == "reference":
+        from omnidr.harness import run_reference
+
+        ran = run_reference(
+            request.snapshot, folder, task_ids, spec.capability, model_base_url=spec.model.base_url,
+            model=None if spec.model.offline else spec.model.name, key_env=spec.model.key_env, budget=request.budget,
+            parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
+            executor=request.executor,
+        )
+        return ran.records
+    return _run_adapter(request, spec, folder, task_ids, on_attempt, on_start)
+
+
+def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, on_attempt, on_start) -> dict:
+    """Claude Code, Codex or OpenClaw through their adapters (images need npm at build time)."""
+    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
+    from omnidr.attempts._relay import relay_loopback_urls
+    from omnidr.benchmark import open_snapshot
+    from omnidr.harness import ClaudeCodeHarness, CodexHarness, OpenClawHarness
+    from omnidr.images import build_images, docker_client
+
+    built = {b.name: b.tag for b in build_images([spec.harness, "gateway", "egress"])}
+    harness = {"claude-code": ClaudeCodeHarness, "codex": CodexHarness, "openclaw": OpenClawHarness}[spec.harness](
+        image_ref=built[spec.harness])
+    family = "anthropic" if spec.harness == "claude-code" else "openai"
+    upstreams = [{"family": family, "base_url": spec.model.base_url, "key_env": spec.model.key_env}]
+    snap = open_snapshot(request.snapshot)
+    pages = snap.corpus.pages if snap.corpus else []
+    config = RunConfig(
+        snapshot=str(request.snapshot), tasks=task_ids, harness=spec.harness, agent_image=built[spec.harness],
+        command=[spec.harness], model=spec.model.name, upstreams=upstreams, budget=request.budget,
+        limits=SandboxLimits(), retry=RetryPolicy(), proxy_mode=ProxyMode.replay if pages else ProxyMode.log,
+        gateway_image=built["gateway"], egress_image=built["egress"],
+    )
+    open_run(folder, config)
+    client = docker_client()
+    reach, relays = relay_loopback_urls(client, [spec.model.base_url], "bridge")
+    try:
+        return run_attempts(client, folder, config, snap, harness, on_attempt, parallel=request.parallel,
+                            on_start=on_start, executor=request.executor, reach=reach)
+    finally:
+        for relay in relays:
+            relay.close()
+
+
+def _record_command(root: Path, request: EvalRequest) -> None:
+    line = {"at": datetime.now(UTC).isoformat(), "cwd": os.getcwd(), "argv": request.argv,
+            "systems": [s.label for s in request.systems], "judge": request.judge.spec, "budget": request.budget_label}
+    with (root / COMMANDS_FILE).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, images: dict, env: dict) -> dict:
+    from omnidr.evaluation import EVALUATOR_VERSION
+    from omnidr.tracking._mlflow import KEY_PACKAGES
+
+    return {
+        "model": spec.model.name, "model_endpoint": spec.model.base_url or "offline (scripted)",
+        "harness": spec.harness, "capability": spec.capability, "budget": request.budget_label,
+        **{f"budget.{k}": v for k, v in request.budget.model_dump().items()},
+        "snapshot_id": snapshot_id, "judge": judge_key(request.judge), "judge_endpoint": request.judge.base_url,
+        "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],
+        "executor": "local" if request.executor is None else json.dumps(request.executor.describe()),
+        **{f"image.{name}": tag for name, tag in images.items()},
+        **{f"package.{p}": env["packages"].get(p) for p in KEY_PACKAGES},
+    }
+
+
+def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> EvalOutcome:
+    """Check the snapshot, then run, score, aggregate and track every system of `request`."""
+    outcome = EvalOutcome(EvalResult(request.snapshot))
+    checked = check_snapshot(request.snapshot, progress.note, check_examples=check_examples)
+    outcome.result.stages += checked.stages
+    if outcome.result.failed:
+        return outcome
+    snap, snapshot_id = checked.snapshot, checked.snapshot_id
+    task_ids = list(request.tasks or snap.tasks)
+    unknown = [t for t in task_ids if t not in snap.tasks]
+    if unknown:
+        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    preflight(request, task_ids)
+
+    root = (Path(request.runs_root) / snapshot_id).resolve()
+    outcome.run_root = root
+    key = judge_key(request.judge)
+    for spec in request.systems:  # all refusals before the first attempt
+        open_system_folder(root / spec.label, EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
+                                                         budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id))
+    _record_command(root, request)
+
+    from omnidr.images import list_images
+    from omnidr.tracking import Tracker, default_tracking_uri, environment_facts
+
+    outcome.tracking_uri = request.tracking_uri or default_tracking_uri(root)
+    tracker = Tracker(outcome.tracking_uri, f"omnidr/{snapshot_id}", root / "mlartifacts")
+    env = environment_facts()
+    (root / "environment.json").write_text(json.dumps(env, indent=2) + "\n", "utf-8")
+    images = {row["name"]: row["tag"] for row in list_images() if row["image_id"]}
+
+    for spec in request.systems:
+        folder = root / spec.label
+        out = SystemOutcome(spec, folder)
+        outcome.systems.append(out)
+        out.parent_run = tracker.system_run(spec.label, system_params(request, spec, snapshot_id, images, env),
+                                            tags={"omnidr.snapshot": snapshot_id})
+        progress.system(spec.label, len(task_ids))
+        progress.note(f"{spec.label}: running {len(task_ids)} task(s) in the sandbox; folder {folder}")
+        t0 = time.monotonic()
+        out.records = run_system(request, spec, folder, task_ids, progress, tracker, out.parent_run)
+        progress.finished(spec.label, out.records)
+        delivered = sum(1 for rs in out.records.values() if rs and rs[-1].reason.value == "success")
+        outcome.result.stages.append(StageResult(
+            f"attempts {spec.label}", "ok" if delivered else "failed",
+            f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {folder / 'attempts'}"))
+        _audit(folder, progress)
+        for task_id, records in out.records.items():
+            for r in records:
+                tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
+                tracker.attempt_artifacts(spec.label, task_id, r.attempt, folder / "attempts" / task_id / str(r.attempt))
+        outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
+
+    progress.note("aggregating the run root's leaderboard (task bootstrap)")
+    board, results = build_results(root, request.snapshot, snapshot_id, key, task_ids)
+    if board is not None:
+        outcome.board = board
+        outcome.files = write_results(root, board, results)
+        rows = {r.label: r for r in board.rows}
+        for out in outcome.systems:
+            row = next((r for r in board.rows if r.system.harness == out.spec.harness
+                        and r.system.capability == out.spec.capability and r.system.model == out.spec.model.name
+                        and r.system.budget == request.budget_label), None)
+            if row is not None:
+                tracker.system_result(out.parent_run, {
+                    "avg": row.avg, "avg_ci_low": row.avg_ci_low, "avg_ci_high": row.avg_ci_high,
+                    "success_rate": row.success_rate, "avg_succ": row.avg_succ, "content": row.content,
+                    "citation": row.citation, "presentation": row.presentation, "rank": row.rank,
+                }, [*outcome.files, root / "environment.json"])
+        outcome.result.stages.append(StageResult(
+            "leaderboard", "ok", f"{len(rows)} system(s) ranked by judge {key}; {root / 'leaderboard.md'}"
+            + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
+    outcome.result.stages.append(StageResult("tracking", "ok", f"MLflow {outcome.tracking_uri} (experiment "
+                                                               f"omnidr/{snapshot_id})"))
+    return outcome
+
+
+def _audit(folder: Path, progress) -> None:
+    """Parse every attempt's trajectory (trajectory.json, audit.html) so that it is archived and tracked."""
+    from omnidr.trajectory._audit import audit_run
+
+    try:
+        audit_run(folder)
+    except UserError as exc:
+        progress.note(f"trajectory audit of {folder.name} skipped: {exc}")
+
+
+def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker, out) -> StageResult:
+    from omnidr.evaluation import read_scored_run, score_run
+
+    progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
+    out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
+                           tasks=task_ids, progress=progress.note)
+    _, evaluations = read_scored_run(folder / "evaluation")
+    for ev in evaluations:
+        if ev.attempt is not None:
+            tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, folder / "evaluation" / ev.task_id)
+    incomplete = [ev.task_id for ev in evaluations if ev.skipped_atoms]
+    per_task = "; ".join(f"{t.task_id} {t.total:.1f}" + (" (failed)" if t.failed else "") for t in out.scored.tasks)
+    detail = f"mean {out.scored.mean_total:.1f} with judge {out.scored.judge.key}: {per_task}"
+    if incomplete:
+        return StageResult(f"score {spec.label}", "failed",
+                           f"{detail}; the judge did not answer for some atoms of {', '.join(incomplete)}: "
+                           "rerun the same command to finish them")
+    return StageResult(f"score {spec.label}", "ok", detail)
+
+
+

@@ -1,0 +1,232 @@
+"""A run root's results: the systems scored in it, the leaderboard, and the files users open.
+
+A run root (`runs/<snapshot id>/` by default) holds one folder per system (`eval.json`, the
+attempts, `evaluation/`). Its leaderboard covers every system there that was scored by the same
+judge on the same tasks; the others are listed as left out, never mixed in.
+"""
+
+import html
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnidr.attempts._sandbox import write_json_atomic
+from omnidr.errors import UserError
+from sandbox.models import Budget
+
+from ._specs import Endpoint, SystemSpec
+
+EVAL_FILE = "eval.json"
+RESULT_FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.png", "index.html")
+
+
+class EvalConfig(BaseModel):
+    """`eval.json` of a system folder: what it was evaluated with. A rerun with other settings is refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: SystemSpec = Field(description="Harness, capability and model.")
+    judge: Endpoint = Field(description="Judge of the J atoms (no key; only the variable that holds it).")
+    budget_label: str = Field(description="How the budget was given (BUDGET=...).")
+    budget: Budget = Field(description="Per-attempt budget.")
+    tasks: list[str] = Field(description="Task ids evaluated.")
+    snapshot_id: str = Field(description="Snapshot id (manifest id when frozen).")
+
+
+def open_system_folder(folder: Path, config: EvalConfig) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / EVAL_FILE
+    if path.is_file():
+        existing = EvalConfig.model_validate_json(path.read_text("utf-8"))
+        if existing != config:
+            changed = sorted(k for k in EvalConfig.model_fields if getattr(existing, k) != getattr(config, k))
+            hint = ("re-score it into a new folder with `omnidr archive` + `omnidr rescore`" if changed == ["judge"]
+                    else "rerun with the original settings to resume")
+            raise UserError(f"{folder} was evaluated with a different {', '.join(changed)}; use another --runs-root, "
+                            f"or {hint}")
+        return
+    write_json_atomic(path, config.model_dump_json(indent=2))
+
+
+def read_eval_config(folder: Path) -> EvalConfig | None:
+    path = folder / EVAL_FILE
+    if not path.is_file():
+        return None
+    try:
+        return EvalConfig.model_validate_json(path.read_text("utf-8"))
+    except ValueError:
+        return None
+
+
+class Results(BaseModel):
+    """`leaderboard.json`."""
+
+    snapshot_id: str
+    judge: str = Field(description="Key of the judge every included evaluation came from.")
+    generated_at: datetime
+    systems: dict[str, str] = Field(description="Leaderboard label -> system folder (relative to the run root).")
+    left_out: dict[str, str] = Field(default_factory=dict, description="System folder -> why it is not ranked.")
+    incomplete: dict[str, list[str]] = Field(
+        default_factory=dict, description="System folder -> tasks whose evaluation skipped atoms (judge unavailable).")
+    leaderboard: dict = Field(description="The scoring stage's Leaderboard.")
+
+
+def collect_systems(root: Path, judge_key: str, task_ids: list[str], evaluation: str = "evaluation"):
+    """(label, folder, EvalConfig, SystemDecisions, incomplete tasks) of every system in `root` scored by
+    `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
+    from omnidr.evaluation import read_scored_run
+    from omnidr.scoring import SystemDecisions, SystemKey
+
+    found, left_out = [], {}
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        config = read_eval_config(folder)
+        if config is None:
+            continue
+        if sorted(config.tasks) != sorted(task_ids):
+            left_out[folder.name] = f"evaluated on other tasks ({len(config.tasks)})"
+            continue
+        if not (folder / evaluation / "summary.json").is_file():
+            left_out[folder.name] = "not scored yet"
+            continue
+        summary, evaluations = read_scored_run(folder / evaluation)
+        if summary.judge.key != judge_key:
+            left_out[folder.name] = f"scored by another judge ({summary.judge.key})"
+            continue
+        key = SystemKey(model=config.system.model.name, harness=config.system.harness,
+                        capability=config.system.capability, budget=config.budget_label)
+        incomplete = [e.task_id for e in evaluations if e.skipped_atoms]
+        found.append((key.label, folder, config,
+                      SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]), incomplete))
+    return found, left_out
+
+
+def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, task_ids: list[str],
+                  evaluation: str = "evaluation"):
+    """The leaderboard of the run root (see `collect_systems`), or None when nothing is scored."""
+    from omnidr.scoring import build_leaderboard, score_systems, snapshot_trees
+
+    found, left_out = collect_systems(root, judge_key, task_ids, evaluation)
+    if not found:
+        return None, None
+    trees, hp = snapshot_trees(snapshot)
+    scored = score_systems([f[3] for f in found], trees, hp, task_ids=task_ids)
+    replicates = hp.bootstrap_replicates if hp else None
+    board = build_leaderboard(scored, task_ids, with_comparisons=len(found) > 1,
+                              **({"replicates": replicates} if replicates else {}))
+    results = Results(
+        snapshot_id=snapshot_id, judge=judge_key, generated_at=datetime.now(UTC),
+        systems={f[0]: f[1].relative_to(root).as_posix() for f in found}, left_out=left_out,
+        incomplete={f[1].name: f[4] for f in found if f[4]}, leaderboard=board.model_dump(mode="json"),
+    )
+    return board, results
+
+
+def write_results(root: Path, board, results: Results) -> list[Path]:
+    """leaderboard.json, leaderboard.md, leaderboard.png and index.html in `root`."""
+    from omnidr.scoring._render import leaderboard_grids
+
+    paths = [root / name for name in RESULT_FILES]
+    write_json_atomic(paths[0], results.model_dump_json(indent=2))
+    grids = leaderboard_grids(board)
+    md = [f"# OmniDR leaderboard: {results.snapshot_id}", "",
+          f"Judge `{results.judge}`; {len(board.task_ids)} tasks; generated {results.generated_at:%Y-%m-%d %H:%M} UTC.", ""]
+    for grid in grids:
+        md += [grid.markdown(), ""]
+    md += _notes(results)
+    paths[1].write_text("\n".join(md).rstrip() + "\n", "utf-8")
+    plot_scores(board, paths[2], f"{results.snapshot_id}\njudge {results.judge}")
+    paths[3].write_text(summary_page(board, results, grids), "utf-8")
+    return paths
+
+
+def _notes(results: Results) -> list[str]:
+    lines = []
+    for folder, tasks in results.incomplete.items():
+        lines.append(f"- {folder}: the judge did not answer for some atoms of {', '.join(tasks)}; rerun to finish them.")
+    for folder, why in results.left_out.items():
+        lines.append(f"- left out: {folder} ({why}).")
+    return lines
+
+
+def plot_scores(board, path: Path, subtitle: str) -> None:
+    """Avg per system with its task-bootstrap interval, best first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    rows = board.rows
+    fig, ax = plt.subplots(figsize=(9, 1.9 + 0.55 * len(rows)), dpi=120)
+    y = list(range(len(rows)))[::-1]
+    avgs = [r.avg for r in rows]
+    err = [[r.avg - r.avg_ci_low for r in rows], [r.avg_ci_high - r.avg for r in rows]]
+    ax.barh(y, avgs, color="#4C72B0", alpha=0.85, height=0.6)
+    ax.errorbar(avgs, y, xerr=err, fmt="none", ecolor="black", capsize=4, lw=1.2)
+    for yi, r in zip(y, rows, strict=True):
+        ax.text(min(r.avg_ci_high + 1.5, 101), yi, f"{r.avg:.1f}", va="center", fontsize=9)
+    ax.set_yticks(y, [r.label for r in rows], fontsize=9)
+    ax.set_xlim(0, 110)
+    ax.set_xlabel(f"Avg score (points), {int(round(100 * board.confidence))}% task-bootstrap interval, "
+                  f"{len(board.task_ids)} tasks")
+    ax.set_title(f"OmniDR leaderboard\n{subtitle}", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, format="png")
+    plt.close(fig)
+    tmp.replace(path)
+
+
+def summary_page(board, results: Results, grids) -> str:
+    """A static page: the plot, the tables, and links into each system folder."""
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>OmniDR leaderboard: {e(results.snapshot_id)}</title>",
+        "<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;margin:1em 0}"
+        "td,th{border:1px solid #ccc;padding:3px 8px}th{background:#f3f3f3}td.r{text-align:right}img{max-width:100%}"
+        "code{background:#f6f6f6;padding:1px 4px}</style></head><body>",
+        f"<h1>OmniDR leaderboard: {e(results.snapshot_id)}</h1>",
+        f"<p>Judge <code>{e(results.judge)}</code>; {len(board.task_ids)} tasks; generated "
+        f"{results.generated_at:%Y-%m-%d %H:%M} UTC.</p>",
+        "<img src='leaderboard.png' alt='Avg score per system with its bootstrap interval'>",
+    ]
+    for grid in grids:
+        parts.append(f"<h2>{e(grid.title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in grid.headers) + "</tr>")
+        for row in grid.rows:
+            parts.append("<tr>" + "".join(f"<td{' class=r' if i in grid.right else ''}>{e(c)}</td>"
+                                          for i, c in enumerate(row)) + "</tr>")
+        parts.append("</table>")
+    parts.append("<h2>Systems</h2><ul>")
+    for label, folder in results.systems.items():
+        parts.append(f"<li>{e(label)}: <a href='{e(folder)}/evaluation/summary.json'>evaluation</a>, "
+                     f"<a href='{e(folder)}/attempts/'>attempts</a> (each attempt has an <code>audit.html</code>)</li>")
+    parts.append("</ul>")
+    notes = _notes(results)
+    if notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n[2:])}</li>" for n in notes) + "</ul>")
+    parts.append("<p>Tracking: <code>mlflow ui --backend-store-uri sqlite:///mlflow.db</code> in this folder.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def comparison_files(root: Path, name: str, comparisons, per_task: dict[str, dict[str, float]], budget: Budget,
+                     budget_label: str, judge_key: str) -> list[Path]:
+    """comparisons/<name>.json and .md: paired differences, per-task scores, and the shared budget."""
+    from omnidr.scoring._render import comparisons_grid
+
+    folder = root / "comparisons"
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"judge": judge_key, "budget_label": budget_label, "budget": budget.model_dump(mode="json"),
+            "comparisons": [c.model_dump(mode="json") for c in comparisons], "per_task": per_task}
+    json_path, md_path = folder / f"{name}.json", folder / f"{name}.md"
+    write_json_atomic(json_path, json.dumps(data, indent=2))
+    labels = list(next(iter(per_task.values())).keys()) if per_task else []
+    lines = [f"# OmniDR comparison: {name}", "", f"Judge `{judge_key}`; every system ran under the same budget "
+             f"({budget_label}): {budget.model_dump_json()}", "", comparisons_grid(comparisons).markdown(), "",
+             "**Scores per task**", "", "| task | " + " | ".join(labels) + " |", "| :--- |" + " ---: |" * len(labels)]
+    lines += [f"| {t} | " + " | ".join(f"{v:.1f}" for v in row.values()) + " |" for t, row in per_task.items()]
+    md_path.write_text("\n".join(lines) + "\n", "utf-8")
+    return [json_path, md_path]

@@ -1,0 +1,162 @@
+"""What `omnidr eval` is asked to run: the model, harness, capability, budget and judge, parsed from
+the short spellings `make eval` passes, and checked before any attempt starts.
+
+Model and judge spellings:
+  scripted               the offline scripted model (demo only; drives the reference harness)
+  offline-baseline       the offline lexical judge (judge only; the default)
+  openai/NAME            api.openai.com with the key in OPENAI_API_KEY
+  anthropic/NAME         api.anthropic.com with the key in ANTHROPIC_API_KEY (model only)
+  NAME@BASE_URL          any OpenAI-compatible endpoint; key in OMNIDR_MODEL_API_KEY (model) or
+                         OMNIDR_JUDGE_API_KEY (judge), optional for a loopback endpoint
+Keys are read from the environment when used and never written to any file.
+"""
+
+import os
+import re
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnidr.attempts._relay import is_loopback_url
+from omnidr.errors import UserError
+from sandbox.models import Budget
+
+HARNESSES = ("reference", "claude-code", "codex", "openclaw")
+CAPABILITIES = ("interface_only", "video", "text_web", "multimodal", "full")
+PROVIDERS = {
+    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", "openai"),
+    "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "anthropic"),
+}
+SCRIPTED = "scripted"
+SCRIPTED_MODEL_NAME = "scripted-demo"
+BASELINE_JUDGE = "offline-baseline"
+MODEL_KEY_ENV = "OMNIDR_MODEL_API_KEY"
+JUDGE_KEY_ENV = "OMNIDR_JUDGE_API_KEY"
+# BUDGET=key=value,... -> Budget field
+BUDGET_KEYS = {
+    "iterations": "max_iterations", "output_tokens": "max_output_tokens", "total_tokens": "max_total_tokens",
+    "tool_calls": "max_tool_calls", "wall_time": "wall_time_s", "attempts": "attempts_per_task",
+    "upstream_retries": "upstream_retries",
+}
+
+
+class Endpoint(BaseModel):
+    """A model (or judge) and where it is served."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str = Field(description="The spelling the user gave.")
+    name: str = Field(description="Model name sent with each request.")
+    base_url: str | None = Field(description="OpenAI- or Anthropic-compatible base URL; None for the offline stand-ins.")
+    key_env: str | None = Field(description="Environment variable holding the key; None when no key is needed.")
+    family: str = Field("openai", description="API family of the endpoint (openai or anthropic).")
+
+    @property
+    def offline(self) -> bool:
+        return self.base_url is None
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-z0-9.]+", "-", self.name.lower()).strip("-") or "model"
+
+
+def _check_url(url: str, what: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{what} endpoint {url!r} is not an http(s) URL; write NAME@http://HOST:PORT/v1")
+    return url.rstrip("/")
+
+
+def _endpoint(text: str, what: str, key_env: str | None, offline_word: str, offline_name: str | None) -> Endpoint:
+    text = (text or "").strip()
+    if offline_name is not None and text in ("", offline_word):
+        return Endpoint(spec=offline_word, name=offline_name, base_url=None, key_env=None)
+    if "@" in text:
+        name, url = text.split("@", 1)
+        if not name:
+            raise UserError(f"{what} {text!r} has no model name before '@'; write NAME@BASE_URL")
+        url = _check_url(url, what)
+        env = key_env or (MODEL_KEY_ENV if what == "model" else JUDGE_KEY_ENV)
+        return Endpoint(spec=text, name=name, base_url=url, key_env=env)
+    provider, _, name = text.partition("/")
+    if provider in PROVIDERS and name and (what == "model" or provider == "openai"):
+        url, env, family = PROVIDERS[provider]
+        return Endpoint(spec=text, name=name, base_url=url, key_env=key_env or env, family=family)
+    choices = f"{offline_word}, openai/NAME, " + ("anthropic/NAME, " if what == "model" else "") + "or NAME@BASE_URL"
+    raise UserError(f"unknown {what} {text!r}; use {choices}")
+
+
+def parse_model(text: str | None, key_env: str | None = None) -> Endpoint:
+    return _endpoint(text or "", "model", key_env, SCRIPTED, SCRIPTED_MODEL_NAME)
+
+
+def parse_judge(text: str | None, key_env: str | None = None) -> Endpoint:
+    return _endpoint(text or "", "judge", key_env, BASELINE_JUDGE, "lexical-baseline")
+
+
+def require_key(endpoint: Endpoint, what: str) -> None:
+    """A real endpoint needs its key in the environment (a loopback one may run without)."""
+    if endpoint.offline or endpoint.key_env is None or os.environ.get(endpoint.key_env):
+        return
+    if is_loopback_url(endpoint.base_url or ""):
+        return
+    raise UserError(f"the {what} endpoint {endpoint.base_url} needs its key in ${endpoint.key_env}; export it "
+                    "(keys are read from the environment and never written to any artifact)")
+
+
+def parse_budget(text: str | None) -> tuple[str, Budget]:
+    """`default`, or `key=value,...` over BUDGET_KEYS; returns (label, Budget)."""
+    text = (text or "").strip()
+    if text in ("", "default"):
+        return "default", Budget()
+    values: dict[str, float | int] = {}
+    for item in text.split(","):
+        key, sep, value = item.strip().partition("=")
+        if not sep or key not in BUDGET_KEYS:
+            raise UserError(f"budget item {item.strip()!r} is not KEY=VALUE with KEY one of {', '.join(BUDGET_KEYS)}; "
+                            "e.g. BUDGET=iterations=50,wall_time=900,attempts=2")
+        try:
+            values[BUDGET_KEYS[key]] = float(value) if key == "wall_time" else int(value)
+        except ValueError:
+            raise UserError(f"budget {key}={value!r} is not a number") from None
+    try:
+        budget = Budget(**values)
+    except ValueError as exc:
+        raise UserError(f"budget {text!r} is out of range: {str(exc).splitlines()[-1].strip()[:160]}") from None
+    return text, budget
+
+
+class SystemSpec(BaseModel):
+    """One evaluated system: harness x capability x model (the budget is shared by a run)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    harness: str
+    capability: str
+    model: Endpoint
+
+    @property
+    def label(self) -> str:
+        return f"{self.harness}-{self.capability}-{self.model.slug}"
+
+
+def make_system(harness: str, capability: str, model: Endpoint) -> SystemSpec:
+    if harness not in HARNESSES:
+        raise UserError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
+    if capability not in CAPABILITIES:
+        raise UserError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
+    if harness != "reference" and capability != "full":
+        raise UserError(f"the {harness} harness has no capability levels; drop CAPABILITY (levels are for the reference harness)")
+    if harness != "reference" and model.offline:
+        raise UserError(f"the scripted model only drives the reference harness; give the {harness} harness a real "
+                        "model, e.g. MODEL=NAME@BASE_URL")
+    if harness == "claude-code" and model.family != "anthropic" and not model.base_url:
+        raise UserError("the claude-code harness speaks the Anthropic API; use MODEL=anthropic/NAME")
+    return SystemSpec(harness=harness, capability=capability, model=model)
+
+
+def parse_system(text: str, default_model: Endpoint) -> SystemSpec:
+    """`HARNESS[:CAPABILITY][@MODEL]`, e.g. `reference:video` or `reference:full@gpt-x@http://127.0.0.1:8000/v1`."""
+    head, sep, model = text.partition("@")
+    harness, _, capability = head.partition(":")
+    return make_system(harness, capability or "full", parse_model(model) if sep else default_model)
