@@ -4,6 +4,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SNAPSHOT ?= snapshots/demo
+# `make eval` settings (see README, "Evaluating a model"); the defaults run the offline demo.
+MODEL ?= scripted
+HARNESS ?= reference
+CAPABILITY ?= full
+JUDGE ?= offline-baseline
+BUDGET ?= default
+PARALLEL ?= 1
+EXECUTOR ?= local
+RUNS_ROOT ?= runs
+EVAL_ARGS ?=
 # Debian packages the tests and the evaluator use (checked by command, installed only when missing).
 SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk debootstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -35,7 +45,9 @@ test: setup
 	$(BIN)/nox -s tests
 
 eval: setup
-	$(BIN)/omnidr eval $(SNAPSHOT)
+	$(BIN)/omnidr eval '$(SNAPSHOT)' --model '$(MODEL)' --harness '$(HARNESS)' --capability '$(CAPABILITY)' \
+	  --judge '$(JUDGE)' --budget '$(BUDGET)' --parallel '$(PARALLEL)' --executor '$(EXECUTOR)' \
+	  --runs-root '$(RUNS_ROOT)' $(EVAL_ARGS)
 
 # Re-resolve requirements.lock from requirements.in (needs pip-tools; not part of a normal run).
 lock:

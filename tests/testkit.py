@@ -1,6 +1,8 @@
 """Helpers shared by the test modules (import them from here, never from conftest)."""
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -9,11 +11,25 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "snapshots" / "demo"
 
 
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run `omnidr ARGS` in a subprocess, exactly as a user would (exit code, stdout, stderr)."""
+def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `omnidr ARGS` in a subprocess, exactly as a user would (exit code, stdout, stderr); `env`
+    adds to (or, with a None value, removes from) the environment."""
+    full = dict(os.environ)
+    for k, v in (env or {}).items():
+        if v is None:
+            full.pop(k, None)
+        else:
+            full[k] = v
     return subprocess.run(
-        [sys.executable, "-m", "omnidr.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "omnidr.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        env=full,
     )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def edit_json(path: Path, change) -> None:

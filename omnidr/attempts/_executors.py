@@ -7,6 +7,7 @@ written there directly. Records come back to the driver, which reports them as t
 """
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,6 +50,11 @@ class RayExecutor:
         return {"executor": "ray", "address": self.address or "local"}
 
     def _connect(self):
+        if self.address and "RAY_AUTH_MODE" not in os.environ and (
+                os.environ.get("RAY_AUTH_TOKEN") or os.path.isfile(os.path.expanduser("~/.ray/auth_token"))):
+            # `ray start` turns token authentication on when a token exists, but a driver connecting by
+            # address does not look for one unless told to: without this it is refused as unauthenticated.
+            os.environ["RAY_AUTH_MODE"] = "token"
         try:
             import ray
         except ImportError:  # pragma: no cover - ray is in requirements.lock

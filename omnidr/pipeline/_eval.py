@@ -131,6 +131,19 @@ def _final(record, counted: int, budget: Budget) -> bool:
     return record.reason not in RetryPolicy().retry_on or counted >= budget.attempts_per_task
 
 
+def _key_env(model: Endpoint) -> str | None:
+    """The key variable the gateway reads; None for a loopback endpoint run without a key."""
+    if model.key_env and os.environ.get(model.key_env):
+        return model.key_env
+    return None if model.offline or model.base_url and _loopback(model.base_url) else model.key_env
+
+
+def _loopback(url: str) -> bool:
+    from omnidr.attempts._relay import is_loopback_url
+
+    return is_loopback_url(url)
+
+
 def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: list[str], progress, tracker,
                parent_id: str | None) -> dict:
     """All attempts of one system into `folder`; each finished attempt is tracked as it lands."""
@@ -153,7 +166,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
 
         ran = run_reference(
             request.snapshot, folder, task_ids, spec.capability, model_base_url=spec.model.base_url,
-            model=None if spec.model.offline else spec.model.name, key_env=spec.model.key_env, budget=request.budget,
+            model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
             parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
             executor=request.executor,
         )
@@ -173,7 +186,7 @@ def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids,
     harness = {"claude-code": ClaudeCodeHarness, "codex": CodexHarness, "openclaw": OpenClawHarness}[spec.harness](
         image_ref=built[spec.harness])
     family = "anthropic" if spec.harness == "claude-code" else "openai"
-    upstreams = [{"family": family, "base_url": spec.model.base_url, "key_env": spec.model.key_env}]
+    upstreams = [{"family": family, "base_url": spec.model.base_url, "key_env": _key_env(spec.model)}]
     snap = open_snapshot(request.snapshot)
     pages = snap.corpus.pages if snap.corpus else []
     config = RunConfig(
@@ -195,6 +208,7 @@ def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids,
 
 def _record_command(root: Path, request: EvalRequest) -> None:
     line = {"at": datetime.now(UTC).isoformat(), "cwd": os.getcwd(), "argv": request.argv,
+            "snapshot": str(Path(request.snapshot).resolve()),
             "systems": [s.label for s in request.systems], "judge": request.judge.spec, "budget": request.budget_label}
     with (root / COMMANDS_FILE).open("a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
@@ -294,13 +308,18 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
 
 
 def _audit(folder: Path, progress) -> None:
-    """Parse every attempt's trajectory (trajectory.json, audit.html) so that it is archived and tracked."""
-    from omnidr.trajectory._audit import audit_run
+    """Parse every attempt's trajectory (trajectory.json, audit.html) so that it is archived and tracked;
+    an attempt without one (say, an infrastructure failure before the agent ran) is named and skipped."""
+    from omnidr.trajectory._audit import attempt_dirs, audit_attempt, run_harness
 
-    try:
-        audit_run(folder)
-    except UserError as exc:
-        progress.note(f"trajectory audit of {folder.name} skipped: {exc}")
+    harness = run_harness(folder)
+    for attempt in attempt_dirs(folder):
+        if (attempt / "trajectory.json").is_file() and (attempt / "audit.html").is_file():
+            continue
+        try:
+            audit_attempt(attempt, harness)
+        except UserError as exc:
+            progress.note(f"no trajectory for {attempt.relative_to(folder)}: {str(exc).split(': ', 1)[-1]}")
 
 
 def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker, out) -> StageResult:

@@ -57,6 +57,8 @@ class Endpoint(BaseModel):
 
     @property
     def slug(self) -> str:
+        if self.offline:
+            return self.spec
         return re.sub(r"[^a-z0-9.]+", "-", self.name.lower()).strip("-") or "model"
 
 

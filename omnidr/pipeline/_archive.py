@@ -1,0 +1,250 @@
+"""Frozen runs: `omnidr archive`, `omnidr archive verify`, `omnidr rescore`.
+
+An archive is a folder: a copy of the run root's system folders and results, the snapshot the run
+used (so rubric trees travel with the reports), optionally the Docker images as `docker save`
+tarballs, and `ARCHIVE.json`, written last, with the sha256 of every other file, the snapshot id,
+image IDs, package versions, git commit and the exact commands that made the run. The MLflow store
+is not copied (it is an index of the same files). Rescoring reads only the archive and writes a new
+results folder; no agent runs and no Docker engine is needed.
+"""
+
+import hashlib
+import json
+import shutil
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from omnidr.attempts._sandbox import write_json_atomic
+from omnidr.errors import UserError
+
+from ._results import EVAL_FILE, RESULT_FILES, EvalConfig, build_results, read_eval_config, write_results
+
+ARCHIVE_FILE = "ARCHIVE.json"
+FORMAT = "omnidr-archive-1"
+SNAPSHOT_DIR = "snapshot"
+IMAGES_DIR = "images"
+RESCORE_FILE = "RESCORE.json"
+SKIPPED = {"mlflow.db", "mlartifacts"}  # the MLflow store: an index of files the archive holds anyway
+
+
+class ArchiveManifest(BaseModel):
+    """`ARCHIVE.json`."""
+
+    format: str = Field(FORMAT, description="Layout version of the archive.")
+    archive_id: str = Field(description="'archive-' + 16 hex digits of the sha256 over the file list.")
+    created_at: datetime
+    source: str = Field(description="Run root the archive was made from.")
+    snapshot_id: str
+    systems: dict[str, EvalConfig] = Field(description="System folder -> what it was evaluated with (no keys).")
+    files: dict[str, str] = Field(description="Path relative to the archive -> sha256, every file but this one.")
+    image_ids: dict[str, str] = Field(description="Image reference -> Docker image ID, every image the run used.")
+    images_saved: list[str] = Field(default_factory=list, description="Tarballs under images/ (docker save).")
+    git_commit: str
+    git_dirty: bool
+    packages: dict[str, str] = Field(description="Installed package versions when the run root was archived.")
+    run_environment: dict = Field(default_factory=dict, description="environment.json of the run root, as the run wrote it.")
+    commands: list[dict] = Field(description="Every `omnidr eval`/`compare` invocation that wrote the run root.")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _hash_tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): _sha256(p) for p in sorted(root.rglob("*"))
+            if p.is_file() and p.relative_to(root).as_posix() != ARCHIVE_FILE}
+
+
+def _systems(root: Path) -> dict[str, EvalConfig]:
+    systems = {p.name: c for p in sorted(root.iterdir()) if p.is_dir() and (c := read_eval_config(p)) is not None}
+    if not systems:
+        if (root / EVAL_FILE).is_file():
+            raise UserError(f"{root} is a system folder; pass its run root {root.parent}")
+        raise UserError(f"{root} holds no evaluated system (no */{EVAL_FILE}); pass a run root written by `omnidr eval`")
+    return systems
+
+
+def _commands(root: Path) -> list[dict]:
+    path = root / "commands.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _image_ids(root: Path) -> dict[str, str]:
+    """Image reference -> ID, from run.json (references) and attempt.json (IDs), per role."""
+    out: dict[str, str] = {}
+    for run_file in root.glob(f"*/run.json"):
+        run = json.loads(run_file.read_text("utf-8"))
+        refs = {"agent": run.get("agent_image"), "gateway": run.get("gateway_image"), "egress": run.get("egress_image")}
+        for attempt in run_file.parent.glob("attempts/*/*/attempt.json"):
+            ids = json.loads(attempt.read_text("utf-8")).get("image_ids", {})
+            for role, image_id in ids.items():
+                if refs.get(role):
+                    out[refs[role]] = image_id
+    return dict(sorted(out.items()))
+
+
+def _snapshot_folder(root: Path, systems: dict[str, EvalConfig], given: Path | None) -> Path:
+    from omnidr.benchmark import verify_snapshot
+    from omnidr.benchmark._manifest import MANIFEST_FILE
+
+    candidates = [given] if given else []
+    for command in reversed(_commands(root)):
+        if command.get("snapshot"):
+            candidates.append(Path(command["snapshot"]))
+    for run_file in root.glob("*/run.json"):
+        candidates.append(Path(json.loads(run_file.read_text("utf-8"))["snapshot"]))
+    want = next(iter(systems.values())).snapshot_id
+    for path in candidates:
+        if path and (path / MANIFEST_FILE).is_file():
+            manifest, diff = verify_snapshot(path)
+            if manifest.snapshot_id == want and diff.clean:
+                return path
+        elif path and path.is_dir() and not (path / MANIFEST_FILE).is_file() and given:
+            return path
+    raise UserError(f"cannot find the snapshot {want} the run used; pass --snapshot FOLDER (it must verify as {want})")
+
+
+def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images: bool = False,
+                progress=lambda _m: None) -> ArchiveManifest:
+    """Write the archive of run root `root` into the new folder `out`."""
+    from omnidr.tracking import environment_facts
+
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise UserError(f"run root {root} does not exist; pass the folder `omnidr eval` printed (runs/<snapshot id>)")
+    systems = _systems(root)
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} exists and is not empty; choose a new --out folder (archives are never overwritten)")
+    snapshot_dir = _snapshot_folder(root, systems, snapshot)
+    out.mkdir(parents=True, exist_ok=True)
+    progress(f"copying {len(systems)} system folder(s) and the results from {root}")
+    for item in sorted(root.iterdir()):
+        if item.name in SKIPPED:
+            continue
+        if item.is_dir():
+            shutil.copytree(item, out / item.name, symlinks=False)
+        else:
+            shutil.copy2(item, out / item.name)
+    progress(f"copying the snapshot {snapshot_dir}")
+    shutil.copytree(snapshot_dir, out / SNAPSHOT_DIR)
+    image_ids = _image_ids(root)
+    saved = []
+    if save_images:
+        saved = _save_images(image_ids, out / IMAGES_DIR, progress)
+    progress("hashing every file")
+    files = _hash_tree(out)
+    env = environment_facts()
+    run_env_file = root / "environment.json"
+    manifest = ArchiveManifest(
+        archive_id="archive-" + hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16],
+        created_at=datetime.now(UTC), source=str(root), snapshot_id=next(iter(systems.values())).snapshot_id,
+        systems=systems, files=files, image_ids=image_ids, images_saved=saved, git_commit=env["git_commit"],
+        git_dirty=env["git_dirty"], packages=env["packages"],
+        run_environment=json.loads(run_env_file.read_text("utf-8")) if run_env_file.is_file() else {},
+        commands=_commands(root),
+    )
+    write_json_atomic(out / ARCHIVE_FILE, manifest.model_dump_json(indent=2))
+    return manifest
+
+
+def _save_images(image_ids: dict[str, str], folder: Path, progress) -> list[str]:
+    from docker.errors import ImageNotFound
+
+    from omnidr.images import docker_client
+
+    client = docker_client(timeout_s=600)
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for ref, image_id in image_ids.items():
+        try:
+            image = client.images.get(image_id)
+        except ImageNotFound:
+            raise UserError(f"image {ref} ({image_id[:19]}) is no longer on this engine; archive without --images") from None
+        name = ref.replace("/", "_").replace(":", "_") + ".tar"
+        progress(f"saving image {ref} to {IMAGES_DIR}/{name}")
+        with (folder / name).open("wb") as f:
+            for chunk in image.save(named=True):
+                f.write(chunk)
+        saved.append(f"{IMAGES_DIR}/{name}")
+    return saved
+
+
+def read_archive(path: Path) -> ArchiveManifest:
+    file = Path(path) / ARCHIVE_FILE
+    if not file.is_file():
+        raise UserError(f"{path} is not an archive (no {ARCHIVE_FILE}); make one with `omnidr archive RUN_ROOT`")
+    try:
+        return ArchiveManifest.model_validate_json(file.read_text("utf-8"))
+    except ValueError as exc:
+        raise UserError(f"{file} is unreadable: {str(exc).splitlines()[0][:200]}") from None
+
+
+def verify_archive(path: Path) -> tuple[ArchiveManifest, dict[str, list[str]]]:
+    """The archive's manifest and its differences: changed, missing and extra files."""
+    manifest = read_archive(path)
+    actual = _hash_tree(Path(path))
+    diff = {
+        "changed": sorted(p for p, h in manifest.files.items() if p in actual and actual[p] != h),
+        "missing": sorted(p for p in manifest.files if p not in actual),
+        "extra": sorted(p for p in actual if p not in manifest.files),
+    }
+    return manifest, diff
+
+
+class RescoreRecord(BaseModel):
+    """`RESCORE.json` of a results folder made by `omnidr rescore`."""
+
+    archive: str = Field(description="Archive folder that was re-scored.")
+    archive_id: str
+    judge: str = Field(description="Judge key of the new evaluations.")
+    evaluator_version: str
+    created_at: datetime
+    elapsed_s: float
+
+
+def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None):
+    """Score every frozen report of a verified archive again into `out`; returns (board, results, record)."""
+    from omnidr.evaluation import EVALUATOR_VERSION, score_run
+
+    from ._eval import judge_key, judge_settings
+
+    manifest, diff = verify_archive(archive)
+    if any(diff.values()):
+        n = sum(len(v) for v in diff.values())
+        raise UserError(f"{archive} does not verify ({n} file(s) differ); run `omnidr archive verify {archive}`")
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} exists and is not empty; choose a new --out folder")
+    t0 = time.monotonic()
+    snapshot = Path(archive) / SNAPSHOT_DIR
+    key = judge_key(judge)
+    settings = judge_settings(judge)
+    for label, config in manifest.systems.items():
+        progress(f"{label}: re-scoring {len(config.tasks)} frozen report(s) with judge {judge.spec}")
+        (out / label).mkdir(parents=True, exist_ok=True)
+        new_config = config.model_copy(update={"judge": judge})
+        write_json_atomic(out / label / EVAL_FILE, new_config.model_dump_json(indent=2))
+        score_run(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot, judge_settings=settings,
+                  tasks=config.tasks, progress=progress)
+    first = next(iter(manifest.systems.values()))
+    board, results = build_results(out, snapshot, manifest.snapshot_id, key, first.tasks)
+    if board is None:
+        raise UserError(f"nothing in {archive} could be scored")
+    write_results(out, board, results)
+    record = RescoreRecord(archive=str(Path(archive).resolve()), archive_id=manifest.archive_id, judge=key,
+                           evaluator_version=EVALUATOR_VERSION, created_at=datetime.now(UTC),
+                           elapsed_s=round(time.monotonic() - t0, 2))
+    write_json_atomic(out / RESCORE_FILE, record.model_dump_json(indent=2))
+    return board, results, record
+
+
+__all__ = ["ARCHIVE_FILE", "RESULT_FILES", "ArchiveManifest", "archive_run", "read_archive", "rescore_archive",
+           "verify_archive"]

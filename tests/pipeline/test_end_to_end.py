@@ -1,0 +1,340 @@
+"""`make eval` end to end on the demo, offline and through a loopback endpoint; MLflow, the UI, archives,
+rescoring, comparisons under one budget, upstream outages, and the Ray executor."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from testkit import DEMO, ROOT, free_port, run_cli
+
+pytestmark = [pytest.mark.docker, pytest.mark.browser]
+SYSTEM = "reference-full-scripted"
+TASKS = ("pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh")
+
+
+def make_eval(runs: Path, *settings: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`make eval SETTINGS RUNS_ROOT=runs`, as the README tells users to run it."""
+    return subprocess.run(["make", "-s", "-C", str(ROOT), "eval", f"RUNS_ROOT={runs}", *settings], capture_output=True,
+                          text=True, timeout=900, env={**os.environ, **(env or {})})
+
+
+def totals(system_dir: Path) -> dict[str, float]:
+    summary = json.loads((system_dir / "evaluation" / "summary.json").read_text())
+    return {t["task_id"]: t["total"] for t in summary["tasks"]}
+
+
+def attempt_files(system_dir: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(system_dir.glob("attempts/*/*/attempt.json"))}
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    r = make_eval(runs)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-3000:]
+    [root] = runs.glob("demo-*")
+    return root, r.stdout
+
+
+def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
+    root, stdout = demo_run
+    system = root / SYSTEM
+    reasons = {p.parent.parent.name: json.loads(p.read_text())["reason"] for p in system.glob("attempts/*/1/attempt.json")}
+    assert reasons == dict.fromkeys(TASKS, "success")
+    results = json.loads((root / "leaderboard.json").read_text())
+    assert results["judge"] == "offline-baseline:lexical-baseline-1:no-prompt"
+    [row] = results["leaderboard"]["rows"]
+    scores = totals(system)
+    assert row["avg"] == pytest.approx(sum(scores.values()) / 3)
+    assert min(scores.values()) <= row["avg_ci_low"] <= row["avg"] <= row["avg_ci_high"] <= max(scores.values())
+    assert row["successes"] == 3 and row["label"] == "scripted-demo / reference / full / default"
+    md = (root / "leaderboard.md").read_text()
+    assert f"| 1 | scripted-demo / reference / full / default | {row['avg']:.1f} |" in md
+    png = (root / "leaderboard.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") > 500  # IHDR width
+    assert f"results in {root}" in stdout and "mlflow ui --backend-store-uri sqlite:///" in stdout
+    for task in TASKS:  # every attempt has its parsed trajectory and audit page
+        assert (system / "attempts" / task / "1" / "trajectory.json").is_file()
+
+
+def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
+    from playwright.sync_api import sync_playwright
+
+    root, _ = demo_run
+    row = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+        page = browser.new_page()
+        page.goto((root / "index.html").as_uri())
+        width = page.eval_on_selector("img", "img => img.complete ? img.naturalWidth : 0")
+        text = page.inner_text("body")
+        browser.close()
+    assert width > 500
+    assert f"{row['avg']:.1f}" in text and "scripted-demo / reference / full / default" in text
+
+
+def test_rerunning_resumes_without_redoing_or_duplicating_anything(demo_run):
+    from mlflow import MlflowClient
+
+    root, _ = demo_run
+    before = attempt_files(root / SYSTEM)
+    again = make_eval(root.parent)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
+    assert attempt_files(root / SYSTEM) == before
+    assert "attempt 1: " not in again.stdout  # nothing ran
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    exp = client.get_experiment_by_name(f"omnidr/{root.name}")
+    assert len(client.search_runs([exp.experiment_id])) == 1 + 3  # still one parent and three children
+
+
+def test_rerun_with_other_settings_is_refused(demo_run):
+    root, _ = demo_run
+    r = run_cli("eval", DEMO, "--budget", "attempts=1", "--runs-root", root.parent)
+    assert r.returncode == 2
+    assert f"{root / SYSTEM} was evaluated with a different budget, budget_label" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
+    from mlflow import MlflowClient
+
+    root, _ = demo_run
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    exp = client.get_experiment_by_name(f"omnidr/{root.name}")
+    [parent] = client.search_runs([exp.experiment_id], "tags.`omnidr.kind` = 'system'")
+    p = parent.data.params
+    assert (p["model"], p["harness"], p["capability"], p["budget"]) == ("scripted-demo", "reference", "full", "default")
+    assert p["snapshot_id"] == root.name and p["judge"].startswith("offline-baseline")
+    assert p["budget.max_iterations"] == "500" and p["evaluator_version"] == "omnidr-evaluator-1"
+    assert len(p["git_commit"]) == 40 and p["image.reference"].startswith("omnidr/reference:")
+    assert p["package.mlflow"] == "3.17.2"
+    board = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
+    assert parent.data.metrics["avg"] == pytest.approx(board["avg"])
+    children = client.search_runs([exp.experiment_id], "tags.`omnidr.kind` = 'attempt'")
+    assert sorted(c.data.tags["omnidr.task"] for c in children) == sorted(TASKS)
+    scores = totals(root / SYSTEM)
+    for child in children:
+        assert child.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        m = child.data.metrics
+        assert m["score"] == pytest.approx(scores[child.data.tags["omnidr.task"]])
+        assert m["success"] == 1.0 and m["steps"] > 0 and m["tool_calls"] > 0 and m["total_tokens"] > 0
+        assert {"score_C", "score_R", "score_P", "wall_time_s"} <= set(m)
+        attempt = client.list_artifacts(child.info.run_id, "attempt")
+        names = {a.path for a in attempt}
+        assert {"attempt/attempt.json", "attempt/trajectory.json", "attempt/logs", "attempt/output"} <= names
+        logs = {a.path for a in client.list_artifacts(child.info.run_id, "attempt/logs")}
+        assert {"attempt/logs/gateway.jsonl", "attempt/logs/network.jsonl"} <= logs
+        assert "evaluation/evaluation.json" in {a.path for a in client.list_artifacts(child.info.run_id, "evaluation")}
+
+
+def _wait_http(url: str, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def test_mlflow_ui_shows_the_runs(demo_run):
+    from mlflow import MlflowClient
+    from playwright.sync_api import sync_playwright
+
+    root, _ = demo_run
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name(f"omnidr/{root.name}")
+    [child] = client.search_runs([exp.experiment_id], "tags.`omnidr.task` = 'pendant-lamp-safety'")
+    port = free_port()
+    ui = subprocess.Popen([str(Path(sys.executable).parent / "mlflow"), "ui", "--backend-store-uri", uri, "--host",
+                           "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/health")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"http://127.0.0.1:{port}/#/experiments/{exp.experiment_id}/runs")
+            page.get_by_text(SYSTEM).first.wait_for(timeout=60_000)
+            listing = page.inner_text("body")
+            page.goto(f"http://127.0.0.1:{port}/#/experiments/{exp.experiment_id}/runs/{child.info.run_id}")
+            page.get_by_text("pendant-lamp-safety #1").first.wait_for(timeout=60_000)
+            page.get_by_text("wall_time_s").first.wait_for(timeout=60_000)
+            run_page = page.inner_text("body")
+            browser.close()
+    finally:
+        ui.terminate()
+        ui.wait(timeout=30)
+    assert "4 matching runs" in listing  # the parent and its three attempts
+    assert "score" in run_page and "total_tokens" in run_page
+
+
+def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
+    import sys as _sys
+
+    root, _ = demo_run
+    archive = tmp_path / "archive"
+    r = run_cli("archive", root, "--out", archive)
+    assert r.returncode == 0, r.stdout + r.stderr
+    manifest = json.loads((archive / "ARCHIVE.json").read_text())
+    assert manifest["snapshot_id"] == root.name and manifest["archive_id"] in r.stdout
+    assert {"omnidr/reference", "omnidr/gateway", "omnidr/egress"} == {k.split(":")[0] for k in manifest["image_ids"]}
+    assert manifest["commands"][0]["argv"][-2:] == ["--runs-root", str(root.parent)]
+    assert manifest["packages"]["mlflow"] == "3.17.2" and len(manifest["git_commit"]) == 40
+    assert "snapshot/MANIFEST.json" in manifest["files"] and "mlflow.db" not in manifest["files"]
+    assert run_cli("archive", "verify", archive).returncode == 0
+
+    report = archive / SYSTEM / "attempts" / "pendant-lamp-safety" / "1" / "output" / "report" / "index.html"
+    original = report.read_bytes()
+    report.write_bytes(original.replace(b"</body>", b"<p>edited</p></body>"))
+    bad = run_cli("archive", "verify", archive)
+    assert bad.returncode == 1
+    assert f"changed: {SYSTEM}/attempts/pendant-lamp-safety/1/output/report/index.html" in bad.stdout
+    refused = run_cli("rescore", archive, "--out", tmp_path / "refused")
+    assert refused.returncode == 2 and "does not verify" in refused.stderr
+    report.write_bytes(original)
+    assert run_cli("archive", "verify", archive).returncode == 0
+
+    no_docker = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}  # rescoring runs no agent
+    same = run_cli("rescore", archive, "--out", tmp_path / "same", env=no_docker)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert totals(tmp_path / "same" / SYSTEM) == totals(root / SYSTEM)  # same judge, same numbers
+
+    _sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
+    from fake_judge import FakeJudge
+
+    judge = FakeJudge(default="No").start()
+    new = run_cli("rescore", archive, "--judge", f"judge-x@{judge.url}", "--out", tmp_path / "new", env=no_docker)
+    assert new.returncode == 0, new.stdout + new.stderr
+    assert judge.calls > 0
+    results = json.loads((tmp_path / "new" / "leaderboard.json").read_text())
+    assert results["judge"] == "openai-compatible:judge-x:omnidr-judge-1"
+    record = json.loads((tmp_path / "new" / "RESCORE.json").read_text())
+    assert record["archive_id"] == manifest["archive_id"]
+    assert all(v < totals(root / SYSTEM)[t] for t, v in totals(tmp_path / "new" / SYSTEM).items())  # every J atom fails
+    assert run_cli("archive", "verify", archive).returncode == 0  # rescoring wrote nothing into the archive
+
+
+def _scripted_server(port: int, log: Path) -> subprocess.Popen:
+    """The scripted model as a plain OpenAI-compatible server on the host's loopback."""
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.2)
+
+
+def test_make_eval_with_a_loopback_endpoint_uses_the_real_client_path(tmp_path):
+    port, secret = free_port(), "sk-test-loopback-secret-7f3a"
+    server = _scripted_server(port, tmp_path / "server.log")
+    try:
+        r = make_eval(tmp_path / "runs", f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1",
+                      "EVAL_ARGS=--task pendant-lamp-safety", env={"OMNIDR_MODEL_API_KEY": secret})
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    [root] = (tmp_path / "runs").glob("demo-*")
+    system = root / "reference-full-scripted-demo"
+    record = json.loads((system / "attempts" / "pendant-lamp-safety" / "1" / "attempt.json").read_text())
+    assert record["reason"] == "success"
+    served = [json.loads(line) for line in (tmp_path / "server.log").read_text().splitlines() if '"messages"' in line]
+    assert len(served) == record["budget_use"]["requests"] > 0  # every model call went to the loopback server
+    run = json.loads((system / "run.json").read_text())
+    assert run["upstreams"][0]["base_url"] == f"http://127.0.0.1:{port}/v1"
+    leaked = [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert leaked == []  # the key reached the upstream but no artifact
+    assert "scripted-demo / reference / full / default" in (root / "leaderboard.md").read_text()
+
+
+def test_an_upstream_outage_is_recorded_and_a_rerun_finishes_the_task(tmp_path):
+    port = free_port()  # nothing listens there yet: the model endpoint is down
+    args = (f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1", "BUDGET=upstream_retries=0",
+            "EVAL_ARGS=--task pendant-lamp-safety --task nd-filter-waterfall")
+    down = make_eval(tmp_path / "runs", *args)
+    assert down.returncode == 2 and "eval] Error 1" in down.stderr  # omnidr exited 1: the run completed, with failures
+    [root] = (tmp_path / "runs").glob("demo-*")
+    system = root / "reference-full-scripted-demo"
+    first = attempt_files(system)
+    assert first and {json.loads(b)["reason"] for b in first.values()} == {"upstream_error"}
+    assert "failed upstream" in json.loads(next(iter(first.values())))["detail"]
+    assert json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]["successes"] == 0
+
+    server = _scripted_server(port, tmp_path / "server.log")
+    try:
+        up = make_eval(tmp_path / "runs", *args)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-2000:]
+    after = attempt_files(system)
+    assert {p: after[p] for p in first} == first  # the failed attempts are kept as they were
+    finals = {}
+    for p, data in after.items():
+        finals.setdefault(p.parent.parent.name, []).append((int(p.parent.name), json.loads(data)["reason"]))
+    for task, attempts in finals.items():
+        assert max(attempts)[1] == "success", (task, attempts)
+    assert json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]["successes"] == 2
+
+
+def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
+    r = run_cli("compare", "--system", "reference:full", "--system", "reference:interface_only", "--budget",
+                "iterations=60,attempts=1", "--task", "pendant-lamp-safety", "--task", "nd-filter-waterfall",
+                "--runs-root", tmp_path / "runs", timeout=900)
+    assert r.returncode in (0, 1), r.stdout[-3000:] + r.stderr[-2000:]
+    [root] = (tmp_path / "runs").glob("demo-*")
+    budgets = {json.dumps(json.loads((root / s / "run.json").read_text())["budget"], sort_keys=True)
+               for s in ("reference-full-scripted", "reference-interface_only-scripted")}
+    assert len(budgets) == 1 and json.loads(budgets.pop())["max_iterations"] == 60
+    [data_file] = (root / "comparisons").glob("*.json")
+    data = json.loads(data_file.read_text())
+    assert data["budget"]["max_iterations"] == 60 and data["budget"]["attempts_per_task"] == 1
+    [c] = data["comparisons"]
+    assert c["a"] == "scripted-demo / reference / interface_only / iterations=60,attempts=1"
+    assert c["b"] == "scripted-demo / reference / full / iterations=60,attempts=1"
+    diffs = [row[c["a"]] - row[c["b"]] for row in data["per_task"].values()]
+    assert c["mean_difference"] == pytest.approx(sum(diffs) / 2)
+    assert (c["wins"], c["ties"], c["losses"]) == (sum(d > 0 for d in diffs), sum(d == 0 for d in diffs),
+                                                   sum(d < 0 for d in diffs))
+    assert c["ci_low"] <= c["mean_difference"] <= c["ci_high"]
+    assert "Paired comparisons" in r.stdout
+
+
+def test_ray_executor_on_a_local_cluster_gives_the_local_results(demo_run, tmp_path):
+    root, _ = demo_run
+    ray = str(Path(sys.executable).parent / "ray")
+    port = free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    subprocess.run([ray, "start", "--head", f"--port={port}", "--num-cpus=3", "--include-dashboard=false",
+                    "--disable-usage-stats"], check=True, capture_output=True, env=env, timeout=180)
+    try:
+        r = run_cli("eval", DEMO, "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--parallel", "3",
+                    "--runs-root", tmp_path / "runs", env={"RAY_USAGE_STATS_ENABLED": "0"}, timeout=900)
+    finally:
+        subprocess.run([ray, "stop", "--force"], capture_output=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    ray_root = tmp_path / "runs" / root.name
+    assert totals(ray_root / SYSTEM) == totals(root / SYSTEM)
+    local = {p.relative_to(root): json.loads(d)["reason"] for p, d in attempt_files(root / SYSTEM).items()}
+    remote = {p.relative_to(ray_root): json.loads(d)["reason"] for p, d in attempt_files(ray_root / SYSTEM).items()}
+    assert remote == local
+    a = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
+    b = json.loads((ray_root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
+    assert (a["avg"], a["avg_ci_low"], a["avg_ci_high"]) == (b["avg"], b["avg_ci_low"], b["avg_ci_high"])
+    params = json.loads((ray_root / "commands.jsonl").read_text().splitlines()[0])["argv"]
+    assert "--executor" in params

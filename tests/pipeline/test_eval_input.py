@@ -1,0 +1,67 @@
+"""Bad requests to `omnidr eval`: exit 2 with one line, before any attempt starts and before any run
+root is written."""
+
+import pytest
+
+from omnidr.errors import UserError
+from omnidr.pipeline import make_system, parse_budget, parse_judge, parse_model, parse_system
+from testkit import DEMO, run_cli
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--model", "gpt-4o"], {}, "unknown model 'gpt-4o'; use scripted, openai/NAME, anthropic/NAME, or NAME@BASE_URL"),
+        (["--harness", "autogpt"], {}, "unknown harness 'autogpt'; choose one of reference, claude-code, codex, openclaw"),
+        (["--judge", "gpt-judge"], {}, "unknown judge 'gpt-judge'"),
+        (["--capability", "telepathy"], {}, "unknown capability 'telepathy'"),
+        (["--budget", "steps=9"], {}, "budget item 'steps=9' is not KEY=VALUE"),
+        (["--budget", "attempts=0"], {}, "budget 'attempts=0' is out of range"),
+        (["--executor", "k8s"], {}, "unknown executor 'k8s'"),
+        (["--model", "openai/gpt-5"], {"OPENAI_API_KEY": None}, "needs its key in $OPENAI_API_KEY"),
+        (["--judge", "openai/gpt-5-mini"], {"OMNIDR_JUDGE_API_KEY": None, "OPENAI_API_KEY": None},
+         "the judge endpoint https://api.openai.com/v1 needs its key in $OPENAI_API_KEY"),
+        (["--model", "m@http://10.9.9.9:8000/v1"], {"OMNIDR_MODEL_API_KEY": None}, "needs its key in $OMNIDR_MODEL_API_KEY"),
+        (["--model", "m@ftp://host/v1"], {}, "is not an http(s) URL"),
+        (["--harness", "codex"], {}, "the scripted model only drives the reference harness"),
+        (["/no/such/snapshot"], {}, "snapshot folder /no/such/snapshot does not exist"),
+        ([], {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "cannot reach the Docker engine"),
+        ([], {"OMNIDR_MIN_FREE_GB": "1000000"}, "an evaluation needs at least 1e+06 GiB"),
+    ],
+)
+def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, env, message):
+    snapshot = [] if any(a.startswith("/") for a in args) else [str(DEMO)]
+    r = run_cli("eval", *snapshot, *args, "--runs-root", tmp_path / "runs", env=env, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    assert message in lines[0]
+    assert "Traceback" not in r.stdout + r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_model_and_judge_spellings():
+    assert parse_model("scripted").offline and parse_model("").offline
+    m = parse_model("qwen3@http://127.0.0.1:8000/v1/")
+    assert (m.name, m.base_url, m.key_env, m.family) == ("qwen3", "http://127.0.0.1:8000/v1", "OMNIDR_MODEL_API_KEY", "openai")
+    a = parse_model("anthropic/claude-opus-5")
+    assert (a.base_url, a.key_env, a.family) == ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "anthropic")
+    assert parse_model("openai/gpt-5", key_env="MY_KEY").key_env == "MY_KEY"
+    assert parse_judge("offline-baseline").offline
+    assert parse_judge("j@https://judge.example/v1").key_env == "OMNIDR_JUDGE_API_KEY"
+    with pytest.raises(UserError, match="unknown judge 'anthropic/x'"):
+        parse_judge("anthropic/x")  # the judge client speaks the OpenAI API only
+
+
+def test_system_labels_and_budgets():
+    default = parse_model("scripted")
+    assert make_system("reference", "full", default).label == "reference-full-scripted"
+    assert parse_system("reference:video", default).label == "reference-video-scripted"
+    s = parse_system("reference@Qwen3 VL@http://127.0.0.1:9/v1", default)
+    assert (s.capability, s.model.name, s.label) == ("full", "Qwen3 VL", "reference-full-qwen3-vl")
+    with pytest.raises(UserError, match="no capability levels"):
+        parse_system("codex:video@m@http://127.0.0.1:9/v1", default)
+    label, budget = parse_budget("iterations=50,wall_time=900,attempts=2,total_tokens=200000")
+    assert label == "iterations=50,wall_time=900,attempts=2,total_tokens=200000"
+    assert (budget.max_iterations, budget.wall_time_s, budget.attempts_per_task, budget.max_total_tokens) == (50, 900.0, 2, 200000)
+    assert parse_budget("default")[1] == parse_budget(None)[1]
