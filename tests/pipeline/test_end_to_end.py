@@ -338,3 +338,28 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results(demo_run, tmp_p
     assert (a["avg"], a["avg_ci_low"], a["avg_ci_high"]) == (b["avg"], b["avg_ci_low"], b["avg_ci_high"])
     params = json.loads((ray_root / "commands.jsonl").read_text().splitlines()[0])["argv"]
     assert "--executor" in params
+
+
+def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
+    from fake_judge import FakeJudge
+
+    judge = FakeJudge(default="503").start()  # the judge endpoint answers 503 to everything
+    args = ("eval", DEMO, "--judge", f"judge-x@{judge.url}", "--task", "pendant-lamp-safety", "--runs-root", tmp_path)
+    down = run_cli(*args, timeout=900)
+    assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-2000:]
+    assert "the judge did not answer for some atoms of pendant-lamp-safety: rerun the same command" in down.stdout
+    [root] = tmp_path.glob("demo-*")
+    system = root / "reference-full-scripted"
+    assert json.loads((root / "leaderboard.json").read_text())["incomplete"] == {system.name: ["pendant-lamp-safety"]}
+    attempts = attempt_files(system)
+    assert [json.loads(b)["reason"] for b in attempts.values()] == ["success"]  # the agent's work is kept
+
+    judge.default = "Yes"  # the judge is back
+    up = run_cli(*args, timeout=900)
+    assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-2000:]
+    assert attempt_files(system) == attempts  # no agent reran
+    results = json.loads((root / "leaderboard.json").read_text())
+    assert results["incomplete"] == {}
+    evaluation = json.loads((system / "evaluation" / "pendant-lamp-safety" / "evaluation.json").read_text())
+    assert evaluation["skipped_atoms"] == 0
