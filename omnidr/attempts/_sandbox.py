@@ -94,6 +94,26 @@ def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
     raise RuntimeError(f"{container.name} did not listen on {ip}:{port} within {timeout_s:.0f} s")
 
 
+def _outage_requests(gateway_log: Path) -> int:
+    """Exchanges that failed on the upstream's side: unreachable, a broken stream, 5xx or 429. A 4xx
+    answer (a request the model API rejects) is the agent's failure, not an outage."""
+    n = 0
+    try:
+        lines = gateway_log.read_text("utf-8").splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        try:
+            ex = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a last line cut short by a kill
+        status = ex.get("upstream_status") or 0
+        if ex.get("outcome") in ("upstream_unreachable", "stream_broken") or (
+                ex.get("outcome") == "upstream_error" and (status >= 500 or status == 429)):
+            n += 1
+    return n
+
+
 class AttemptSandbox:
     """Creates, runs and tears down the containers and networks of one attempt."""
 
@@ -346,10 +366,11 @@ class AttemptSandbox:
             return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"
         if state.exhausted:
             return AttemptReason.budget_exhausted, f"budget {state.exhausted} spent and no report"
-        if state.failed_requests:
+        outages = _outage_requests(dirs["logs"] / "gateway.jsonl") if state.failed_requests else 0
+        if outages:
             return AttemptReason.upstream_error, (
-                f"no report; {state.failed_requests} of {state.requests} model request(s) failed upstream "
-                f"(after {state.upstream_retries} gateway retries); the attempt does not count and a rerun repeats it")
+                f"no report; {outages} of {state.requests} model request(s) failed upstream (unreachable, 5xx or "
+                f"429 after {state.upstream_retries} gateway retries); the attempt does not count and a rerun repeats it")
         if exit_code == 0:
             return AttemptReason.no_report, "the agent exited 0 without a report"
         if exit_code == 137 and wall_s < self.spec.budget.wall_time_s:

@@ -256,7 +256,9 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     from omnidr.tracking import Tracker, default_tracking_uri, environment_facts
 
     outcome.tracking_uri = request.tracking_uri or default_tracking_uri(root)
-    tracker = Tracker(outcome.tracking_uri, f"omnidr/{snapshot_id}", root / "mlartifacts")
+    # The local store keeps its artifacts in the run root; a tracking server decides where its go.
+    tracker = Tracker(outcome.tracking_uri, f"omnidr/{snapshot_id}",
+                      None if request.tracking_uri else root / "mlartifacts")
     env = environment_facts()
     (root / "environment.json").write_text(json.dumps(env, indent=2) + "\n", "utf-8")
     images = {row["name"]: row["tag"] for row in list_images() if row["image_id"]}
