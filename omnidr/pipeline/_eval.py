@@ -324,12 +324,37 @@ def _audit(folder: Path, progress) -> None:
             progress.note(f"no trajectory for {attempt.relative_to(folder)}: {str(exc).split(': ', 1)[-1]}")
 
 
+def _kept_scores(folder: Path, request: EvalRequest, records: dict):
+    """The existing summary when it is complete and current: same judge and evaluator version, every
+    task's evaluation made from its last attempt, and no atom skipped. Else None (score again)."""
+    from omnidr.evaluation import EVALUATOR_VERSION, read_scored_run
+
+    if not (folder / "evaluation" / "summary.json").is_file():
+        return None
+    try:
+        summary, evaluations = read_scored_run(folder / "evaluation")
+    except UserError:
+        return None
+    last = {t: (rs[-1].attempt if rs else None) for t, rs in records.items()}
+    scored = {ev.task_id: ev for ev in evaluations}
+    if (summary.judge.key != judge_key(request.judge) or summary.evaluator_version != EVALUATOR_VERSION
+            or set(scored) != set(last) or any(ev.skipped_atoms for ev in evaluations)
+            or any(scored[t].attempt != a for t, a in last.items())):
+        return None
+    return summary
+
+
 def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker, out) -> StageResult:
     from omnidr.evaluation import read_scored_run, score_run
 
-    progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
-    out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
-                           tasks=task_ids, progress=progress.note)
+    kept = _kept_scores(folder, request, out.records)
+    if kept is not None:
+        progress.note(f"{spec.label}: every report is already scored by this judge and evaluator; kept")
+        out.scored = kept
+    else:
+        progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
+        out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
+                               tasks=task_ids, progress=progress.note)
     _, evaluations = read_scored_run(folder / "evaluation")
     for ev in evaluations:
         if ev.attempt is not None:
