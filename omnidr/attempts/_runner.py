@@ -132,7 +132,8 @@ def run_task_attempts(
         if record.reason is AttemptReason.success:
             break
         if record.reason in NOT_COUNTED:
-            infra += fresh
+            if fresh:  # earlier invocations' infra and upstream errors do not use up this one's retries
+                infra += 1
             if infra > config.retry.max_infra_retries:
                 break
             continue
@@ -156,7 +157,7 @@ def run_attempts(
     reach: dict[str, str] | None = None,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
-    interrupted run are removed first. `executor` (see omnidr.executors) places each task's attempts;
+    interrupted run are removed first. `executor` (see omnidr.attempts._executors) places each task's attempts;
     the default runs them in threads of this process."""
     run_dir = Path(run_dir).resolve()
     open_run(run_dir, config)

@@ -62,7 +62,8 @@ def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, 
     from ._specs import parse_budget, parse_judge
 
     label, parsed_budget = parse_budget(budget)
-    return EvalRequest(snapshot=snapshot, systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
+    # The snapshot is recorded by absolute path, so `make eval` and `omnidr eval PATH` resume the same run.
+    return EvalRequest(snapshot=Path(snapshot).absolute(), systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
                        budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
                        executor=make_executor(executor, ray_address), tracking_uri=tracking_uri)
 

@@ -21,7 +21,7 @@ from omnidr.errors import UserError
 from sandbox.models import Budget
 
 from ._checks import EvalResult, StageResult, check_snapshot
-from ._results import EvalConfig, build_results, open_system_folder, write_results
+from ._results import EvalConfig, build_results, check_system_folder, open_system_folder, write_results
 from ._specs import Endpoint, SystemSpec, require_key
 
 MIN_FREE_GB_ENV = "OMNIDR_MIN_FREE_GB"
@@ -247,9 +247,13 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     root = (Path(request.runs_root) / snapshot_id).resolve()
     outcome.run_root = root
     key = judge_key(request.judge)
-    for spec in request.systems:  # all refusals before the first attempt
-        open_system_folder(root / spec.label, EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
-                                                         budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id))
+    configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
+                                      budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id)
+               for spec in request.systems}
+    for label, config in configs.items():  # every refusal before anything is written
+        check_system_folder(root / label, config)
+    for label, config in configs.items():
+        open_system_folder(root / label, config)
     _record_command(root, request)
 
     from omnidr.images import list_images

@@ -35,19 +35,26 @@ class EvalConfig(BaseModel):
     snapshot_id: str = Field(description="Snapshot id (manifest id when frozen).")
 
 
-def open_system_folder(folder: Path, config: EvalConfig) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+def check_system_folder(folder: Path, config: EvalConfig) -> bool:
+    """True when `folder` already holds this configuration, False when it is new; a folder made with
+    other settings is refused."""
     path = folder / EVAL_FILE
-    if path.is_file():
-        existing = EvalConfig.model_validate_json(path.read_text("utf-8"))
-        if existing != config:
-            changed = sorted(k for k in EvalConfig.model_fields if getattr(existing, k) != getattr(config, k))
-            hint = ("re-score it into a new folder with `omnidr archive` + `omnidr rescore`" if changed == ["judge"]
-                    else "rerun with the original settings to resume")
-            raise UserError(f"{folder} was evaluated with a different {', '.join(changed)}; use another --runs-root, "
-                            f"or {hint}")
-        return
-    write_json_atomic(path, config.model_dump_json(indent=2))
+    if not path.is_file():
+        return False
+    existing = EvalConfig.model_validate_json(path.read_text("utf-8"))
+    if existing != config:
+        changed = sorted(k for k in EvalConfig.model_fields if getattr(existing, k) != getattr(config, k))
+        hint = ("re-score it into a new folder with `omnidr archive` + `omnidr rescore`" if changed == ["judge"]
+                else "rerun with the original settings to resume")
+        raise UserError(f"{folder} was evaluated with a different {', '.join(changed)}; use another --runs-root, "
+                        f"or {hint}")
+    return True
+
+
+def open_system_folder(folder: Path, config: EvalConfig) -> None:
+    if not check_system_folder(folder, config):
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(folder / EVAL_FILE, config.model_dump_json(indent=2))
 
 
 def read_eval_config(folder: Path) -> EvalConfig | None:
