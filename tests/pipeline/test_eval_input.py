@@ -65,3 +65,19 @@ def test_system_labels_and_budgets():
     assert label == "iterations=50,wall_time=900,attempts=2,total_tokens=200000"
     assert (budget.max_iterations, budget.wall_time_s, budget.attempts_per_task, budget.max_total_tokens) == (50, 900.0, 2, 200000)
     assert parse_budget("default")[1] == parse_budget(None)[1]
+
+
+@pytest.mark.docker
+@pytest.mark.browser
+def test_a_harness_image_that_cannot_be_built_stops_the_run_before_any_attempt(tmp_path):
+    from omnidr.images._build import npm_reachable
+
+    if npm_reachable():  # the product's own probe; with npm the image builds and the run would go outside
+        pytest.skip("the npm registry is reachable here, so the claude-code image can be built")
+    r = run_cli("eval", DEMO, "--harness", "claude-code", "--model", "anthropic/claude-opus-5", "--runs-root",
+                tmp_path / "runs", env={"ANTHROPIC_API_KEY": "sk-ant-test"}, timeout=600)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "error: the claude-code image cannot be built here: needs the npm registry, which this machine cannot reach; "
+        "build it where registry.npmjs.org is reachable"]
+    assert not (tmp_path / "runs").exists()
