@@ -156,17 +156,26 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri) -> None:
-    """Run two or more systems on the same tasks under the same budget, then report paired differences
-    (A - B, task bootstrap) and wins per task, as the paper's harness and ablation tables.
+    """Run two or more systems on the same tasks under the same budget, then report each other system
+    minus the first (paired difference, task-bootstrap interval, wins/ties/losses per task) and the
+    per-task scores, as the paper's harness and ablation tables.
 
-    `omnidr compare --system reference:full --system reference:video` runs both; `omnidr compare A B
-    --snapshot S` compares two already scored system folders (decisions) without running anything.
+    `omnidr compare --system reference:full --system reference:video` runs both (video minus full);
+    `omnidr compare FOLDER FOLDER ...` does the same for system folders `omnidr eval` already scored,
+    running nothing. Folders holding system.json and decisions get the scoring stage's A minus B.
     """
     snapshot_path = snapshot_path or default_snapshot()
     if folders:
         if systems:
             raise UserError("give either system folders or --system options, not both")
-        from omnidr.scoring._cli import compare as folder_compare
+        from ._compare import compare_folders, evaluated_folders
+
+        if evaluated_folders(folders):
+            if len(folders) < 2:
+                raise UserError("compare needs two or more system folders")
+            compare_folders(list(folders), snapshot_path, out)
+            return
+        from omnidr.scoring._cli import compare as folder_compare  # system.json + decisions folders
 
         args = [str(f) for f in folders] + ["--snapshot", str(snapshot_path)] + [a for t in tasks for a in ("--task", t)]
         folder_compare.main(args=args, standalone_mode=False, prog_name="omnidr compare")

@@ -1,4 +1,6 @@
-"""`omnidr compare --system ...`: the systems of one request, each against the first, under one budget."""
+"""`omnidr compare`: systems of one request (or evaluated folders), each against the first."""
+
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -6,15 +8,12 @@ from rich.table import Table
 from omnidr.errors import UserError
 
 from ._eval import EvalOutcome, EvalRequest, judge_key
-from ._results import collect_systems, comparison_files
+from ._results import EVAL_FILE, collect_systems, comparison_files, read_system
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):
     """Paired differences (every system minus the first) with task-bootstrap intervals, wins per task,
     and the per-task scores; written to <run root>/comparisons/<labels>.json and .md."""
-    from omnidr.scoring import paired_comparisons, score_systems, snapshot_trees
-    from omnidr.scoring._render import comparisons_grid
-
     root = outcome.run_root
     task_ids = list(request.tasks or outcome.systems[0].records)
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
@@ -23,17 +22,50 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
     if missing:
         raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
     chosen = [by_folder[s.spec.label] for s in outcome.systems]
-    trees, hp = snapshot_trees(request.snapshot)
+    return compare_chosen(chosen, request.snapshot, task_ids, root, request.budget, request.budget_label,
+                          judge_key(request.judge), console)
+
+
+def evaluated_folders(folders) -> bool:
+    return all((Path(f) / EVAL_FILE).is_file() for f in folders)
+
+
+def compare_folders(folders, snapshot: Path, console: Console):
+    """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
+    got = [read_system(Path(f)) for f in folders]
+    for f, g in zip(folders, got, strict=True):
+        if isinstance(g, str):
+            raise UserError(f"{f}: {g}; run `omnidr eval` for it first")
+    judges = {g[5] for g in got}
+    if len(judges) > 1:
+        raise UserError(f"the folders were scored by different judges ({', '.join(sorted(judges))}); "
+                        "re-score them with one judge (omnidr archive + omnidr rescore) before comparing")
+    tasks = {tuple(sorted(g[2].tasks)) for g in got}
+    if len(tasks) > 1:
+        raise UserError("the folders were evaluated on different tasks; compare systems run on the same tasks")
+    budgets = {g[2].budget for g in got}
+    if len(budgets) > 1:
+        console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
+                      "budget-matched[/yellow]")
+    first = got[0][2]
+    return compare_chosen([g[:5] for g in got], snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
+                          first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
+
+
+def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
+    from omnidr.scoring import paired_comparisons, score_systems, snapshot_trees
+    from omnidr.scoring._render import comparisons_grid
+
+    trees, hp = snapshot_trees(snapshot)
     scored = score_systems([f[3] for f in chosen], trees, hp, task_ids=task_ids)
     extra = {"replicates": hp.bootstrap_replicates} if hp else {}
     comparisons = paired_comparisons(scored, task_ids, [(j, 0) for j in range(1, len(scored))], **extra)
     per_task = {t: {s.system.label: next((r.total for r in s.reports if r.task_id == t), 0.0) for s in scored}
                 for t in task_ids}
-    name = "-vs-".join(s.spec.label for s in outcome.systems)
-    files = comparison_files(root, name, comparisons, per_task, request.budget, request.budget_label,
-                             judge_key(request.judge))
+    name = "-vs-".join(c[1].name for c in chosen)
+    files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     console.print(comparisons_grid(comparisons).rich())
-    table = Table(title=f"scores per task (same budget: {request.budget_label})")
+    table = Table(title=f"scores per task (budget: {budget_label})")
     table.add_column("task")
     for s in scored:
         table.add_column(s.system.label, justify="right")

@@ -80,32 +80,39 @@ class Results(BaseModel):
     leaderboard: dict = Field(description="The scoring stage's Leaderboard.")
 
 
-def collect_systems(root: Path, judge_key: str, task_ids: list[str], evaluation: str = "evaluation"):
-    """(label, folder, EvalConfig, SystemDecisions, incomplete tasks) of every system in `root` scored by
-    `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
+def read_system(folder: Path, evaluation: str = "evaluation"):
+    """(label, folder, EvalConfig, SystemDecisions, incomplete tasks, judge key) of a scored system
+    folder, or a string saying why it cannot be used."""
     from omnidr.evaluation import read_scored_run
     from omnidr.scoring import SystemDecisions, SystemKey
 
+    config = read_eval_config(folder)
+    if config is None:
+        return f"no {EVAL_FILE}"
+    if not (folder / evaluation / "summary.json").is_file():
+        return "not scored yet"
+    summary, evaluations = read_scored_run(folder / evaluation)
+    key = SystemKey(model=config.system.model.name, harness=config.system.harness,
+                    capability=config.system.capability, budget=config.budget_label)
+    incomplete = [e.task_id for e in evaluations if e.skipped_atoms]
+    return (key.label, folder, config, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
+            incomplete, summary.judge.key)
+
+
+def collect_systems(root: Path, judge_key: str, task_ids: list[str], evaluation: str = "evaluation"):
+    """(label, folder, EvalConfig, SystemDecisions, incomplete tasks) of every system in `root` scored by
+    `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
     found, left_out = [], {}
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        config = read_eval_config(folder)
-        if config is None:
-            continue
-        if sorted(config.tasks) != sorted(task_ids):
-            left_out[folder.name] = f"evaluated on other tasks ({len(config.tasks)})"
-            continue
-        if not (folder / evaluation / "summary.json").is_file():
-            left_out[folder.name] = "not scored yet"
-            continue
-        summary, evaluations = read_scored_run(folder / evaluation)
-        if summary.judge.key != judge_key:
-            left_out[folder.name] = f"scored by another judge ({summary.judge.key})"
-            continue
-        key = SystemKey(model=config.system.model.name, harness=config.system.harness,
-                        capability=config.system.capability, budget=config.budget_label)
-        incomplete = [e.task_id for e in evaluations if e.skipped_atoms]
-        found.append((key.label, folder, config,
-                      SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]), incomplete))
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / EVAL_FILE).is_file()):
+        got = read_system(folder, evaluation)
+        if isinstance(got, str):
+            left_out[folder.name] = got
+        elif sorted(got[2].tasks) != sorted(task_ids):
+            left_out[folder.name] = f"evaluated on other tasks ({len(got[2].tasks)})"
+        elif got[5] != judge_key:
+            left_out[folder.name] = f"scored by another judge ({got[5]})"
+        else:
+            found.append(got[:5])
     return found, left_out
 
 

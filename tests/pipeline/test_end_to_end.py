@@ -313,6 +313,12 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
                                                    sum(d < 0 for d in diffs))
     assert c["ci_low"] <= c["mean_difference"] <= c["ci_high"]
     assert "Paired comparisons" in r.stdout
+    data_file.unlink()  # the same comparison from the evaluated folders, running nothing
+    again = run_cli("compare", root / "reference-full-scripted", root / "reference-interface_only-scripted",
+                    env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert again.returncode == 0, again.stdout + again.stderr
+    [redo] = json.loads(data_file.read_text())["comparisons"]
+    assert redo == c
 
 
 def test_ray_executor_on_a_local_cluster_gives_the_local_results(demo_run, tmp_path):
