@@ -102,9 +102,31 @@ def check_request(request: EvalRequest) -> None:
         require_key(spec.model, "model")
     require_key(request.judge, "judge")
     check_disk(request.runs_root)
+    if request.tracking_uri:
+        check_tracking_server(request.tracking_uri)
     from omnidr.images import docker_client
 
     docker_client()
+
+
+def check_tracking_server(uri: str) -> None:
+    """An http(s) tracking URI must answer MLflow's /health now, not after the agents ran."""
+    import urllib.error
+    import urllib.request
+
+    if not uri.startswith(("http://", "https://")):
+        return
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=10) as answer:
+            if answer.status == 200:
+                return
+            why = f"HTTP {answer.status}"
+    except urllib.error.HTTPError as exc:
+        why = f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        why = str(getattr(exc, "reason", exc))
+    raise UserError(f"the MLflow tracking server {uri} does not answer ({why}); start it, or drop --tracking-uri "
+                    "to use the local store in the run root")
 
 
 def preflight(request: EvalRequest, task_ids: list[str]) -> None:

@@ -27,6 +27,7 @@ from testkit import DEMO, run_cli
         (["/no/such/snapshot"], {}, "snapshot folder /no/such/snapshot does not exist"),
         ([], {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "cannot reach the Docker engine"),
         ([], {"OMNIDR_MIN_FREE_GB": "1000000"}, "an evaluation needs at least 1e+06 GiB"),
+        (["--tracking-uri", "http://127.0.0.1:9/"], {}, "the MLflow tracking server http://127.0.0.1:9/ does not answer"),
     ],
 )
 def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, env, message):
