@@ -316,11 +316,9 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     if board is not None:
         outcome.board = board
         outcome.files = write_results(root, board, results)
-        rows = {r.label: r for r in board.rows}
+        labels = {folder: label for label, folder in results.systems.items()}
         for out in outcome.systems:
-            row = next((r for r in board.rows if r.system.harness == out.spec.harness
-                        and r.system.capability == out.spec.capability and r.system.model == out.spec.model.name
-                        and r.system.budget == request.budget_label), None)
+            row = next((r for r in board.rows if r.label == labels.get(out.folder.name)), None)
             if row is not None:
                 tracker.system_result(out.parent_run, {
                     "avg": row.avg, "avg_ci_low": row.avg_ci_low, "avg_ci_high": row.avg_ci_high,
@@ -328,7 +326,7 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
                     "citation": row.citation, "presentation": row.presentation, "rank": row.rank,
                 }, [*outcome.files, root / "environment.json"])
         outcome.result.stages.append(StageResult(
-            "leaderboard", "ok", f"{len(rows)} system(s) ranked by judge {key}; {root / 'leaderboard.md'}"
+            "leaderboard", "ok", f"{len(board.rows)} system(s) ranked by judge {key}; {root / 'leaderboard.md'}"
             + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
     outcome.result.stages.append(StageResult("tracking", "ok", f"MLflow {outcome.tracking_uri} (experiment "
                                                                f"omnidr/{snapshot_id})"))

@@ -113,7 +113,23 @@ def collect_systems(root: Path, judge_key: str, task_ids: list[str], evaluation:
             left_out[folder.name] = f"scored by another judge ({got[5]})"
         else:
             found.append(got[:5])
-    return found, left_out
+    return _distinct_labels(found), left_out
+
+
+def _distinct_labels(found: list) -> list:
+    """Two systems with the same model name, harness, capability and budget (say, one model served at
+    two endpoints) are told apart by their folder names, so that no leaderboard row hides another."""
+    from collections import Counter
+
+    counts = Counter(f[0] for f in found)
+    out = []
+    for label, folder, config, decisions, incomplete in found:
+        if counts[label] > 1:
+            key = decisions.system.model_copy(update={"model": f"{decisions.system.model} ({folder.name})"})
+            decisions = decisions.model_copy(update={"system": key})
+            label = key.label
+        out.append((label, folder, config, decisions, incomplete))
+    return out
 
 
 def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, task_ids: list[str],

@@ -82,3 +82,17 @@ def test_a_harness_image_that_cannot_be_built_stops_the_run_before_any_attempt(t
         "error: the claude-code image cannot be built here: needs the npm registry, which this machine cannot reach; "
         "build it where registry.npmjs.org is reachable"]
     assert not (tmp_path / "runs").exists()
+
+
+def test_systems_with_the_same_label_are_told_apart_by_their_folders(tmp_path):
+    from omnidr.pipeline._results import _distinct_labels
+    from omnidr.scoring import SystemDecisions, SystemKey
+
+    key = SystemKey(model="m", harness="reference", capability="full", budget="default")
+    same = SystemDecisions(system=key, decisions=[])
+    other = SystemDecisions(system=SystemKey(model="x", harness="y"), decisions=[])
+    found = [(key.label, tmp_path / "a", None, same, []), (key.label, tmp_path / "b", None, same, []),
+             ("x / y", tmp_path / "c", None, other, [])]
+    out = _distinct_labels(found)
+    assert [f[0] for f in out] == ["m (a) / reference / full / default", "m (b) / reference / full / default", "x / y"]
+    assert [f[3].system.label for f in out] == [f[0] for f in out]
