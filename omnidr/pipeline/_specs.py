@@ -149,11 +149,11 @@ def make_system(harness: str, capability: str, model: Endpoint) -> SystemSpec:
         raise UserError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
     if harness != "reference" and capability != "full":
         raise UserError(f"the {harness} harness has no capability levels; drop CAPABILITY (levels are for the reference harness)")
+    # claude-code always speaks the Anthropic API to its endpoint (anthropic/NAME, or NAME@URL of an
+    # Anthropic-compatible server); codex and openclaw speak the OpenAI API.
     if harness != "reference" and model.offline:
         raise UserError(f"the scripted model only drives the reference harness; give the {harness} harness a real "
                         "model, e.g. MODEL=NAME@BASE_URL")
-    if harness == "claude-code" and model.family != "anthropic" and not model.base_url:
-        raise UserError("the claude-code harness speaks the Anthropic API; use MODEL=anthropic/NAME")
     return SystemSpec(harness=harness, capability=capability, model=model)
 
 
