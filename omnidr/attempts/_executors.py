@@ -6,7 +6,6 @@ path every node sees at the same place (a shared file system), because attempt a
 written there directly. Records come back to the driver, which reports them as tasks finish.
 """
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -40,8 +39,6 @@ class RayExecutor:
     """Fan task attempts out over a Ray cluster. `address` is a running cluster ("HOST:PORT" or
     "auto"); None starts a local one with `num_cpus` worker slots for the duration of the run."""
 
-    name = "ray"
-
     def __init__(self, address: str | None = None, num_cpus: int | None = None):
         self.address = address
         self.num_cpus = num_cpus
@@ -73,7 +70,8 @@ class RayExecutor:
 
     def run_tasks(self, run_dir: Path, config, snap: Snapshot, harness, on_attempt: Callable[[AttemptRecord], None],
                   on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
-                  reach: dict[str, str]) -> dict[str, list[AttemptRecord]]:
+                  reach: dict[str, str],
+                  on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
         ray = self._connect()
         started_here = not self.address
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
@@ -100,6 +98,7 @@ class RayExecutor:
                     for r in out[task_id]:
                         if r.attempt in fresh:
                             on_attempt(r)
+                    on_task(task_id, out[task_id])
             return {t: out[t] for t in config.tasks}
         finally:
             if started_here:
@@ -115,7 +114,3 @@ def make_executor(name: str, ray_address: str | None = None, ray_cpus: int | Non
     if name == "ray":
         return RayExecutor(ray_address, ray_cpus)
     raise UserError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
-
-
-def describe_executor(executor) -> str:
-    return json.dumps(executor.describe() if executor is not None else {"executor": "local"})

@@ -57,7 +57,7 @@ class LoopbackRelay:
 
     def __init__(self, target_port: int, bind_ip: str, target_host: str = "127.0.0.1"):
         self.target = (target_host, target_port)
-        self.server = socket.create_server((bind_ip, 0), reuse_port=False)
+        self.server = socket.create_server((bind_ip, 0))
         self.server.settimeout(0.5)
         self.address = self.server.getsockname()[:2]
         self._stop = threading.Event()

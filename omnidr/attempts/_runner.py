@@ -155,20 +155,26 @@ def run_attempts(
     on_start: Callable[[str, int], None] = lambda _t, _n: None,
     executor=None,
     reach: dict[str, str] | None = None,
+    on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
     interrupted run are removed first. `executor` (see omnidr.attempts._executors) places each task's attempts;
-    the default runs them in threads of this process."""
+    the default runs them in threads of this process. `on_task` hears of each task whose attempts are over."""
     run_dir = Path(run_dir).resolve()
     open_run(run_dir, config)
     cleanup_run(client, config.run_id())
     if executor is not None:
         out = executor.run_tasks(run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s, parallel,
-                                 reach or {})
+                                 reach or {}, on_task)
     else:
+        def one(task_id: str) -> list[AttemptRecord]:
+            records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, gateway_backoff_s,
+                                        on_start, reach)
+            on_task(task_id, records)
+            return records
+
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-            futures = {t: pool.submit(run_task_attempts, client, run_dir, config, snap, t, harness, on_attempt,
-                                      gateway_backoff_s, on_start, reach) for t in config.tasks}
+            futures = {t: pool.submit(one, t) for t in config.tasks}
             out = {t: f.result() for t, f in futures.items()}
     write_json_atomic(run_dir / "attempts" / "summary.json", json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))

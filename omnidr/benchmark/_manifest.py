@@ -21,18 +21,23 @@ class SnapshotManifest(Record):
     files: dict[str, str] = Field(description="Path relative to the snapshot root (POSIX) -> sha256 hex.")
 
 
-def _files(root: Path) -> list[Path]:
+def _files(root: Path, own_file: str = MANIFEST_FILE) -> list[Path]:
     out = []
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.as_posix() == MANIFEST_FILE or IGNORED_PARTS & set(rel.parts) or not path.is_file():
+        if rel.as_posix() == own_file or IGNORED_PARTS & set(rel.parts) or not path.is_file():
             continue
         out.append(path)
     return out
 
 
+def hash_files(root: Path, own_file: str = MANIFEST_FILE) -> dict[str, str]:
+    """POSIX path relative to `root` -> sha256 of every file but `own_file` (the manifest itself)."""
+    return {p.relative_to(root).as_posix(): sha256_file(p) for p in _files(root, own_file)}
+
+
 def compute_manifest(root: Path, name: str) -> SnapshotManifest:
-    files = {p.relative_to(root).as_posix(): sha256_file(p) for p in _files(root)}
+    files = hash_files(root)
     digest = hashlib.sha256("".join(f"{k}\0{v}\n" for k, v in sorted(files.items())).encode()).hexdigest()
     return SnapshotManifest(snapshot_id=f"{name}-{digest[:16]}", files=files)
 
@@ -64,12 +69,17 @@ class ManifestDiff:
         return not (self.changed or self.missing or self.extra)
 
 
-def diff_manifest(root: Path, manifest: SnapshotManifest) -> ManifestDiff:
-    current = {p.relative_to(root).as_posix(): p for p in _files(root)}
-    changed = sorted(k for k, h in manifest.files.items() if k in current and sha256_file(current[k]) != h)
-    missing = sorted(k for k in manifest.files if k not in current)
-    extra = sorted(k for k in current if k not in manifest.files)
+def diff_files(root: Path, files: dict[str, str], own_file: str = MANIFEST_FILE) -> ManifestDiff:
+    """Changed, missing and extra files of `root` against recorded hashes `files`."""
+    current = {p.relative_to(root).as_posix(): p for p in _files(root, own_file)}
+    changed = sorted(k for k, h in files.items() if k in current and sha256_file(current[k]) != h)
+    missing = sorted(k for k in files if k not in current)
+    extra = sorted(k for k in current if k not in files)
     return ManifestDiff(changed, missing, extra)
+
+
+def diff_manifest(root: Path, manifest: SnapshotManifest) -> ManifestDiff:
+    return diff_files(root, manifest.files)
 
 
 def read_manifest(root: Path) -> SnapshotManifest:

@@ -108,7 +108,7 @@ def _check_corpus(snap: Snapshot, out: list[Problem]) -> None:
 
 def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem], check_videos: bool) -> None:
     base = f"tasks/{task_id}"
-    task, facts, rubric = b.task, b.facts, b.rubric
+    task, rubric = b.task, b.rubric
     if task is not None:
         tf = f"{base}/task.json"
         if task.id != task_id:
@@ -163,7 +163,7 @@ def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]
             out.append(Problem("error", ff, f"facts[{i}].video_ref.end_s",
                                f"{rec.video_ref.end_s} s is past the video's end ({duration} s)"))
         if b.task is not None and zh != _is_cjk_text(rec.claim):
-            out.append(Problem("warning", ff, f"facts[{i}].claim", f"claim language does not match task language"))
+            out.append(Problem("warning", ff, f"facts[{i}].claim", "claim language does not match task language"))
         for j, src in enumerate(rec.sources):
             domains[urlsplit(src.url).hostname or src.url] += 1
             page = corpus.get(src.url)

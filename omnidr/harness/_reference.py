@@ -181,6 +181,7 @@ def run_reference(
     gateway_backoff_s: float = 1.0,
     on_start: Callable[[str, int], None] = lambda _t, _n: None,
     executor=None,
+    on_task: Callable[[str, list], None] = lambda _t, _rs: None,
 ) -> ReferenceRun:
     """Run the reference agent over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -241,7 +242,8 @@ def run_reference(
         open_run(Path(run_dir), config)
         reach, relays = relay_loopback_urls(client, [u["base_url"] for u in upstreams], network)
         out.records = run_attempts(client, Path(run_dir), config, snap, harness, on_attempt, gateway_backoff_s,
-                                   parallel, on_start=on_start, executor=executor, reach=reach)
+                                   parallel, on_start=on_start, executor=executor, reach=reach,
+                                   on_task=on_task)
     finally:
         for relay in relays:
             relay.close()

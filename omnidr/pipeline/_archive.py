@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from omnidr.attempts._sandbox import write_json_atomic
+from omnidr.benchmark._manifest import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 
 from ._results import EVAL_FILE, RESULT_FILES, EvalConfig, build_results, read_eval_config, write_results
@@ -49,19 +50,6 @@ class ArchiveManifest(BaseModel):
     commands: list[dict] = Field(description="Every `omnidr eval`/`compare` invocation that wrote the run root.")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _hash_tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): _sha256(p) for p in sorted(root.rglob("*"))
-            if p.is_file() and p.relative_to(root).as_posix() != ARCHIVE_FILE}
-
-
 def _systems(root: Path) -> dict[str, EvalConfig]:
     systems = {p.name: c for p in sorted(root.iterdir()) if p.is_dir() and (c := read_eval_config(p)) is not None}
     if not systems:
@@ -81,7 +69,7 @@ def _commands(root: Path) -> list[dict]:
 def _image_ids(root: Path) -> dict[str, str]:
     """Image reference -> ID, from run.json (references) and attempt.json (IDs), per role."""
     out: dict[str, str] = {}
-    for run_file in root.glob(f"*/run.json"):
+    for run_file in root.glob("*/run.json"):
         run = json.loads(run_file.read_text("utf-8"))
         refs = {"agent": run.get("agent_image"), "gateway": run.get("gateway_image"), "egress": run.get("egress_image")}
         for attempt in run_file.parent.glob("attempts/*/*/attempt.json"):
@@ -141,7 +129,7 @@ def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images
     if save_images:
         saved = _save_images(image_ids, out / IMAGES_DIR, progress)
     progress("hashing every file")
-    files = _hash_tree(out)
+    files = hash_files(out, ARCHIVE_FILE)
     env = environment_facts()
     run_env_file = root / "environment.json"
     manifest = ArchiveManifest(
@@ -188,16 +176,10 @@ def read_archive(path: Path) -> ArchiveManifest:
         raise UserError(f"{file} is unreadable: {str(exc).splitlines()[0][:200]}") from None
 
 
-def verify_archive(path: Path) -> tuple[ArchiveManifest, dict[str, list[str]]]:
-    """The archive's manifest and its differences: changed, missing and extra files."""
+def verify_archive(path: Path) -> tuple[ArchiveManifest, ManifestDiff]:
+    """The archive's manifest and its changed, missing and extra files."""
     manifest = read_archive(path)
-    actual = _hash_tree(Path(path))
-    diff = {
-        "changed": sorted(p for p, h in manifest.files.items() if p in actual and actual[p] != h),
-        "missing": sorted(p for p in manifest.files if p not in actual),
-        "extra": sorted(p for p in actual if p not in manifest.files),
-    }
-    return manifest, diff
+    return manifest, diff_files(Path(path), manifest.files, ARCHIVE_FILE)
 
 
 class RescoreRecord(BaseModel):
@@ -218,8 +200,8 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None):
     from ._eval import judge_key, judge_settings
 
     manifest, diff = verify_archive(archive)
-    if any(diff.values()):
-        n = sum(len(v) for v in diff.values())
+    if not diff.clean:
+        n = len(diff.changed) + len(diff.missing) + len(diff.extra)
         raise UserError(f"{archive} does not verify ({n} file(s) differ); run `omnidr archive verify {archive}`")
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} exists and is not empty; choose a new --out folder")

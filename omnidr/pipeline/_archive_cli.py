@@ -21,7 +21,7 @@ class _ArchiveGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group("archive", cls=_ArchiveGroup, invoke_without_command=False)
+@click.group("archive", cls=_ArchiveGroup)
 def archive() -> None:
     """Freeze a run root into an archive (`omnidr archive RUN_ROOT`), or check one (`omnidr archive verify ARCHIVE`)."""
 
@@ -51,10 +51,10 @@ def archive_make(run_root: Path, out_dir: Path | None, snapshot: Path | None, sa
 def archive_verify(archive_dir: Path) -> None:
     """Check every file of ARCHIVE against ARCHIVE.json; names each changed, missing or extra file (exit 1)."""
     manifest, diff = verify_archive(archive_dir)
-    for label, files in diff.items():
+    for label, files in (("changed", diff.changed), ("missing", diff.missing), ("extra", diff.extra)):
         for f in files:
             out.print(f"[red]{label}: {f}[/red]", soft_wrap=True)
-    n = sum(len(v) for v in diff.values())
+    n = len(diff.changed) + len(diff.missing) + len(diff.extra)
     if n:
         out.print(f"[red]{archive_dir}: does not match {manifest.archive_id}: {n} file(s) differ[/red]", soft_wrap=True)
         sys.exit(1)

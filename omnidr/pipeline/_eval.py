@@ -11,12 +11,11 @@ import os
 import shutil
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from omnidr.attempts._relay import is_loopback_url
 from omnidr.errors import UserError
 from sandbox.models import Budget
 
@@ -94,7 +93,9 @@ def check_disk(path: Path) -> None:
 
 
 def check_request(request: EvalRequest) -> None:
-    """The checks that need neither the snapshot's contents nor Docker: folder, keys, disk space."""
+    """The checks that need no snapshot contents: folder, keys, disk space, tracking server, Docker engine."""
+    from omnidr.images import docker_client
+
     if not Path(request.snapshot).is_dir():
         raise UserError(f"snapshot folder {request.snapshot} does not exist; pass SNAPSHOT=<folder> "
                         "(the demo is snapshots/demo)")
@@ -104,8 +105,6 @@ def check_request(request: EvalRequest) -> None:
     check_disk(request.runs_root)
     if request.tracking_uri:
         check_tracking_server(request.tracking_uri)
-    from omnidr.images import docker_client
-
     docker_client()
 
 
@@ -143,45 +142,26 @@ def preflight(request: EvalRequest, task_ids: list[str]) -> None:
             raise UserError(f"the {name} image cannot be built here: {built[name].reason}")
 
 
-def _final(record, counted: int, budget: Budget) -> bool:
-    from omnidr.attempts import NOT_COUNTED, RetryPolicy
-
-    if record.reason.value == "success":
-        return True
-    if record.reason in NOT_COUNTED:
-        return False
-    return record.reason not in RetryPolicy().retry_on or counted >= budget.attempts_per_task
-
-
 def _key_env(model: Endpoint) -> str | None:
     """The key variable the gateway reads; None for a loopback endpoint run without a key."""
     if model.key_env and os.environ.get(model.key_env):
         return model.key_env
-    return None if model.offline or model.base_url and _loopback(model.base_url) else model.key_env
-
-
-def _loopback(url: str) -> bool:
-    from omnidr.attempts._relay import is_loopback_url
-
-    return is_loopback_url(url)
+    return None if model.offline or is_loopback_url(model.base_url or "") else model.key_env
 
 
 def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: list[str], progress, tracker,
                parent_id: str | None) -> dict:
     """All attempts of one system into `folder`; each finished attempt is tracked as it lands."""
-    from omnidr.attempts import NOT_COUNTED
-
-    counted: dict[str, int] = defaultdict(int)
-
     def on_attempt(record) -> None:
-        if record.reason not in NOT_COUNTED:
-            counted[record.task_id] += 1
-        progress.attempt(spec.label, record, _final(record, counted[record.task_id], request.budget))
+        progress.attempt(spec.label, record)
         if tracker is not None and parent_id is not None:
             tracker.attempt_run(parent_id, spec.label, record)
 
     def on_start(task_id: str, _n: int) -> None:
         progress.started(spec.label, task_id)
+
+    def on_task(task_id: str, records: list) -> None:
+        progress.task_done(spec.label, task_id, records)
 
     if spec.harness == "reference":
         from omnidr.harness import run_reference
@@ -190,13 +170,14 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
             request.snapshot, folder, task_ids, spec.capability, model_base_url=spec.model.base_url,
             model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
             parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
-            executor=request.executor,
+            executor=request.executor, on_task=on_task,
         )
         return ran.records
-    return _run_adapter(request, spec, folder, task_ids, on_attempt, on_start)
+    return _run_adapter(request, spec, folder, task_ids, on_attempt, on_start, on_task)
 
 
-def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, on_attempt, on_start) -> dict:
+def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, on_attempt, on_start,
+                 on_task) -> dict:
     """Claude Code, Codex or OpenClaw through their adapters (images need npm at build time)."""
     from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
     from omnidr.attempts._relay import relay_loopback_urls
@@ -222,7 +203,7 @@ def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids,
     reach, relays = relay_loopback_urls(client, [spec.model.base_url], "bridge")
     try:
         return run_attempts(client, folder, config, snap, harness, on_attempt, parallel=request.parallel,
-                            on_start=on_start, executor=request.executor, reach=reach)
+                            on_start=on_start, executor=request.executor, reach=reach, on_task=on_task)
     finally:
         for relay in relays:
             relay.close()
@@ -299,7 +280,6 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         progress.note(f"{spec.label}: running {len(task_ids)} task(s) in the sandbox; folder {folder}")
         t0 = time.monotonic()
         out.records = run_system(request, spec, folder, task_ids, progress, tracker, out.parent_run)
-        progress.finished(spec.label, out.records)
         delivered = sum(1 for rs in out.records.values() if rs and rs[-1].reason.value == "success")
         outcome.result.stages.append(StageResult(
             f"attempts {spec.label}", "ok" if delivered else "failed",
@@ -349,8 +329,8 @@ def _audit(folder: Path, progress) -> None:
 
 
 def _kept_scores(folder: Path, request: EvalRequest, records: dict):
-    """The existing summary when it is complete and current: same judge and evaluator version, every
-    task's evaluation made from its last attempt, and no atom skipped. Else None (score again)."""
+    """The existing (summary, evaluations) when complete and current: same judge and evaluator version,
+    every task's evaluation made from its last attempt, and no atom skipped. Else None (score again)."""
     from omnidr.evaluation import EVALUATOR_VERSION, read_scored_run
 
     if not (folder / "evaluation" / "summary.json").is_file():
@@ -365,7 +345,7 @@ def _kept_scores(folder: Path, request: EvalRequest, records: dict):
             or set(scored) != set(last) or any(ev.skipped_atoms for ev in evaluations)
             or any(scored[t].attempt != a for t, a in last.items())):
         return None
-    return summary
+    return summary, evaluations
 
 
 def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker, out) -> StageResult:
@@ -374,12 +354,12 @@ def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progr
     kept = _kept_scores(folder, request, out.records)
     if kept is not None:
         progress.note(f"{spec.label}: every report is already scored by this judge and evaluator; kept")
-        out.scored = kept
+        out.scored, evaluations = kept
     else:
         progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
         out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
                                tasks=task_ids, progress=progress.note)
-    _, evaluations = read_scored_run(folder / "evaluation")
+        _, evaluations = read_scored_run(folder / "evaluation")
     for ev in evaluations:
         if ev.attempt is not None:
             tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, folder / "evaluation" / ev.task_id)

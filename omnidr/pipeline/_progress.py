@@ -56,30 +56,26 @@ class EvalProgress:
         with self._lock:
             self.systems[label].running.add(task_id)
 
-    def attempt(self, label: str, record, final: bool) -> None:
-        """One finished attempt; `final` when the task will get no further attempt."""
+    def attempt(self, label: str, record) -> None:
+        """One attempt run now has finished."""
         with self._lock:
             s = self.systems[label]
             s.attempts += 1
             s.tokens += record.budget_use.input_tokens + record.budget_use.output_tokens
             s.agent_time_s += record.wall_time_s
-            if final:
-                s.running.discard(record.task_id)
-                s.done += 1
-                s.failed += record.reason.value != "success"
         color = "green" if record.reason.value == "success" else "red"
         self.console.print(
             f"  [{color}]{record.reason.value:<16}[/{color}] {label} {record.task_id} attempt {record.attempt}: "
             f"{record.wall_time_s:.1f} s, {record.budget_use.requests} model requests, "
             f"{record.budget_use.input_tokens + record.budget_use.output_tokens} tokens", soft_wrap=True, highlight=False)
 
-    def finished(self, label: str, records: dict) -> None:
-        """Counts from the records (attempts finished in an earlier invocation or on other nodes included)."""
+    def task_done(self, label: str, task_id: str, records: list) -> None:
+        """A task gets no further attempt (in this invocation); resumed tasks arrive here too."""
         with self._lock:
             s = self.systems[label]
-            s.done = sum(1 for rs in records.values() if rs)
-            s.failed = sum(1 for rs in records.values() if rs and rs[-1].reason.value != "success")
-            s.running.clear()
+            s.running.discard(task_id)
+            s.done += 1
+            s.failed += not records or records[-1].reason.value != "success"
 
     def _table(self) -> Table | str:
         with self._lock:

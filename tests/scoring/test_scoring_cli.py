@@ -299,7 +299,7 @@ def test_entry_point_bad_input_is_one_line_exit_2(files):
     bad = write(tmp / "bad.json", {"task_id": "t1", "decisions": {"ghost": "pass"}})
     r = run_cli("aggregate", "--rubric", rubric, "--decisions", bad)
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == [f"error: task t1: decisions name 1 atom(s) the rubric tree lacks: 'ghost'"]
+    assert r.stderr.strip().splitlines() == ["error: task t1: decisions name 1 atom(s) the rubric tree lacks: 'ghost'"]
     assert "Traceback" not in r.stdout + r.stderr
 
 
