@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from omnidr._offline import disable_telemetry
 from omnidr.errors import UserError
 
 out = Console(highlight=False)
@@ -48,6 +49,7 @@ class _StageGroup(click.Group):
 @click.version_option(package_name="omnidr")
 def cli() -> None:
     """OmniDR sandbox: evaluate video-centered deep-research agents."""
+    disable_telemetry()
 
 
 @cli.group()
@@ -163,35 +165,69 @@ def images() -> None:
 
 @images.command("build")
 @click.argument("names", nargs=-1)
-@click.option("--refresh-lock", is_flag=True, help="Accept the Debian archive's current versions into images/base/packages.lock.")
-def images_build(names: tuple[str, ...], refresh_lock: bool) -> None:
-    """Build NAMES (default: every image) and their parents; unchanged images are reused."""
+@click.option("--strict", is_flag=True, default=None,
+              help="Refuse to build an image whose locked Debian versions the archive no longer serves "
+                   "(default: OMNIDR_STRICT_IMAGES; without it such an image is built with the served versions "
+                   "and a warning).")
+def images_build(names: tuple[str, ...], strict: bool | None) -> None:
+    """Build NAMES (default: every image) and their parents; unchanged images are reused.
+
+    An image that fails to build is reported and the others go on; the command then exits 1."""
     from omnidr.images import build_images
 
     with out.status("building images") as status:
-        results = build_images(list(names) or None, progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True),
-                               refresh_lock=refresh_lock)
+        results = build_images(list(names) or None, strict=strict, refresh=True,
+                               progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
     table = Table(title="images")
-    for col in ("image", "status", "tag", "image id", "seconds"):
+    for col in ("image", "status", "tag", "image id", "seconds", "drift"):
         table.add_column(col, overflow="fold")
     for r in results:
-        table.add_row(r.name, r.status, r.tag or "-", r.image_id[7:19] if r.image_id else "-", f"{r.seconds:.1f}")
+        table.add_row(r.name, r.status, r.tag or "-", r.image_id[7:19] if r.image_id else "-", f"{r.seconds:.1f}",
+                      str(len(r.drift)) if r.drift else "-")
     out.print(table)
     for r in results:
-        if r.status == "skipped":
-            out.print(f"[yellow]skipped {r.name}: {r.reason}[/yellow]", soft_wrap=True)
+        if r.status in ("skipped", "failed"):
+            colour = "yellow" if r.status == "skipped" else "red"
+            out.print(f"[{colour}]{r.status} {r.name}: {r.reason}[/{colour}]", soft_wrap=True)
+    if any(r.status == "failed" for r in results):
+        sys.exit(1)
+
+
+@images.command("lock")
+@click.argument("names", nargs=-1)
+def images_lock(names: tuple[str, ...]) -> None:
+    """Rewrite the Debian locks of NAMES (default: every image with one) from what the archive serves now."""
+    from omnidr.images import lock_images
+
+    with out.status("resolving against the Debian archive") as status:
+        changes = lock_images(list(names) or None, progress=lambda m: status.update(m))
+    for name, drift in changes.items():
+        lock = f"images/{name}/packages.lock"
+        if not drift:
+            out.print(f"{lock}: unchanged", soft_wrap=True)
+            continue
+        added = [d for d in drift if not d.locked]
+        out.print(f"{lock}: {len(drift)} change(s)", soft_wrap=True)
+        for d in drift:
+            if d.locked:
+                out.print(f"  {d.line()}", soft_wrap=True)
+        if added:
+            out.print(f"  {len(added)} package(s) newly locked: {', '.join(d.package for d in added[:8])}"
+                      + (", ..." if len(added) > 8 else ""), soft_wrap=True)
 
 
 @images.command("list")
 def images_list() -> None:
-    """Every image folder, its current content tag and whether the engine has it built."""
+    """Every image folder, its content tag as last resolved here, and whether the engine has it built."""
     from omnidr.images import list_images
 
     table = Table(title="images")
-    for col in ("image", "parent", "tag", "built", "description"):
+    for col in ("image", "parent", "tag", "built", "drift", "description"):
         table.add_column(col, overflow="fold")
     for row in list_images():
-        table.add_row(row["name"], row["parent"] or "-", row["tag"], "yes" if row["image_id"] else "no", row["description"])
+        drift = len(row["packages"]["drift"])
+        table.add_row(row["name"], row["parent"] or "-", row["tag"] or "(not resolved here yet)",
+                      "yes" if row["image_id"] else "no", str(drift) if drift else "-", row["description"])
     out.print(table)
 
 
@@ -277,6 +313,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
 
 
 def main() -> None:
+    disable_telemetry()  # before any stage module imports MLflow or Ray
     try:
         cli(standalone_mode=True)
     except UserError as exc:

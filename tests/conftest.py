@@ -13,6 +13,12 @@ import pytest
 
 from testkit import DEMO, ROOT
 
+from omnidr._offline import disable_telemetry
+
+# Tests never let a library phone home: the same variables the CLI sets, for this process and every
+# subprocess a test starts.
+disable_telemetry()
+
 
 @pytest.fixture
 def demo_copy(tmp_path: Path) -> Path:

@@ -34,7 +34,7 @@ def run_command_harness(
     gateway_backoff_s: float = 1.0,
     parallel: int = 1,
 ) -> dict[str, list[AttemptRecord]]:
-    from omnidr.images import build_images, docker_client, image_tag, load_specs
+    from omnidr.images import build_images, docker_client
 
     snap = open_snapshot(snapshot_path)
     if not snap.ok:
@@ -52,14 +52,16 @@ def run_command_harness(
         client.images.get(image)
     except ImageNotFound:
         raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
-    specs = load_specs()
+    built = {b.name: b for b in build_images(["gateway", "egress"])}
+    for name, b in built.items():
+        if name in ("gateway", "egress") and not b.tag:
+            raise UserError(f"the {name} image cannot be built here: {b.reason}")
     config = RunConfig(
         snapshot=str(snapshot_path), tasks=tasks, harness="command", agent_image=image, command=argv, model=model,
         upstreams=upstreams, budget=budget, limits=limits, retry=retry, proxy_mode=proxy_mode, denylist=denylist,
-        gateway_image=image_tag("gateway", specs), egress_image=image_tag("egress", specs),
+        gateway_image=built["gateway"].tag, egress_image=built["egress"].tag,
         outside_network=outside_network,
     )
     open_run(run_dir, config)  # refuses a changed configuration before any work
-    build_images(["gateway", "egress"])
     harness = CommandHarness(image_ref=image, argv=argv)
     return run_attempts(client, run_dir, config, snap, harness, on_attempt, gateway_backoff_s, parallel)

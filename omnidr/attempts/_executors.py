@@ -7,6 +7,7 @@ written there directly. Records come back to the driver, which reports them as t
 """
 
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +43,7 @@ class RayExecutor:
     def __init__(self, address: str | None = None, num_cpus: int | None = None):
         self.address = address
         self.num_cpus = num_cpus
+        self._own_token: str | None = None
 
     def describe(self) -> dict:
         return {"executor": "ray", "address": self.address or "local"}
@@ -55,13 +57,18 @@ class RayExecutor:
         try:
             import ray
         except ImportError:  # pragma: no cover - ray is in requirements.lock
-            raise UserError("--executor ray needs the ray package; run `make setup`") from None
+            raise UserError("--executor ray needs the ray package; run `make setup`, or `pip install 'omnidr[ray]'`") from None
         if ray.is_initialized():
             return ray
         try:
             if self.address:
                 ray.init(address=self.address, log_to_driver=False, ignore_reinit_error=True)
             else:
+                if "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ:
+                    # A new local instance turns token authentication on and, without a token, writes one to
+                    # ~/.ray/auth_token, which then switches later --ray-address runs into token mode. A token
+                    # of this run's own, in the environment its workers inherit, keeps the auth and no file.
+                    os.environ["RAY_AUTH_TOKEN"] = self._own_token = secrets.token_hex(32)
                 ray.init(num_cpus=self.num_cpus, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise UserError(f"cannot reach the Ray cluster at {self.address or 'a new local instance'}: "
@@ -103,6 +110,8 @@ class RayExecutor:
         finally:
             if started_here:
                 ray.shutdown()
+                if self._own_token and os.environ.get("RAY_AUTH_TOKEN") == self._own_token:
+                    del os.environ["RAY_AUTH_TOKEN"]
 
 
 def make_executor(name: str, ray_address: str | None = None, ray_cpus: int | None = None):

@@ -5,6 +5,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omnidr.images import ImagePackages
 from sandbox.models import Budget
 
 
@@ -91,6 +92,9 @@ class AttemptRecord(BaseModel):
     network_requests: int = Field(0, description="Lines in network.jsonl.")
     network_blocked: int = Field(0, description="Requests the egress proxy blocked.")
     image_ids: dict[str, str] = Field(default_factory=dict, description="Role (agent, gateway, egress) -> Docker image ID.")
+    image_packages: dict[str, ImagePackages] = Field(
+        default_factory=dict, description="Role -> every package version the image holds and its drift from the locks."
+    )
     limits: SandboxLimits = Field(description="Resource limits of the agent container.")
     proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
     report_path: str | None = Field(None, description="Report entry page relative to the attempt folder, if delivered.")

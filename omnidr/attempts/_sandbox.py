@@ -17,6 +17,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from omnidr.harness import AgentContext, Harness
+from omnidr.images import ImagePackages, packages_of
 from sandbox.egress import AGENT_CA_PATH, agent_ca_environment, read_network_log
 from sandbox.models import Budget
 
@@ -166,7 +167,7 @@ class AttemptSandbox:
             try:
                 command = self.harness.command(ctx)
                 record["command"] = command
-                image_ids = self._image_ids()
+                image_ids, record["image_packages"] = self._images()
                 internal = self._network(f"omnidr-{self.suffix}", internal=True)
                 gateway_ip = self._start_gateway(dirs, internal)
                 proxy_ip = self._start_proxy(dirs, internal)
@@ -199,15 +200,17 @@ class AttemptSandbox:
             self.cleanup()
 
     # -- pieces ------------------------------------------------------------------------------
-    def _image_ids(self) -> dict[str, str]:
-        ids = {}
+    def _images(self) -> tuple[dict[str, str], dict[str, ImagePackages]]:
+        """Role -> image ID, and role -> the package versions the image records."""
+        ids, packages = {}, {}
         for role, ref in (("agent", self.harness.image()), ("gateway", self.spec.gateway_image),
                           ("egress", self.spec.egress_image)):
             try:
-                ids[role] = self.client.images.get(ref).id
+                image = self.client.images.get(ref)
             except ImageNotFound:
                 raise RuntimeError(f"image {ref} ({role}) is not built; run `omnidr images build`") from None
-        return ids
+            ids[role], packages[role] = image.id, packages_of(image)
+        return ids, packages
 
     def _network(self, name: str, internal: bool):
         # inhibit_ipv4: the host takes no address on this bridge, so the agent cannot reach services

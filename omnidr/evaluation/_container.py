@@ -67,11 +67,12 @@ def score_in_container(
     run_dir = Path(run_dir).resolve()
     snapshot_dir = _snapshot_path(run_dir, read_run(run_dir), snapshot).resolve()
     out_dir = Path(out_dir).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
     client = docker_client(timeout_s=600)
     built = build_images(["evaluator"], progress=progress)[-1]
-    if built.status == "skipped":
-        raise UserError(f"the evaluator image was not built: {built.reason}")
+    if not built.tag:
+        raise UserError(f"the evaluator image is {built.status}: {built.reason}; fix that and retry, or drop "
+                        "`--docker` to score on the host")
+    out_dir.mkdir(parents=True, exist_ok=True)  # only once there is something to score with
     image = client.images.get(built.tag)
     env_list = image.attrs.get("Config", {}).get("Env") or []
     volumes = {

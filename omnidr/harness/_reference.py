@@ -54,9 +54,12 @@ class ReferenceHarness:
 
     def image(self) -> str:
         if self._image is None:
-            from omnidr.images import image_tag, load_specs
+            from omnidr.images import build_images
 
-            self._image = image_tag("reference", load_specs())
+            built = build_images(["reference"])[-1]
+            if not built.tag:
+                raise RuntimeError(f"the reference image cannot be built: {built.reason}")
+            self._image = built.tag
         return self._image
 
     def command(self, ctx: AgentContext) -> list[str]:
@@ -103,9 +106,13 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
     (default: a dedicated bridge network, created if missing) under the DNS alias `alias`."""
     from docker.errors import NotFound
 
-    from omnidr.images import image_tag, load_specs
+    if image is None:
+        from omnidr.images import build_images
 
-    image = image or image_tag("gateway", load_specs())
+        built = build_images(["gateway"])[-1]
+        if not built.tag:
+            raise RuntimeError(f"the gateway image cannot be built: {built.reason}")
+        image = built.tag
     created = None
     net_name = network or SCRIPTED_NETWORK
     try:

@@ -1,7 +1,19 @@
 """Images stage: pinned, content-tagged images built without a registry."""
 
-from ._build import build_images, image_ids, image_tag, list_images, load_specs
+from ._build import (
+    LABEL_NAME,
+    build_images,
+    content_tag,
+    image_ids,
+    list_images,
+    load_specs,
+    lock_images,
+    packages_of,
+)
 from ._docker import docker_client
-from ._spec import BuiltImage, ImageSpec
+from ._spec import BuiltImage, ImagePackages, ImageSpec, PackageDrift
 
-__all__ = ["BuiltImage", "ImageSpec", "build_images", "docker_client", "image_ids", "image_tag", "list_images", "load_specs"]
+__all__ = [
+    "LABEL_NAME", "BuiltImage", "ImagePackages", "ImageSpec", "PackageDrift", "build_images", "content_tag",
+    "docker_client", "image_ids", "list_images", "load_specs", "lock_images", "packages_of",
+]

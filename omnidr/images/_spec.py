@@ -1,5 +1,6 @@
-"""What an image folder under `images/` declares (`images/<name>/image.json`)."""
+"""What an image folder under `images/` declares (`images/<name>/image.json`), and what a built image holds."""
 
+from datetime import datetime
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +23,12 @@ class ImageSpec(BaseModel):
     copy_packages: list[str] = Field(
         default_factory=list, description="Other top-level packages of this repo copied into the build context (e.g. omnidr)."
     )
+    debian_packages: list[str] = Field(
+        default_factory=list,
+        description="Debian packages the image installs on top of its parent, by name. The exact versions of them and "
+                    "of their dependencies come from `packages.lock` where the archive still serves them, otherwise from "
+                    "the archive; the Dockerfile installs them from the DEBIAN_PACKAGES build argument.",
+    )
 
 
 class RootfsSpec(BaseModel):
@@ -33,6 +40,11 @@ class RootfsSpec(BaseModel):
     mirror: str = Field(description="Debian archive URL reachable from the build host.")
     variant: str = Field("minbase", description="debootstrap variant.")
     include: list[str] = Field(default_factory=list, description="Extra Debian packages installed into the rootfs.")
+    apt_sources: list[str] = Field(
+        default_factory=list,
+        description="sources.list lines of the image (`deb URL SUITE COMPONENT...`), inherited by every image built on it; "
+                    "debootstrap itself reads only `mirror`.",
+    )
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables baked into the image.")
 
 
@@ -44,6 +56,55 @@ class BuiltImage(BaseModel):
     name: str = Field(description="Image name.")
     tag: str = Field(description="Content-derived tag, `omnidr/<name>:<hash>`.")
     image_id: str = Field(description="Docker image ID (sha256:...).")
-    status: str = Field(description="built, cached or skipped.")
-    reason: str | None = Field(None, description="Why an image was skipped.")
+    status: str = Field(description="built, cached, skipped or failed.")
+    reason: str | None = Field(None, description="Why an image was skipped or failed.")
     seconds: float = Field(0.0, description="Wall time of this build step, seconds.")
+    drift: list["PackageDrift"] = Field(default_factory=list, description="Locked versions the image could not have.")
+
+
+class PackageDrift(BaseModel):
+    """One package whose version in the image differs from its lock (the archive moved on)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lock: str = Field(description="The lock file, relative to the repo, e.g. images/evaluator/packages.lock.")
+    package: str = Field(description="Debian package name.")
+    locked: str | None = Field(description="Version in the lock; None for a package the lock does not list.")
+    served: str | None = Field(description="Version in the image; None for a locked package the image no longer needs.")
+
+    def line(self) -> str:
+        return f"{self.package} {self.locked or '(not locked)'} -> {self.served or '(not installed)'}"
+
+
+class ImagePackages(BaseModel):
+    """Every package version an image holds. Stored in the image's `org.omnidr.packages` label and in
+    /etc/omnidr/packages.json inside it, and copied into what runs record (attempt.json, environment.json,
+    ARCHIVE.json)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    debian: dict[str, str] = Field(default_factory=dict, description="Every Debian package in the image -> version.")
+    python: dict[str, str] = Field(
+        default_factory=dict, description="Wheels the image installed from its requirements.lock -> version."
+    )
+    drift: list[PackageDrift] = Field(
+        default_factory=list, description="Locked versions this image and its parents could not have, with what they got."
+    )
+
+
+class Resolution(BaseModel):
+    """What one image installs, as resolved against the archive; cached per recipe and archive state."""
+
+    image: str = Field(description="Image name.")
+    key: str = Field(description="Digest of the recipe (folder contents but the lock, parent tag, lock contents).")
+    installs: dict[str, str] = Field(
+        description="Debian packages this image installs -> exact version (for the base: the debootstrap result)."
+    )
+    packages: ImagePackages = Field(description="Everything the image will hold.")
+    archive: dict[str, str] = Field(
+        default_factory=dict, description="sources.list line -> digest of its package indices when this was resolved."
+    )
+    resolved_at: datetime = Field(description="When the archive was asked (UTC).")
+
+
+BuiltImage.model_rebuild()

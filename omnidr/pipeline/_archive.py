@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.benchmark._manifest import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
+from omnidr.images import ImagePackages
 
 from ._results import EVAL_FILE, RESULT_FILES, EvalConfig, build_results, read_eval_config, write_results
 
@@ -42,6 +43,9 @@ class ArchiveManifest(BaseModel):
     systems: dict[str, EvalConfig] = Field(description="System folder -> what it was evaluated with (no keys).")
     files: dict[str, str] = Field(description="Path relative to the archive -> sha256, every file but this one.")
     image_ids: dict[str, str] = Field(description="Image reference -> Docker image ID, every image the run used.")
+    image_packages: dict[str, ImagePackages] = Field(
+        default_factory=dict, description="Image reference -> every package version it holds and its drift from the locks."
+    )
     images_saved: list[str] = Field(default_factory=list, description="Tarballs under images/ (docker save).")
     git_commit: str
     git_dirty: bool
@@ -66,18 +70,23 @@ def _commands(root: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def _image_ids(root: Path) -> dict[str, str]:
-    """Image reference -> ID, from run.json (references) and attempt.json (IDs), per role."""
-    out: dict[str, str] = {}
+def _images(root: Path) -> tuple[dict[str, str], dict[str, ImagePackages]]:
+    """Image reference -> ID, and reference -> the package versions it records, from run.json
+    (references) and attempt.json (IDs and packages), per role."""
+    ids: dict[str, str] = {}
+    packages: dict[str, ImagePackages] = {}
     for run_file in root.glob("*/run.json"):
         run = json.loads(run_file.read_text("utf-8"))
         refs = {"agent": run.get("agent_image"), "gateway": run.get("gateway_image"), "egress": run.get("egress_image")}
         for attempt in run_file.parent.glob("attempts/*/*/attempt.json"):
-            ids = json.loads(attempt.read_text("utf-8")).get("image_ids", {})
-            for role, image_id in ids.items():
+            record = json.loads(attempt.read_text("utf-8"))
+            for role, image_id in record.get("image_ids", {}).items():
                 if refs.get(role):
-                    out[refs[role]] = image_id
-    return dict(sorted(out.items()))
+                    ids[refs[role]] = image_id
+            for role, held in record.get("image_packages", {}).items():
+                if refs.get(role):
+                    packages[refs[role]] = ImagePackages.model_validate(held)
+    return dict(sorted(ids.items())), dict(sorted(packages.items()))
 
 
 def _snapshot_folder(root: Path, systems: dict[str, EvalConfig], given: Path | None) -> Path:
@@ -124,7 +133,7 @@ def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images
             shutil.copy2(item, out / item.name)
     progress(f"copying the snapshot {snapshot_dir}")
     shutil.copytree(snapshot_dir, out / SNAPSHOT_DIR)
-    image_ids = _image_ids(root)
+    image_ids, image_packages = _images(root)
     saved = []
     if save_images:
         saved = _save_images(image_ids, out / IMAGES_DIR, progress)
@@ -135,7 +144,8 @@ def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images
     manifest = ArchiveManifest(
         archive_id="archive-" + hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16],
         created_at=datetime.now(UTC), source=str(root), snapshot_id=next(iter(systems.values())).snapshot_id,
-        systems=systems, files=files, image_ids=image_ids, images_saved=saved, git_commit=env["git_commit"],
+        systems=systems, files=files, image_ids=image_ids, image_packages=image_packages, images_saved=saved,
+        git_commit=env["git_commit"],
         git_dirty=env["git_dirty"], packages=env["packages"],
         run_environment=json.loads(run_env_file.read_text("utf-8")) if run_env_file.is_file() else {},
         commands=_commands(root),

@@ -267,8 +267,11 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     tracker = Tracker(outcome.tracking_uri, f"omnidr/{snapshot_id}",
                       None if request.tracking_uri else root / "mlartifacts")
     env = environment_facts()
+    built_images = [row for row in list_images() if row["image_id"]]
+    # every built image with the package versions it holds and its drift from the locks
+    env["images"] = {row["name"]: {k: row[k] for k in ("tag", "image_id", "packages")} for row in built_images}
     (root / "environment.json").write_text(json.dumps(env, indent=2) + "\n", "utf-8")
-    images = {row["name"]: row["tag"] for row in list_images() if row["image_id"]}
+    images = {row["name"]: row["tag"] for row in built_images}
 
     for spec in request.systems:
         folder = root / spec.label

@@ -123,10 +123,10 @@ def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upst
 
 def _run_cli(run_dir: Path, network: str, *extra: str, **kw) -> subprocess.Popen:
     tasks = json.loads((DEMO / "snapshot.json").read_text())["tasks"][:2]
-    from omnidr.images import image_tag, load_specs
+    from omnidr.images import build_images
 
     cmd = [sys.executable, "-m", "omnidr.cli", "run", "--snapshot", str(DEMO), "--run-dir", str(run_dir),
-           "--image", image_tag("base", load_specs()), "--openai-base-url", "http://upstream:9000/v1",
+           "--image", build_images(["base"])[0].tag, "--openai-base-url", "http://upstream:9000/v1",
            "--openai-key-env", "OMNIDR_TEST_REAL_KEY", "--outside-network", network, "--wall-time", "60",
            "--attempts", "1", *[a for t in tasks for a in ("--task", t)], *extra, "--",
            *agent_argv("sleep:4", "report")]

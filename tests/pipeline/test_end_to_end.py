@@ -67,6 +67,23 @@ def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
         assert (system / "attempts" / task / "1" / "trajectory.json").is_file()
 
 
+def test_runs_record_every_package_version_of_the_images_they_used(demo_run, client):
+    from omnidr.images import packages_of
+
+    root, _ = demo_run
+    record = json.loads(next((root / SYSTEM).glob("attempts/*/1/attempt.json")).read_text())
+    assert set(record["image_packages"]) == {"agent", "gateway", "egress"}
+    for role, held in record["image_packages"].items():
+        image = client.images.get(record["image_ids"][role])
+        assert held == json.loads(packages_of(image).model_dump_json())  # what the image itself records
+        assert held["debian"]["python3"] and held["debian"]["libc6"]
+    assert "ffmpeg" in record["image_packages"]["agent"]["debian"]  # the reference image installs it
+    assert record["image_packages"]["gateway"]["python"]["aiohttp"]
+    env = json.loads((root / "environment.json").read_text())
+    assert env["images"]["reference"]["image_id"] == record["image_ids"]["agent"]
+    assert env["images"]["reference"]["packages"] == record["image_packages"]["agent"]
+
+
 def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
     from playwright.sync_api import sync_playwright
 
@@ -191,6 +208,8 @@ def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     manifest = json.loads((archive / "ARCHIVE.json").read_text())
     assert manifest["snapshot_id"] == root.name and manifest["archive_id"] in r.stdout
     assert {"omnidr/reference", "omnidr/gateway", "omnidr/egress"} == {k.split(":")[0] for k in manifest["image_ids"]}
+    assert set(manifest["image_packages"]) == set(manifest["image_ids"])
+    assert all(held["debian"]["libc6"] for held in manifest["image_packages"].values())
     assert manifest["commands"][0]["argv"][-2:] == ["--runs-root", str(root.parent)]
     assert manifest["packages"]["mlflow"] == "3.17.2" and len(manifest["git_commit"]) == 40
     assert "snapshot/MANIFEST.json" in manifest["files"] and "mlflow.db" not in manifest["files"]

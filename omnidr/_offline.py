@@ -1,0 +1,18 @@
+"""No phoning home: the libraries the CLI uses report usage by default; these variables turn that off.
+
+Set for the CLI's own process and inherited by everything it starts (Ray workers, `mlflow ui` from
+our hints, helper processes). A value the user set already is kept.
+"""
+
+import os
+
+NO_TELEMETRY = {
+    "MLFLOW_DISABLE_TELEMETRY": "true",  # MLflow 3.x; it reads DO_NOT_TRACK only as the string "true"
+    "DO_NOT_TRACK": "1",  # the cross-tool convention (consoledonottrack.com)
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+
+
+def disable_telemetry() -> None:
+    for key, value in NO_TELEMETRY.items():
+        os.environ.setdefault(key, value)
