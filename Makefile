@@ -17,8 +17,9 @@ EVAL_ARGS ?=
 # Debian packages the tests and the evaluator use (checked by command, installed only when missing).
 SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk debootstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_LOG ?= /tmp/omnidr-apt.log
 
-.PHONY: setup system-deps test eval lock clean
+.PHONY: setup system-deps test eval lock clean mlflow-ui audit
 
 setup: system-deps $(STAMP)
 
@@ -30,9 +31,11 @@ system-deps:
 	[ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	  echo "installing Debian packages:$$missing (log: $(APT_LOG))"; \
+	  { $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; } \
+	    >$(APT_LOG) 2>&1 || { tail -n 20 $(APT_LOG); echo "apt-get failed; the whole log is $(APT_LOG)"; exit 1; }; \
+	  echo "installed:$$missing"; \
 	fi
 
 # The wheelhouse holds the lock's wheels for the test that installs the package the plain way
@@ -51,6 +54,17 @@ eval: setup
 	$(BIN)/omnidr eval '$(SNAPSHOT)' --model '$(MODEL)' --harness '$(HARNESS)' --capability '$(CAPABILITY)' \
 	  --judge '$(JUDGE)' --budget '$(BUDGET)' --parallel '$(PARALLEL)' --executor '$(EXECUTOR)' \
 	  --runs-root '$(RUNS_ROOT)' $(EVAL_ARGS)
+
+# Browse a run root's MLflow store: `make mlflow-ui RUN=runs/<snapshot id>` (then the URL eval printed).
+RUN ?= $(firstword $(wildcard runs/*/mlflow.db))
+mlflow-ui: setup
+	@[ -n "$(RUN)" ] || { echo "no run root: pass RUN=runs/<snapshot id> (a folder omnidr eval wrote)"; exit 2; }
+	$(BIN)/mlflow ui --backend-store-uri "sqlite:///$(abspath $(patsubst %/mlflow.db,%,$(RUN)))/mlflow.db"
+
+# Process statistics and audit pages of one system folder: `make audit SYSTEM=runs/<id>/<system>`.
+audit: setup
+	@[ -n "$(SYSTEM)" ] || { echo "pass SYSTEM=runs/<snapshot id>/<system folder>"; exit 2; }
+	$(BIN)/omnidr audit '$(SYSTEM)'
 
 # Re-resolve requirements.lock from requirements.in (needs pip-tools; not part of a normal run).
 lock:

@@ -6,14 +6,14 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from omnidr._offline import disable_telemetry
+from omnidr._console import make_console
+from omnidr._offline import quiet_libraries
 from omnidr.errors import UserError
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = make_console()
+err = make_console(stderr=True)
 
 SNAPSHOT_ARG = click.argument("path", type=click.Path(path_type=Path))
 
@@ -49,7 +49,7 @@ class _StageGroup(click.Group):
 @click.version_option(package_name="omnidr")
 def cli() -> None:
     """OmniDR sandbox: evaluate video-centered deep-research agents."""
-    disable_telemetry()
+    quiet_libraries()
 
 
 @cli.group()
@@ -309,16 +309,32 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                 parallel=parallel,
             )
     done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
-    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/")
+    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/", soft_wrap=True)
+    if done < len(results):
+        sys.exit(1)
+
+
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a Ctrl-C
 
 
 def main() -> None:
-    disable_telemetry()  # before any stage module imports MLflow or Ray
+    quiet_libraries()  # before any stage module imports MLflow or Ray
     try:
-        cli(standalone_mode=True)
+        code = cli.main(standalone_mode=False)
     except UserError as exc:
         err.print(f"error: {exc}", soft_wrap=True, markup=False)
         sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        if isinstance(exc, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt):
+            # the stages stopped their containers and kept what was finished (omnidr.attempts.stop_run)
+            err.print("interrupted; rerun the same command to resume", soft_wrap=True, markup=False)
+            sys.exit(INTERRUPTED_EXIT)
+        err.print("Aborted!", markup=False)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """`omnidr run`: attempts of one harness over snapshot tasks, from the command line."""
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from omnidr.harness import CommandHarness
 from sandbox.models import Budget
 
 from ._models import AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
+from ._relay import relay_loopback_urls
 from ._runner import RunConfig, open_run, run_attempts
 
 HARNESSES = ("command",)
@@ -47,6 +49,10 @@ def run_command_harness(
         raise UserError("the command harness needs a command after `--`, e.g. `omnidr run ... -- python3 agent.py`")
     if not upstreams:
         raise UserError("no model upstream: pass --openai-base-url and/or --anthropic-base-url")
+    for u in upstreams:  # keys are checked before any attempt, not discovered by three failed ones
+        if u.get("key_env") and not os.environ.get(u["key_env"]):
+            raise UserError(f"{u['key_env']} is not set; export the {u['family']} upstream's key in it, or drop "
+                            f"--{u['family']}-key-env for an endpoint that needs none")
     client = docker_client()
     try:
         client.images.get(image)
@@ -57,11 +63,18 @@ def run_command_harness(
         if name in ("gateway", "egress") and not b.tag:
             raise UserError(f"the {name} image cannot be built here: {b.reason}")
     config = RunConfig(
-        snapshot=str(snapshot_path), tasks=tasks, harness="command", agent_image=image, command=argv, model=model,
+        snapshot=str(Path(snapshot_path).absolute()), tasks=tasks, harness="command", agent_image=image, command=argv, model=model,
         upstreams=upstreams, budget=budget, limits=limits, retry=retry, proxy_mode=proxy_mode, denylist=denylist,
         gateway_image=built["gateway"].tag, egress_image=built["egress"].tag,
         outside_network=outside_network,
     )
     open_run(run_dir, config)  # refuses a changed configuration before any work
     harness = CommandHarness(image_ref=image, argv=argv)
-    return run_attempts(client, run_dir, config, snap, harness, on_attempt, gateway_backoff_s, parallel)
+    # a model server on the host's loopback is reached through a relay, as for the other harnesses
+    reach, relays = relay_loopback_urls(client, [u["base_url"] for u in upstreams], outside_network)
+    try:
+        return run_attempts(client, run_dir, config, snap, harness, on_attempt, gateway_backoff_s, parallel,
+                            reach=reach)
+    finally:
+        for relay in relays:
+            relay.close()

@@ -6,6 +6,7 @@ path every node sees at the same place (a shared file system), because attempt a
 written there directly. Records come back to the driver, which reports them as tasks finish.
 """
 
+import logging
 import os
 import secrets
 from collections.abc import Callable
@@ -62,14 +63,15 @@ class RayExecutor:
             return ray
         try:
             if self.address:
-                ray.init(address=self.address, log_to_driver=False, ignore_reinit_error=True)
+                ray.init(address=self.address, log_to_driver=False, ignore_reinit_error=True, logging_level=logging.WARNING)
             else:
                 if "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ:
                     # A new local instance turns token authentication on and, without a token, writes one to
                     # ~/.ray/auth_token, which then switches later --ray-address runs into token mode. A token
                     # of this run's own, in the environment its workers inherit, keeps the auth and no file.
                     os.environ["RAY_AUTH_TOKEN"] = self._own_token = secrets.token_hex(32)
-                ray.init(num_cpus=self.num_cpus, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+                ray.init(num_cpus=self.num_cpus, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
+                         logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise UserError(f"cannot reach the Ray cluster at {self.address or 'a new local instance'}: "
                             f"{str(exc).splitlines()[0][:200]}; start it with `ray start --head` or drop --ray-address") from None
@@ -94,7 +96,12 @@ class RayExecutor:
                     ref = remote.remote(str(run_dir), config_json, str(snap.root.resolve()), task_id, harness, backoff_s,
                                         reach)
                     pending[ref] = task_id
-                done, _ = ray.wait(list(pending), num_returns=1)
+                try:
+                    done, _ = ray.wait(list(pending), num_returns=1)
+                except KeyboardInterrupt:  # Ctrl-C: no queued task is sent, the running ones are cancelled
+                    for ref in pending:
+                        ray.cancel(ref, force=True)
+                    raise
                 for ref in done:
                     task_id = pending.pop(ref)
                     try:

@@ -3,6 +3,8 @@
 import hashlib
 import json
 import shutil
+import signal
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +19,7 @@ from sandbox.models import Budget
 
 from ._instruction import instruction
 from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
-from ._sandbox import AttemptSandbox, AttemptSpec, Upstream, cleanup_run, write_json_atomic
+from ._sandbox import INTERRUPTED, AttemptSandbox, AttemptSpec, Upstream, cleanup_run, write_json_atomic
 
 RUN_FILE = "run.json"
 
@@ -47,6 +49,29 @@ class RunConfig(BaseModel):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
+def changed_settings(old, new, limit: int = 80) -> tuple[list[str], str]:
+    """The top-level fields in which two records of one model differ, and `path: old -> new` for every
+    differing value inside them (nested settings by dotted path, compact JSON, long values shortened),
+    so that a refusal says what changed and to what."""
+    def flat(value, prefix: str) -> dict[str, object]:
+        if isinstance(value, dict) and value:
+            return {k: v for key, item in value.items() for k, v in flat(item, f"{prefix}.{key}").items()}
+        return {prefix: value}
+
+    def show(value) -> str:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
+    fields = sorted(k for k in type(new).model_fields if a.get(k) != b.get(k))
+    parts = []
+    for k in fields:
+        fa, fb = flat(a.get(k), k), flat(b.get(k), k)
+        parts += [f"{path}: {show(fa.get(path))} -> {show(fb.get(path))}" for path in sorted(set(fa) | set(fb))
+                  if fa.get(path) != fb.get(path)]
+    return fields, "; ".join(parts)
+
+
 def open_run(run_dir: Path, config: RunConfig) -> None:
     """Create the run folder, or check that an existing one was started with the same config."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -54,9 +79,9 @@ def open_run(run_dir: Path, config: RunConfig) -> None:
     if path.exists():
         existing = RunConfig.model_validate_json(path.read_text("utf-8"))
         if existing != config:
-            changed = sorted(k for k in config.model_fields if getattr(existing, k) != getattr(config, k))
+            _, what = changed_settings(existing, config)
             raise UserError(
-                f"{run_dir} was started with a different configuration ({', '.join(changed)} changed); "
+                f"{run_dir} was started with a different configuration ({what}); "
                 "use a new --run-dir, or rerun with the original options to resume"
             )
         return
@@ -105,6 +130,8 @@ def run_task_attempts(
         n += 1
         folder = task_dir / str(n)
         record = _finished(folder)
+        if record is None and INTERRUPTED.is_set():
+            break
         if record is None:
             if folder.exists():
                 _set_aside(folder)
@@ -124,6 +151,8 @@ def run_task_attempts(
             folder.mkdir(parents=True, exist_ok=True)
             on_start(task_id, n)
             record = AttemptSandbox(client, spec, harness).run()
+            if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
+                break
             on_attempt(record)
             fresh = True
         else:
@@ -132,6 +161,10 @@ def run_task_attempts(
         if record.reason is AttemptReason.success:
             break
         if record.reason in NOT_COUNTED:
+            if fresh and record.reason is AttemptReason.upstream_error:
+                # the gateway already retried every failed request (budget.upstream_retries): an outage is
+                # not waited out here; the next invocation of the same command tries the task again
+                break
             if fresh:  # earlier invocations' infra and upstream errors do not use up this one's retries
                 infra += 1
             if infra > config.retry.max_infra_retries:
@@ -141,6 +174,30 @@ def run_task_attempts(
         if record.reason not in config.retry.retry_on or counted >= config.budget.attempts_per_task:
             break
     return records
+
+
+def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0) -> None:
+    """Ctrl-C: no queued attempt starts, the running ones' containers are removed (by the run's label),
+    and their threads are given `wait_s` to notice; a second Ctrl-C stops waiting. Finished attempts
+    stay as they are; the stopped ones are left unfinished for the next invocation."""
+    INTERRUPTED.set()
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+    previous = signal.getsignal(signal.SIGINT)
+    hurry = threading.Event()
+    in_main = threading.current_thread() is threading.main_thread()
+    if in_main:
+        signal.signal(signal.SIGINT, lambda *_: hurry.set())
+    try:
+        cleanup_run(client, run_id)
+        deadline = time.monotonic() + wait_s
+        workers = list(getattr(pool, "_threads", ())) if pool is not None else []
+        while any(t.is_alive() for t in workers) and time.monotonic() < deadline and not hurry.is_set():
+            time.sleep(0.2)
+            cleanup_run(client, run_id)  # an attempt that was starting its helpers just now
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_attempts(
@@ -164,8 +221,12 @@ def run_attempts(
     open_run(run_dir, config)
     cleanup_run(client, config.run_id())
     if executor is not None:
-        out = executor.run_tasks(run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s, parallel,
-                                 reach or {}, on_task)
+        try:
+            out = executor.run_tasks(run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s, parallel,
+                                     reach or {}, on_task)
+        except KeyboardInterrupt:
+            stop_run(client, config.run_id())  # this node's containers; other nodes' go at the next start
+            raise
     else:
         def one(task_id: str) -> list[AttemptRecord]:
             records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, gateway_backoff_s,
@@ -173,9 +234,14 @@ def run_attempts(
             on_task(task_id, records)
             return records
 
-        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-            futures = {t: pool.submit(one, t) for t in config.tasks}
+        pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+        futures = {t: pool.submit(one, t) for t in config.tasks}
+        try:
             out = {t: f.result() for t, f in futures.items()}
+        except KeyboardInterrupt:
+            stop_run(client, config.run_id(), pool)
+            raise
+        pool.shutdown()
     write_json_atomic(run_dir / "attempts" / "summary.json", json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

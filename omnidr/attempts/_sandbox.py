@@ -8,6 +8,7 @@ import secrets
 import socket
 import tarfile
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +25,9 @@ from sandbox.models import Budget
 from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits
 
 LABEL_RUN = "org.omnidr.run"
+# Set by the runner on Ctrl-C: attempts stopped by it are not finished attempts (no attempt.json is
+# written, so the next invocation sets the folder aside and runs the attempt again), and no new one starts.
+INTERRUPTED = threading.Event()
 LABEL_ATTEMPT = "org.omnidr.attempt"
 GATEWAY_PORT = 8080
 PROXY_PORT = 3128
@@ -411,6 +415,8 @@ class AttemptSandbox:
             network_blocked=sum(1 for e in events if e.blocked), image_ids=image_ids,
             report_path=report.relative_to(self.spec.folder).as_posix() if report.is_file() else None,
         )
+        if INTERRUPTED.is_set():  # stopped by the user, not ended: leave it unfinished for the rerun
+            return rec
         write_json_atomic(self.spec.folder / "attempt.json", rec.model_dump_json(indent=2))
         return rec
 

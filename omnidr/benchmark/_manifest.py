@@ -93,4 +93,5 @@ def read_manifest(root: Path) -> SnapshotManifest:
         return SnapshotManifest.model_validate_json(path.read_text("utf-8"))
     except ValueError as exc:
         first = str(exc).splitlines()[0]
-        raise UserError(f"{path}: unreadable manifest ({first}); re-run `omnidr snapshot freeze {root}`") from None
+        raise UserError(f"{path}: unreadable manifest ({first}); the snapshot cannot be verified: restore MANIFEST.json "
+                        "from the snapshot's source (freezing it again would approve whatever the folder holds now)") from None

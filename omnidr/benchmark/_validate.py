@@ -126,8 +126,11 @@ def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem],
         if check_videos:
             video = b.folder / task.video.file
             if not video.is_file():
-                out.append(Problem("error", tf, "video.file",
-                                   f"video {base}/{task.video.file} is missing; run `omnidr snapshot fetch-videos`"))
+                maker = snap.root.resolve().parent / "make_demo_media.py"
+                fix = (f"the bundled demo's videos are synthetic: regenerate them with `python3 {maker}`"
+                       if snap.root.resolve() == maker.parent / "demo" and maker.is_file()
+                       else f"run `omnidr snapshot fetch-videos {snap.root}`")
+                out.append(Problem("error", tf, "video.file", f"video {base}/{task.video.file} is missing; {fix}"))
             elif (actual := sha256_file(video)) != task.video.sha256:
                 out.append(Problem("error", tf, "video.sha256", f"checksum mismatch: file has {actual}"))
     fact_ids = _check_facts(snap, task_id, b, out)

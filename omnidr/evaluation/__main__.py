@@ -3,8 +3,8 @@
 import sys
 
 import click
-from rich.console import Console
 
+from omnidr._console import make_console
 from omnidr.errors import UserError
 
 from ._cli import probe, score
@@ -22,5 +22,5 @@ if __name__ == "__main__":
     try:
         main(standalone_mode=True)
     except UserError as exc:
-        Console(stderr=True, highlight=False).print(f"error: {exc}", soft_wrap=True, markup=False)
+        make_console(stderr=True).print(f"error: {exc}", soft_wrap=True, markup=False)
         sys.exit(exc.exit_code)

@@ -7,13 +7,14 @@ line and exit code 2.
 
 import asyncio
 import json
+import sys
 import tempfile
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from omnidr._console import make_console
 from omnidr.benchmark import open_snapshot
 from omnidr.errors import UserError
 
@@ -23,8 +24,8 @@ from ._models import RunEvaluation
 from ._probes import Call, ProbeContext, probe_report
 from ._run import read_scored_run, score_run
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = make_console()
+err = make_console(stderr=True)
 
 
 def judge_settings(base_url: str | None, model: str | None, key_env: str, concurrency: int, timeout_s: float) -> JudgeSettings | None:
@@ -49,6 +50,8 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
         j = [a for a in ev.atoms if a.evaluator == "J"]
         faults = len(ev.session.faults) if ev.session else 0
         note = ev.failure or (f"{faults} page fault(s)" if faults else "")
+        if ev.incomplete:
+            note = f"NOT FINAL: {ev.incomplete}" + (f"; {note}" if note else "")
         table.add_row(ev.task_id, str(ev.attempt or "-"), f"{ev.score.total:.1f}", dims.get("C", "-"), dims.get("R", "-"),
                       dims.get("P", "-"), f"{sum(a.outcome == 'pass' for a in m)}/{len(m)}",
                       f"{sum(a.outcome == 'pass' for a in j)}/{len(j)}", str(ev.skipped_atoms), note)
@@ -56,6 +59,10 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
     u = summary.judge_usage
     out.print(f"judge {summary.judge.key}: {u.calls} call(s), {u.cache_hits} cached vote(s), {u.failed_votes} failed vote(s), "
               f"{u.input_tokens} input + {u.output_tokens} output tokens", soft_wrap=True)
+    pending = [t.task_id for t in summary.tasks if t.incomplete]
+    if pending:
+        out.print(f"[red]not final: {', '.join(pending)}; the mean below is provisional. Rerun the same command to "
+                  "finish them[/red]", soft_wrap=True)
     out.print(f"mean score {summary.mean_total:.2f} over {len(summary.tasks)} task(s); evaluations in {out_dir}", soft_wrap=True)
 
 
@@ -85,7 +92,9 @@ def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks
 
     M atoms are decided by browser probes of the rendered report, J atoms by the judge (three
     votes for gate atoms). A task whose last attempt delivered no report, or whose report is
-    missing or unreadable, scores 0 as a failure.
+    missing or unreadable, scores 0 as a failure. A score that is not final (the judge did not
+    answer for some atoms, or the last attempt was ended by an outage) is marked so, and the
+    command exits 1.
     """
     settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
     target = out_dir or Path(run_dir) / "evaluation"
@@ -103,8 +112,10 @@ def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks
                             progress=lambda m: err.print(f"  {m}", soft_wrap=True, markup=False))
     if as_json:
         click.echo(summary.model_dump_json(indent=2))
-        return
-    _print_summary(summary, target)
+    else:
+        _print_summary(summary, target)
+    if any(t.incomplete for t in summary.tasks):
+        sys.exit(1)  # a score that is not final is not a success
 
 
 def _parse_probe(spec: str) -> Call:
@@ -137,6 +148,9 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
 
     Give --snapshot and --task to run the task's M atoms, or --probe to name probes directly.
     """
+    if not Path(report_dir).is_dir():
+        raise UserError(f"{report_dir}: no such report folder; pass the folder that holds the report's entry page "
+                        "(e.g. an attempt's output/report)")
     calls: list = [_parse_probe(p) for p in probes]
     duration, entry, sections = None, "index.html", None
     if snapshot_path is not None:

@@ -71,11 +71,12 @@ def _m_atom(atom: Atom, result, gates: frozenset[str]) -> AtomEvaluation:
 
 
 def failed_evaluation(inputs: TaskInputs, judge: Judge, reason: str, started: float, started_at: datetime,
-                      attempt: int | None = None, report: str | None = None) -> Evaluation:
-    """The record of a report that could not be evaluated: it scores 0 and counts as a failure."""
+                      attempt: int | None = None, report: str | None = None, incomplete: str | None = None) -> Evaluation:
+    """The record of a report that could not be evaluated: it scores 0 and counts as a failure, unless
+    `incomplete` says why it is not final (an outage: the task is run again, not failed)."""
     return Evaluation(
         evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
-        task_id=inputs.task_id, attempt=attempt, report=report, failure=reason, started_at=started_at,
+        task_id=inputs.task_id, attempt=attempt, report=report, failure=reason, started_at=started_at, incomplete=incomplete,
         elapsed_s=round(time.monotonic() - started, 3), score=ReportScore.failure(inputs.task_id, reason),
     )
 
@@ -136,7 +137,8 @@ async def evaluate_report(
         evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
         task_id=inputs.task_id, attempt=attempt, report=report, report_sha256=report_hash, started_at=started_at,
         elapsed_s=0.0, atoms=ordered, session=outcome.session, judge_usage=usage,
-        skipped_atoms=sum(1 for e in ordered if e.outcome == "skipped"), material=MATERIAL_FILE,
+        skipped_atoms=(skipped := sum(1 for e in ordered if e.outcome == "skipped")), material=MATERIAL_FILE,
+        incomplete=f"the judge did not answer for {skipped} atom(s); rerun to ask it again" if skipped else None,
         score=ReportScore.failure(inputs.task_id, "not scored yet"),
     )
     score = score_report(inputs.rubric, draft.decisions(), inputs.hyperparameters, na_guard=True)

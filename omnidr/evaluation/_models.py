@@ -159,6 +159,10 @@ class Evaluation(EvaluationModel):
     session: ProbeSession | None = Field(None, description="The browser session of the probes.")
     judge_usage: JudgeUsage = Field(default_factory=JudgeUsage, description="Judge calls, cache hits and tokens.")
     skipped_atoms: int = Field(0, description="Atoms skipped because the evaluator failed on them.")
+    incomplete: str | None = Field(
+        None, description="Why this score is not final, if it is not: the judge did not answer for some atoms, or the "
+        "task's last attempt was ended by an upstream outage or an infrastructure failure (not the agent's failure). "
+        "Such a score is provisional; rerunning the same command completes it.")
     material: str | None = Field(None, description="File (relative to this one) holding the report material the judge saw.")
     score: ReportScore = Field(description="Omni-ART score: total, dimensions, direction rates, na_guard (scoring stage).")
 
@@ -178,6 +182,7 @@ class TaskScore(EvaluationModel):
     total: float = Field(description="Report score S, points 0-100 (0 for a failure).")
     failed: bool = Field(description="The report was missing or unreadable, or every attempt failed.")
     failure_reason: str | None = Field(None, description="Why.")
+    incomplete: str | None = Field(None, description="Why the score is not final, if it is not (see Evaluation).")
     evaluation: str = Field(description="evaluation.json of the task, relative to the output folder.")
 
 

@@ -54,6 +54,11 @@ class _AttemptFile(BaseModel):
     report_path: str | None = None
 
 
+# The attempts stage's NOT_COUNTED (a test keeps the two equal): endings that are not the agent's
+# failure. The evaluator image carries no attempts stage, so the names are repeated here.
+NOT_THE_AGENTS_FAILURE = frozenset({"infra_error", "upstream_error"})
+
+
 @dataclass(frozen=True)
 class DeliveredReport:
     """The report a task is scored on, or why there is none."""
@@ -64,6 +69,7 @@ class DeliveredReport:
     entry: str
     report: str | None  # entry page relative to the run folder
     failure: str | None
+    incomplete: str | None = None  # the last attempt ended by an outage: not final
 
 
 def read_run(run_dir: Path) -> _RunFile:
@@ -98,7 +104,10 @@ def delivered_report(run_dir: Path, task_id: str) -> DeliveredReport:
         return DeliveredReport(task_id, n, None, "index.html", None, f"attempt {n}: unreadable attempt.json ({type(exc).__name__})")
     if record.reason != "success" or not record.report_path:
         detail = f": {record.detail}" if record.detail else ""
-        return DeliveredReport(task_id, n, None, "index.html", None, f"attempt {n} ended '{record.reason}'{detail}"[:300])
+        failure = f"attempt {n} ended '{record.reason}'{detail}"[:300]
+        pending = (f"attempt {n} ended '{record.reason}', not the agent's failure; rerun to try the task again"
+                   if record.reason in NOT_THE_AGENTS_FAILURE else None)
+        return DeliveredReport(task_id, n, None, "index.html", None, failure, pending)
     entry_path = folder / record.report_path
     rel = entry_path.relative_to(run_dir).as_posix() if entry_path.is_relative_to(run_dir) else record.report_path
     resolved_folder = folder.resolve()
@@ -147,7 +156,7 @@ def make_judge(settings: JudgeSettings | None, cache_dir: Path | None) -> Judge:
 
 def _task_score(ev: Evaluation, out_dir: Path, folder: Path) -> TaskScore:
     return TaskScore(task_id=ev.task_id, attempt=ev.attempt, total=ev.score.total, failed=ev.score.failed,
-                     failure_reason=ev.score.failure_reason, evaluation=(folder / EVALUATION_FILE).relative_to(out_dir).as_posix())
+                     failure_reason=ev.score.failure_reason, incomplete=ev.incomplete, evaluation=(folder / EVALUATION_FILE).relative_to(out_dir).as_posix())
 
 
 async def score_run_async(
@@ -191,7 +200,7 @@ async def score_run_async(
                 if found.failure is not None or found.report_dir is None:
                     t0 = time.monotonic()
                     ev = failed_evaluation(inputs[task_id], judge, found.failure or "no report", t0, datetime.now(UTC),
-                                           found.attempt, found.report)
+                                           found.attempt, found.report, found.incomplete)
                     write_json_atomic(folder / EVALUATION_FILE, ev.model_dump_json(indent=2))
                 else:
                     progress(f"{task_id}: evaluating {found.report}")
@@ -200,6 +209,8 @@ async def score_run_async(
                 evaluations.append(ev)
                 lines.append(_task_score(ev, out_dir, folder))
                 note = f"failure: {ev.failure}" if ev.failure else f"{ev.score.total:.1f}"
+                if ev.incomplete:
+                    note += f" (not final: {ev.incomplete})"
                 progress(f"{task_id}: {note}")
     finally:
         await judge.aclose()

@@ -240,7 +240,7 @@ def run_reference(
         pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
         harness = ReferenceHarness(capability, image=built["reference"].tag, search=search_index(pages, denylist))
         config = RunConfig(
-            snapshot=str(snapshot), tasks=task_ids, harness="reference", agent_image=built["reference"].tag,
+            snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness="reference", agent_image=built["reference"].tag,
             command=reference_argv(capability, out.model), model=out.model, upstreams=upstreams,
             budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
             proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,

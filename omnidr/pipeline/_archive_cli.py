@@ -5,11 +5,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import click
-from rich.console import Console
+
+from omnidr._console import make_console
 
 from ._archive import archive_run, rescore_archive, verify_archive
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+out = make_console()
 
 
 class _ArchiveGroup(click.Group):

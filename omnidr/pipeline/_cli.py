@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from omnidr._console import make_console
 from omnidr.errors import UserError
 
 from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)  # piped output keeps whole columns
+out = make_console()
 
 _opts = [
     click.option("--model", default=SCRIPTED, show_default=True, envvar="OMNIDR_MODEL",
@@ -105,10 +105,27 @@ def _where(outcome) -> None:
     for path in outcome.files:
         out.print(f"  {path.name:<17} {path}", soft_wrap=True)
     out.print("open them with:", soft_wrap=True)
-    out.print(f"  xdg-open {root / 'index.html'}", soft_wrap=True)
-    out.print(f"  mlflow ui --backend-store-uri {outcome.tracking_uri}   (then http://127.0.0.1:5000)", soft_wrap=True)
+    for line in open_hints(outcome):
+        out.print(f"  {line}", soft_wrap=True)
+
+
+def open_hints(outcome) -> list[str]:
+    """Commands that work as printed, from any folder and without activating the venv: the
+    programs by the full path of this installation, the run root by its absolute path."""
+    import shlex
+
+    bin_dir = Path(sys.executable).parent
+    root = outcome.run_root
+    lines = [f"xdg-open {shlex.quote(str(root / 'index.html'))}"]
+    if outcome.tracking_uri and outcome.tracking_uri.startswith("sqlite:"):
+        runs_url = "http://127.0.0.1:5000/#/experiments/" + (f"{outcome.experiment_id}/runs" if outcome.experiment_id else "")
+        lines.append(f"{shlex.quote(str(bin_dir / 'mlflow'))} ui --backend-store-uri {shlex.quote(outcome.tracking_uri)}"
+                     f"   (then {runs_url})")
+    elif outcome.tracking_uri:
+        lines.append(f"{outcome.tracking_uri.rstrip('/')}/#/experiments/{outcome.experiment_id or ''}")
     for s in outcome.systems:
-        out.print(f"  omnidr audit {s.folder}", soft_wrap=True)
+        lines.append(f"{shlex.quote(str(bin_dir / 'omnidr'))} audit {shlex.quote(str(s.folder))}")
+    return lines
 
 
 @click.command("eval")
@@ -170,6 +187,15 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
             raise UserError("give either system folders or --system options, not both")
         from ._compare import compare_folders, evaluated_folders
 
+        missing = [f for f in folders if not Path(f).is_dir()]
+        if missing:
+            raise UserError(f"{missing[0]}: no such folder; pass system folders written by `omnidr eval` "
+                            "(runs/<snapshot id>/<system>)")
+        evaluated = [evaluated_folders([f]) for f in folders]
+        if any(evaluated) and not all(evaluated):
+            odd = folders[evaluated.index(False)]
+            raise UserError(f"{odd} is not a system folder written by `omnidr eval` (no eval.json), unlike "
+                            f"{folders[evaluated.index(True)]}; pass folders of one kind")
         if evaluated_folders(folders):
             if len(folders) < 2:
                 raise UserError("compare needs two or more system folders")

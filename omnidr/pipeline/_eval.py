@@ -62,6 +62,7 @@ class EvalOutcome:
     board: object = None
     files: list[Path] = field(default_factory=list)
     tracking_uri: str | None = None
+    experiment_id: str | None = None
 
 
 def judge_settings(judge: Endpoint):
@@ -266,6 +267,7 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     # The local store keeps its artifacts in the run root; a tracking server decides where its go.
     tracker = Tracker(outcome.tracking_uri, f"omnidr/{snapshot_id}",
                       None if request.tracking_uri else root / "mlartifacts")
+    outcome.experiment_id = tracker.experiment_id
     env = environment_facts()
     built_images = [row for row in list_images() if row["image_id"]]
     # every built image with the package versions it holds and its drift from the locks
@@ -303,13 +305,17 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         for out in outcome.systems:
             row = next((r for r in board.rows if r.label == labels.get(out.folder.name)), None)
             if row is not None:
-                tracker.system_result(out.parent_run, {
+                # a provisional row logs no score: MLflow shows only how many tasks are not final
+                scores = {} if row.provisional else {
                     "avg": row.avg, "avg_ci_low": row.avg_ci_low, "avg_ci_high": row.avg_ci_high,
                     "success_rate": row.success_rate, "avg_succ": row.avg_succ, "content": row.content,
-                    "citation": row.citation, "presentation": row.presentation, "rank": row.rank,
-                }, [*outcome.files, root / "environment.json"])
+                    "citation": row.citation, "presentation": row.presentation, "rank": row.rank}
+                tracker.system_result(out.parent_run, {**scores, "tasks_not_final": len(row.incomplete)},
+                                      [*outcome.files, root / "environment.json"])
         outcome.result.stages.append(StageResult(
-            "leaderboard", "ok", f"{len(board.rows)} system(s) ranked by judge {key}; {root / 'leaderboard.md'}"
+            "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by judge {key}"
+            + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
+            + f"; {root / 'leaderboard.md'}"
             + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
     outcome.result.stages.append(StageResult("tracking", "ok", f"MLflow {outcome.tracking_uri} (experiment "
                                                                f"omnidr/{snapshot_id})"))
@@ -345,7 +351,7 @@ def _kept_scores(folder: Path, request: EvalRequest, records: dict):
     last = {t: (rs[-1].attempt if rs else None) for t, rs in records.items()}
     scored = {ev.task_id: ev for ev in evaluations}
     if (summary.judge.key != judge_key(request.judge) or summary.evaluator_version != EVALUATOR_VERSION
-            or set(scored) != set(last) or any(ev.skipped_atoms for ev in evaluations)
+            or set(scored) != set(last) or any(ev.skipped_atoms or ev.incomplete for ev in evaluations)
             or any(scored[t].attempt != a for t, a in last.items())):
         return None
     return summary, evaluations
@@ -366,13 +372,16 @@ def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progr
     for ev in evaluations:
         if ev.attempt is not None:
             tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, folder / "evaluation" / ev.task_id)
-    incomplete = [ev.task_id for ev in evaluations if ev.skipped_atoms]
-    per_task = "; ".join(f"{t.task_id} {t.total:.1f}" + (" (failed)" if t.failed else "") for t in out.scored.tasks)
+    pending = {ev.task_id: ev.incomplete or f"the judge did not answer for {ev.skipped_atoms} atom(s)"
+               for ev in evaluations if ev.skipped_atoms or ev.incomplete}
+    per_task = "; ".join(f"{t.task_id} " + ("not final" if t.task_id in pending else
+                                              f"{t.total:.1f}" + (" (failed)" if t.failed else ""))
+                         for t in out.scored.tasks)
     detail = f"mean {out.scored.mean_total:.1f} with judge {out.scored.judge.key}: {per_task}"
-    if incomplete:
+    if pending:
         return StageResult(f"score {spec.label}", "failed",
-                           f"{detail}; the judge did not answer for some atoms of {', '.join(incomplete)}: "
-                           "rerun the same command to finish them")
+                           f"{detail}; provisional: " + "; ".join(f"{t}: {why}" for t, why in pending.items())
+                           + "; rerun the same command to finish them")
     return StageResult(f"score {spec.label}", "ok", detail)
 
 

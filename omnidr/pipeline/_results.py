@@ -7,11 +7,13 @@ judge on the same tasks; the others are listed as left out, never mixed in.
 
 import html
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omnidr.attempts._runner import changed_settings
 from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.errors import UserError
 from sandbox.models import Budget
@@ -43,10 +45,10 @@ def check_system_folder(folder: Path, config: EvalConfig) -> bool:
         return False
     existing = EvalConfig.model_validate_json(path.read_text("utf-8"))
     if existing != config:
-        changed = sorted(k for k in EvalConfig.model_fields if getattr(existing, k) != getattr(config, k))
+        changed, what = changed_settings(existing, config)
         hint = ("re-score it into a new folder with `omnidr archive` + `omnidr rescore`" if changed == ["judge"]
                 else "rerun with the original settings to resume")
-        raise UserError(f"{folder} was evaluated with a different {', '.join(changed)}; use another --runs-root, "
+        raise UserError(f"{folder} was evaluated with other settings ({what}); use another --runs-root, "
                         f"or {hint}")
     return True
 
@@ -76,7 +78,8 @@ class Results(BaseModel):
     systems: dict[str, str] = Field(description="Leaderboard label -> system folder (relative to the run root).")
     left_out: dict[str, str] = Field(default_factory=dict, description="System folder -> why it is not ranked.")
     incomplete: dict[str, list[str]] = Field(
-        default_factory=dict, description="System folder -> tasks whose evaluation skipped atoms (judge unavailable).")
+        default_factory=dict, description="System folder -> tasks whose score is not final (judge atoms skipped, or the "
+        "last attempt ended by an outage); those systems' rows are provisional and unranked.")
     leaderboard: dict = Field(description="The scoring stage's Leaderboard.")
 
 
@@ -94,7 +97,7 @@ def read_system(folder: Path, evaluation: str = "evaluation"):
     summary, evaluations = read_scored_run(folder / evaluation)
     key = SystemKey(model=config.system.model.name, harness=config.system.harness,
                     capability=config.system.capability, budget=config.budget_label)
-    incomplete = [e.task_id for e in evaluations if e.skipped_atoms]
+    incomplete = [e.task_id for e in evaluations if e.skipped_atoms or e.incomplete]
     return (key.label, folder, config, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
             incomplete, summary.judge.key)
 
@@ -144,6 +147,7 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
     scored = score_systems([f[3] for f in found], trees, hp, task_ids=task_ids)
     replicates = hp.bootstrap_replicates if hp else None
     board = build_leaderboard(scored, task_ids, with_comparisons=len(found) > 1,
+                              incomplete={f[0]: f[4] for f in found if f[4]},
                               **({"replicates": replicates} if replicates else {}))
     results = Results(
         snapshot_id=snapshot_id, judge=judge_key, generated_at=datetime.now(UTC),
@@ -167,14 +171,16 @@ def write_results(root: Path, board, results: Results) -> list[Path]:
     md += _notes(results)
     paths[1].write_text("\n".join(md).rstrip() + "\n", "utf-8")
     plot_scores(board, paths[2], f"{results.snapshot_id}\njudge {results.judge}")
-    paths[3].write_text(summary_page(board, results, grids), "utf-8")
+    paths[3].write_text(summary_page(board, results, grids, root), "utf-8")
     return paths
 
 
 def _notes(results: Results) -> list[str]:
     lines = []
     for folder, tasks in results.incomplete.items():
-        lines.append(f"- {folder}: the judge did not answer for some atoms of {', '.join(tasks)}; rerun to finish them.")
+        lines.append(f"- {folder}: provisional, not ranked: the scores of {', '.join(tasks)} are not final (the judge "
+                     "did not answer for some atoms, or the last attempt was ended by an outage); rerun the same "
+                     "command to finish them.")
     for folder, why in results.left_out.items():
         lines.append(f"- left out: {folder} ({why}).")
     return lines
@@ -192,11 +198,15 @@ def plot_scores(board, path: Path, subtitle: str) -> None:
     y = list(range(len(rows)))[::-1]
     avgs = [r.avg for r in rows]
     err = [[r.avg - r.avg_ci_low for r in rows], [r.avg_ci_high - r.avg for r in rows]]
-    ax.barh(y, avgs, color="#4C72B0", alpha=0.85, height=0.6)
+    bars = ax.barh(y, avgs, color=["#B0B0B0" if r.provisional else "#4C72B0" for r in rows], alpha=0.85, height=0.6)
+    for bar, r in zip(bars, rows, strict=True):
+        if r.provisional:
+            bar.set_hatch("//")
     ax.errorbar(avgs, y, xerr=err, fmt="none", ecolor="black", capsize=4, lw=1.2)
     for yi, r in zip(y, rows, strict=True):
-        ax.text(min(r.avg_ci_high + 1.5, 101), yi, f"{r.avg:.1f}", va="center", fontsize=9)
-    ax.set_yticks(y, [r.label for r in rows], fontsize=9)
+        ax.text(min(r.avg_ci_high + 1.5, 101), yi, f"{r.avg:.1f}" + (" provisional" if r.provisional else ""),
+                va="center", fontsize=9)
+    ax.set_yticks(y, [r.label + (" (provisional)" if r.provisional else "") for r in rows], fontsize=9)
     ax.set_xlim(0, 110)
     ax.set_xlabel(f"Avg score (points), {int(round(100 * board.confidence))}% task-bootstrap interval, "
                   f"{len(board.task_ids)} tasks")
@@ -209,7 +219,7 @@ def plot_scores(board, path: Path, subtitle: str) -> None:
     tmp.replace(path)
 
 
-def summary_page(board, results: Results, grids) -> str:
+def summary_page(board, results: Results, grids, root_dir: Path | None = None) -> str:
     """A static page: the plot, the tables, and links into each system folder."""
     e = html.escape
     parts = [
@@ -237,7 +247,10 @@ def summary_page(board, results: Results, grids) -> str:
     notes = _notes(results)
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n[2:])}</li>" for n in notes) + "</ul>")
-    parts.append("<p>Tracking: <code>mlflow ui --backend-store-uri sqlite:///mlflow.db</code> in this folder.</p>")
+    store = root_dir / "mlflow.db" if root_dir is not None else None
+    if store is not None and store.is_file():
+        parts.append(f"<p>Tracking: <code>{e(str(Path(sys.executable).parent / 'mlflow'))} ui --backend-store-uri "
+                     f"sqlite:///{e(str(store))}</code>, then the experiment's runs at http://127.0.0.1:5000.</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from omnidr._console import make_console
 from omnidr.benchmark import Hyperparameters
 
 from ._errors import ScoringInputError
@@ -44,7 +45,7 @@ _format = click.option("--format", "fmt", type=FORMATS, default="terminal", show
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    return make_console()
 
 
 def _emit(grids: list[Grid], fmt: str, notes: list[str] = ()) -> None:

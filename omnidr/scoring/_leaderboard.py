@@ -7,7 +7,7 @@ is drawn in each replicate); the replicate means of all systems are then one mat
 with no Python loop per replicate.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -103,7 +103,8 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[float, float], rank: int) -> SystemResult:
+def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[float, float], rank: int | None,
+                   incomplete: list[str]) -> SystemResult:
     ok = [r for r in reports if not r.failed]
     dims = {k: _mean([r.dimensions[k].score for r in ok if k in r.dimensions]) for k in Dimension}
     rates: dict[str, list[float]] = {}
@@ -133,12 +134,18 @@ def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[f
         presentation=dims[Dimension.P],
         direction_pass_rates={k: sum(v) / len(v) for k, v in rates.items()},
         difficulty_pass_rates={lv: sum(levels[lv]) / len(levels[lv]) for lv in Difficulty if lv in levels},
+        incomplete=incomplete,
     )
 
 
 def rank_order(labels: Sequence[str], avgs: Sequence[float]) -> list[int]:
-    """Indices of systems from best to worst Avg; ties broken by label."""
+    """Indices of systems from best to worst Avg; ties listed by label."""
     return sorted(range(len(labels)), key=lambda i: (-avgs[i], labels[i]))
+
+
+def competition_ranks(avgs: Sequence[float]) -> list[int]:
+    """Rank of each Avg: 1 + how many are higher by more than TIE, so ties share a rank (1, 2, 2, 4)."""
+    return [1 + sum(1 for other in avgs if other > a + TIE) for a in avgs]
 
 
 def build_leaderboard(
@@ -149,12 +156,15 @@ def build_leaderboard(
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
     with_comparisons: bool = False,
+    incomplete: Mapping[str, Sequence[str]] | None = None,
 ) -> Leaderboard:
     """Rank systems by Avg over the task set, with task-bootstrap percentile intervals.
 
     `task_ids` defaults to every task any system reported on; a system without a report for a
     task scores 0 there and the task counts as a failure. With `with_comparisons`, every pair of
-    systems is compared as well (`paired_comparisons`).
+    systems is compared as well (`paired_comparisons`). `incomplete` maps a system label to its
+    tasks whose score is not final: such a row is provisional, listed after the ranked rows and not
+    ranked (an unanswered judge or an outage is not a score).
     """
     if not systems:
         raise ScoringInputError("no system to rank; give at least one system")
@@ -172,8 +182,13 @@ def build_leaderboard(
     counts = bootstrap_counts(len(tasks), replicates, seed)
     low, high = percentile_interval(bootstrap_means(scores, counts), confidence)
     avgs = scores.mean(axis=1)
+    pending = {label: sorted(t for t in tasks_ if t in tasks) for label, tasks_ in (incomplete or {}).items()}
     order = rank_order(labels, list(avgs))
-    rows = [_system_result(systems[i], table[i], (float(low[i]), float(high[i])), rank + 1) for rank, i in enumerate(order)]
+    order = [i for i in order if not pending.get(labels[i])] + [i for i in order if pending.get(labels[i])]
+    ranked = [i for i in order if not pending.get(labels[i])]
+    ranks = dict(zip(ranked, competition_ranks([float(avgs[i]) for i in ranked]), strict=True))
+    rows = [_system_result(systems[i], table[i], (float(low[i]), float(high[i])), ranks.get(i), pending.get(labels[i], []))
+            for i in order]
     comparisons = _pairs(labels, scores, counts, combinations(order, 2), seed, confidence) if with_comparisons else []
     return Leaderboard(task_ids=tasks, replicates=replicates, seed=seed, confidence=confidence, settings=settings,
                        rows=rows, comparisons=comparisons)

@@ -99,8 +99,10 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
     main = Grid(
         f"Leaderboard: {len(board.task_ids)} tasks, {board.replicates} bootstrap replicates (seed {board.seed})",
         ["#", "system", "Avg", f"{level}% CI", "Success", "Avg succ.", "Content", "Citation", "Presentation"],
-        [[str(r.rank), r.label, pts(r.avg), f"[{r.avg_ci_low:.1f}, {r.avg_ci_high:.1f}]", pct(r.success_rate),
-          pts(r.avg_succ), pts(r.content), pts(r.citation), pts(r.presentation)] for r in board.rows],
+        [[str(r.rank) if r.rank is not None else "-", r.label + (" (provisional)" if r.provisional else ""),
+          pts(r.avg) + ("*" if r.provisional else ""), f"[{r.avg_ci_low:.1f}, {r.avg_ci_high:.1f}]",
+          pct(r.success_rate), pts(r.avg_succ), pts(r.content), pts(r.citation), pts(r.presentation)]
+         for r in board.rows],
         frozenset({0, 2, 3, 4, 5, 6, 7, 8}),
     )
     rates = Grid(
@@ -110,6 +112,10 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
           *[pct_number(r.direction_pass_rates.get(d)) for d in SHOWN_DIRECTIONS]] for r in board.rows],
         frozenset(range(1, 5 + len(SHOWN_DIRECTIONS))),
     )
+    if any(r.provisional for r in board.rows):
+        main.title += ("; * provisional, not ranked: "
+                       + "; ".join(f"{r.label} ({len(r.incomplete)} task(s) not final: {', '.join(r.incomplete)})"
+                                   for r in board.rows if r.provisional))
     grids = [main, rates]
     if board.comparisons:
         grids.append(comparisons_grid(board.comparisons))

@@ -42,7 +42,10 @@ class SystemDecisions(ScoringModel):
 class SystemResult(ScoringModel):
     """One leaderboard row (paper Table 3 plus the direction and difficulty pass rates)."""
 
-    rank: int = Field(description="1 = highest Avg; ties broken by label.")
+    rank: int | None = Field(
+        description="1 = highest Avg; systems whose Avg is within 1e-9 points share a rank (1, 2, 2, 4). "
+        "None for a provisional row, which is not ranked."
+    )
     system: SystemKey = Field(description="The system.")
     label: str = Field(description="Display name of the system.")
     tasks: int = Field(description="Tasks in the task set.")
@@ -62,6 +65,16 @@ class SystemResult(ScoringModel):
     difficulty_pass_rates: dict[Difficulty, float] = Field(
         description="L0-L3 -> mean over successful reports of the report's pass rate at that level (fraction)."
     )
+    incomplete: list[str] = Field(
+        default_factory=list,
+        description="Tasks whose score is not final (the judge did not answer for some atoms, or the last attempt was "
+        "ended by an upstream outage or an infrastructure failure). A row with any is provisional: its numbers are "
+        "shown marked as such and it is not ranked.",
+    )
+
+    @property
+    def provisional(self) -> bool:
+        return bool(self.incomplete)
 
 
 class Leaderboard(ScoringModel):

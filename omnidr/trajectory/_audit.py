@@ -63,12 +63,16 @@ def load_attempt_trajectory(attempt_dir: Path, harness: str) -> tuple[Trajectory
         traj, origin = trajectory_from_gateway(gateway, harness), gateway
         if harness in NATIVE_LOG_GLOBS:
             traj.warnings.insert(0, f"no native {harness} log under output/harness-logs/; steps rebuilt from the gateway")
+    elif (attempt_dir / "attempt.json").is_file():  # a finished attempt that never called the model
+        traj = Trajectory(harness=harness, source_format="gateway", steps=[], warnings=[
+            "the attempt made no model call (no gateway log, no native log): nothing ran to audit"])
+        origin = attempt_dir / "attempt.json"
     else:
         if harness not in KNOWN_HARNESSES:
             raise UserError(f"{attempt_dir}: unknown harness {harness!r} and no output/trajectory.jsonl or "
                             f"logs/gateway.jsonl to read; known harnesses: {', '.join(KNOWN_HARNESSES)}")
         raise UserError(f"{attempt_dir}: nothing to audit: no output/trajectory.jsonl, no {harness} log under "
-                        "output/harness-logs/, no logs/gateway.jsonl")
+                        "output/harness-logs/, no logs/gateway.jsonl, no attempt.json")
     if gateway.is_file() and traj.source_format != "gateway":
         attach_gateway_totals(traj, gateway)
     return traj, str(origin.relative_to(attempt_dir))
@@ -120,7 +124,12 @@ def run_harness(run_dir: Path) -> str:
     """The harness named in RUN_DIR/run.json."""
     path = run_dir / "run.json"
     if not path.is_file():
-        raise UserError(f"{run_dir}: not a run folder (no run.json); pass the folder `omnidr run` wrote")
+        systems = sorted(p.parent.name for p in Path(run_dir).glob("*/run.json"))
+        if systems:  # a run root of `omnidr eval`: its system folders are the run folders
+            raise UserError(f"{run_dir} is a run root with {len(systems)} system folder(s); pass one of them, e.g. "
+                            f"`omnidr audit {Path(run_dir) / systems[0]}`")
+        raise UserError(f"{run_dir}: not a run folder (no run.json); pass the folder `omnidr run` wrote, or a system "
+                        "folder of `omnidr eval` (runs/<snapshot id>/<system>)")
     try:
         config = json.loads(path.read_text("utf-8"))
     except ValueError as exc:

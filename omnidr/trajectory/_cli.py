@@ -4,12 +4,12 @@ A standalone Click command; the main `omnidr` group registers it. Bad input rais
 (one line naming the file and line; exit code 2 through `omnidr.cli.main`).
 """
 
-import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
+
+from omnidr._console import make_console
 
 from ._audit import AttemptAudit, audit_run
 from ._stats import summarize
@@ -60,7 +60,7 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
 def audit(run_dir: Path, task: str | None) -> None:
     """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt."""
     audits = audit_run(run_dir, task)
-    console = Console(width=None if sys.stdout.isatty() else 160)  # piped output keeps whole columns
+    console = make_console()
     for table in audit_tables(audits):
         console.print(table)
     for a in audits:

@@ -121,7 +121,8 @@ def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upst
     assert client.ping() and subprocess.run(["true"]).returncode == 0  # the host still forks and the engine answers
 
 
-def _run_cli(run_dir: Path, network: str, *extra: str, **kw) -> subprocess.Popen:
+def _run_cli(run_dir: Path, network: str, *extra: str, agent: tuple[str, ...] = ("sleep:4", "report"),
+             **kw) -> subprocess.Popen:
     tasks = json.loads((DEMO / "snapshot.json").read_text())["tasks"][:2]
     from omnidr.images import build_images
 
@@ -129,7 +130,7 @@ def _run_cli(run_dir: Path, network: str, *extra: str, **kw) -> subprocess.Popen
            "--image", build_images(["base"])[0].tag, "--openai-base-url", "http://upstream:9000/v1",
            "--openai-key-env", "OMNIDR_TEST_REAL_KEY", "--outside-network", network, "--wall-time", "60",
            "--attempts", "1", *[a for t in tasks for a in ("--task", t)], *extra, "--",
-           *agent_argv("sleep:4", "report")]
+           *agent_argv(*agent)]
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, **kw)
 
@@ -175,7 +176,7 @@ def test_changed_configuration_of_a_run_folder_is_refused(tmp_path, images, upst
     again = _run_cli(run_dir, network, "--max-iterations", "7")
     out, err = again.communicate(timeout=60)
     assert again.returncode == 2
-    assert "different configuration (budget changed)" in err and "Traceback" not in err
+    assert "different configuration (budget.max_iterations: 500 -> 7)" in err and "Traceback" not in err
 
 
 def test_docker_engine_unreachable_is_one_line(tmp_path):
@@ -185,3 +186,36 @@ def test_docker_engine_unreachable_is_one_line(tmp_path):
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "cannot reach the Docker engine" in r.stderr
+
+
+def test_ctrl_c_stops_the_run_keeps_what_is_finished_and_a_rerun_resumes(tmp_path, client, images, upstream_factory,
+                                                                        real_key):
+    network, _ = upstream_factory()
+    run_dir = tmp_path / "run"
+    tasks = json.loads((DEMO / "snapshot.json").read_text())["tasks"][:2]
+    agent = ("sleep:20", "report")
+    proc = _run_cli(run_dir, network, agent=agent)
+    first = run_dir / "attempts" / tasks[0] / "1"
+    deadline = time.monotonic() + 240
+    while not (first / "logs").exists() and time.monotonic() < deadline:  # the first attempt is running
+        time.sleep(0.2)
+    time.sleep(1.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    t0 = time.monotonic()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert time.monotonic() - t0 < 60
+    assert "interrupted; rerun the same command to resume" in err and "Traceback" not in err
+    assert not (first / "attempt.json").exists()  # stopped, not finished: no made-up outcome
+    assert not (run_dir / "attempts" / tasks[1]).exists()  # the queued task never started
+    from omnidr.attempts import RunConfig
+
+    rid = RunConfig.model_validate_json((run_dir / "run.json").read_text()).run_id()
+    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={rid}"})  # nothing keeps running
+    assert not client.networks.list(filters={"label": f"org.omnidr.run={rid}"})
+
+    rerun = _run_cli(run_dir, network, agent=agent)
+    out, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, out + err
+    assert "2 of 2 task(s) delivered a report" in out
+    assert list((run_dir / "attempts" / tasks[0]).glob("1.interrupted-*"))

@@ -5,6 +5,7 @@ Builds a small image (`jq` on the project's base) from a private images folder, 
 """
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -94,3 +95,25 @@ def test_unserved_lock_builds_with_the_served_version_strict_refuses_and_lock_re
     assert "warning" not in again.stderr
     assert [i.id for i in client.images.list(filters=LABEL)] == [image.id]  # same contents, same tag: reused
     assert "cached" in again.stdout and "built " not in again.stdout
+
+
+def test_a_failing_image_is_reported_and_the_others_are_still_built(tmp_path, client):
+    build_images(["base"])
+    folder = tmp_path / "images"
+    shutil.copytree(ROOT / "images" / "base", folder / "base")
+    for name, run in (("probe-broken", "RUN echo the build breaks here && false"), ("probe-fine", "RUN true")):
+        (folder / name).mkdir()
+        (folder / name / "image.json").write_text(json.dumps(
+            {"name": name, "description": "test", "kind": "dockerfile", "parent": "base"}))
+        (folder / name / "Dockerfile").write_text(f"ARG BASE_IMAGE\nFROM ${{BASE_IMAGE}}\n{run}\n")
+    try:
+        r = _cli(folder, "build")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "Traceback" not in r.stdout + r.stderr
+        failed = [line for line in r.stdout.splitlines() if line.startswith("failed probe-broken:")]
+        assert len(failed) == 1 and "docker build of probe-broken failed" in failed[0]
+        assert client.images.list(filters={"label": "org.omnidr.image=probe-fine"})  # built despite the other
+        assert re.search(r"probe-fine\s*│\s*built", r.stdout) and re.search(r"probe-broken\s*│\s*failed", r.stdout)
+    finally:
+        for image in client.images.list(filters={"label": "org.omnidr.image=probe-fine"}):
+            client.images.remove(image.id, force=True)

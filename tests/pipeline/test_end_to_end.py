@@ -119,7 +119,8 @@ def test_rerun_with_other_settings_is_refused(demo_run):
     root, _ = demo_run
     r = run_cli("eval", DEMO, "--budget", "attempts=1", "--runs-root", root.parent)
     assert r.returncode == 2
-    assert f"{root / SYSTEM} was evaluated with a different budget, budget_label" in r.stderr
+    assert f"{root / SYSTEM} was evaluated with other settings (budget.attempts_per_task: 3 -> 1; " in r.stderr
+    assert 'budget_label: "default" -> "attempts=1"' in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
@@ -294,7 +295,17 @@ def test_an_upstream_outage_is_recorded_and_a_rerun_finishes_the_task(tmp_path):
     first = attempt_files(system)
     assert first and {json.loads(b)["reason"] for b in first.values()} == {"upstream_error"}
     assert "failed upstream" in json.loads(next(iter(first.values())))["detail"]
-    assert json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]["successes"] == 0
+    results = json.loads((root / "leaderboard.json").read_text())
+    [row] = results["leaderboard"]["rows"]
+    # an outage is not a score: the tasks are not final, the row is provisional and unranked
+    assert row["successes"] == 0 and row["rank"] is None
+    assert sorted(row["incomplete"]) == sorted(results["incomplete"][system.name]) == ["nd-filter-waterfall",
+                                                                                         "pendant-lamp-safety"]
+    evaluation = json.loads((system / "evaluation" / "pendant-lamp-safety" / "evaluation.json").read_text())
+    assert "not the agent's failure" in evaluation["incomplete"]
+    assert "not final" in down.stdout and "0.0 (failed)" not in down.stdout
+    assert re.search(r"^\| - \| scripted-demo / reference / full / [^|]* \(provisional\) \| 0\.0\* \|",
+                     (root / "leaderboard.md").read_text(), re.M)
 
     server = _scripted_server(port, tmp_path / "server.log")
     try:
@@ -310,7 +321,8 @@ def test_an_upstream_outage_is_recorded_and_a_rerun_finishes_the_task(tmp_path):
         finals.setdefault(p.parent.parent.name, []).append((int(p.parent.name), json.loads(data)["reason"]))
     for task, attempts in finals.items():
         assert max(attempts)[1] == "success", (task, attempts)
-    assert json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]["successes"] == 2
+    [row] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]
+    assert row["successes"] == 2 and row["rank"] == 1 and row["incomplete"] == []
 
 
 def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
@@ -397,10 +409,19 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     args = ("eval", DEMO, "--judge", f"judge-x@{judge.url}", "--task", "pendant-lamp-safety", "--runs-root", tmp_path)
     down = run_cli(*args, timeout=900)
     assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-2000:]
-    assert "the judge did not answer for some atoms of pendant-lamp-safety: rerun the same command" in down.stdout
+    assert "provisional: pendant-lamp-safety: the judge did not answer for" in down.stdout
+    assert "rerun the same command to finish them" in down.stdout
     [root] = tmp_path.glob("demo-*")
     system = root / "reference-full-scripted"
-    assert json.loads((root / "leaderboard.json").read_text())["incomplete"] == {system.name: ["pendant-lamp-safety"]}
+    results = json.loads((root / "leaderboard.json").read_text())
+    assert results["incomplete"] == {system.name: ["pendant-lamp-safety"]}
+    [row] = results["leaderboard"]["rows"]
+    assert row["rank"] is None and row["incomplete"] == ["pendant-lamp-safety"]  # no perfect score published
+    md = (root / "leaderboard.md").read_text()
+    assert "(provisional)" in md and "| 1 |" not in md
+    rescored = run_cli("score", system, "--judge-base-url", judge.url, "--judge-model", "judge-x",
+                       "--out", tmp_path / "rescored", timeout=900)
+    assert rescored.returncode == 1 and "not final: pendant-lamp-safety" in rescored.stdout, rescored.stdout
     attempts = attempt_files(system)
     assert [json.loads(b)["reason"] for b in attempts.values()] == ["success"]  # the agent's work is kept
 

@@ -192,3 +192,23 @@ def test_leaderboard_refuses_reports_of_different_judges():
     assert len(same.rows) == 2
     with pytest.raises(ScoringInputError, match="2 different judges"):
         build_leaderboard([system("m1", "offline-baseline:x:1"), system("m2", "openai-compatible:gpt:1")], replicates=200)
+
+
+def test_tied_systems_share_a_rank_and_the_next_rank_skips():
+    board = build_leaderboard([system("b", [50, 50]), system("a", [50, 50]), system("c", [100, 100]),
+                               system("d", [0, 5])], replicates=200)
+    assert [(r.label, r.rank) for r in board.rows] == [("c", 1), ("a", 2), ("b", 2), ("d", 4)]
+
+
+def test_a_system_with_unfinished_tasks_is_provisional_unranked_and_listed_last():
+    from omnidr.scoring._render import leaderboard_grids
+
+    board = build_leaderboard([system("judged", [50, 50]), system("judge-down", [100, 100])], replicates=200,
+                              incomplete={"judge-down": ["t01"]})
+    first, last = board.rows
+    assert (first.label, first.rank, first.provisional) == ("judged", 1, False)
+    assert (last.label, last.rank, last.incomplete, last.provisional) == ("judge-down", None, ["t01"], True)
+    md = leaderboard_grids(board)[0].markdown()
+    assert "| 1 | judged | 50.0 |" in md
+    assert "| - | judge-down (provisional) | 100.0* |" in md
+    assert "provisional, not ranked: judge-down (1 task(s) not final: t01)" in md

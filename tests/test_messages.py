@@ -1,0 +1,60 @@
+"""Messages a newcomer meets: each mistake ends with one line that names the real problem and a fix that works."""
+
+import json
+import shutil
+
+from testkit import DEMO, ROOT, run_cli
+
+
+def one_line_error(r) -> str:
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    return lines[0]
+
+
+def test_probe_of_a_missing_folder_is_an_error(tmp_path):
+    line = one_line_error(run_cli("probe", tmp_path / "nonexistent", "--probe", "page_loads"))
+    assert "no such report folder" in line
+
+
+def test_compare_names_the_folder_that_is_wrong(tmp_path):
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "eval.json").write_text("{}")
+    line = one_line_error(run_cli("compare", good, tmp_path / "typo"))
+    assert f"{tmp_path / 'typo'}: no such folder" in line and str(good) + ":" not in line
+
+
+def test_audit_of_a_run_root_says_which_folder_to_pass(tmp_path):
+    root = tmp_path / "runs" / "demo-x"
+    (root / "reference-full-scripted").mkdir(parents=True)
+    (root / "reference-full-scripted" / "run.json").write_text(json.dumps({"harness": "reference"}))
+    line = one_line_error(run_cli("audit", root))
+    assert "is a run root" in line and f"omnidr audit {root / 'reference-full-scripted'}" in line
+
+
+def test_a_broken_manifest_is_not_fixed_by_freezing_again(demo_copy):
+    (demo_copy / "MANIFEST.json").write_text("{ not json")
+    line = one_line_error(run_cli("snapshot", "verify", demo_copy))
+    assert "restore MANIFEST.json" in line and "freeze" not in line.split("(freezing")[0]
+
+
+def test_a_missing_demo_video_points_at_the_demo_media_script(tmp_path):
+    snapshots = tmp_path / "snapshots"
+    shutil.copytree(DEMO, snapshots / "demo")
+    shutil.copy2(ROOT / "snapshots" / "make_demo_media.py", snapshots / "make_demo_media.py")
+    (snapshots / "demo" / "tasks" / "sky-blue-rayleigh" / "video.mp4").unlink()
+    r = run_cli("snapshot", "validate", snapshots / "demo")
+    assert r.returncode == 1
+    assert f"python3 {snapshots / 'make_demo_media.py'}" in r.stdout + r.stderr
+    assert "fetch-videos" not in r.stdout + r.stderr
+
+
+def test_run_checks_the_upstream_key_before_any_attempt(tmp_path):
+    r = run_cli("run", "--snapshot", DEMO, "--image", "omnidr/base:any", "--run-dir", tmp_path / "run",
+                "--openai-base-url", "http://upstream:9000/v1", "--openai-key-env", "OMNIDR_TEST_UNSET_KEY", "--",
+                "true", env={"OMNIDR_TEST_UNSET_KEY": None})
+    line = one_line_error(r)
+    assert "OMNIDR_TEST_UNSET_KEY is not set" in line
+    assert not (tmp_path / "run" / "attempts").exists()
