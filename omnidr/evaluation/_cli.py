@@ -98,6 +98,10 @@ def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks
     """
     settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
     target = out_dir or Path(run_dir) / "evaluation"
+    if settings is not None:
+        from omnidr._reach import require_answer
+
+        require_answer(settings.base_url, "judge", "--judge-base-url")
     if in_docker:
         from ._container import score_in_container
 

@@ -20,7 +20,14 @@ from omnidr.errors import UserError
 from sandbox.models import Budget
 
 from ._checks import EvalResult, StageResult, check_snapshot
-from ._results import EvalConfig, build_results, check_system_folder, open_system_folder, write_results
+from ._results import (
+    EvalConfig,
+    build_results,
+    check_system_folder,
+    open_system_folder,
+    primary_task_set,
+    write_results,
+)
 from ._specs import Endpoint, SystemSpec, require_key
 
 MIN_FREE_GB_ENV = "OMNIDR_MIN_FREE_GB"
@@ -141,6 +148,13 @@ def preflight(request: EvalRequest, task_ids: list[str]) -> None:
     for name in names:
         if not built[name].tag:
             raise UserError(f"the {name} image cannot be built here: {built[name].reason}")
+    # last, once everything local holds: one cheap request to each endpoint the run will call
+    from omnidr._reach import require_answer
+
+    for url in dict.fromkeys(s.model.base_url for s in request.systems if not s.model.offline):
+        require_answer(url, "model", "MODEL (--model)")
+    if not request.judge.offline and request.judge.base_url:
+        require_answer(request.judge.base_url, "judge", "JUDGE (--judge)")
 
 
 def _key_env(model: Endpoint) -> str | None:
@@ -297,7 +311,7 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
-    board, results = build_results(root, request.snapshot, snapshot_id, key, task_ids)
+    board, results = build_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
     if board is not None:
         outcome.board = board
         outcome.files = write_results(root, board, results)

@@ -135,6 +135,20 @@ def _distinct_labels(found: list) -> list:
     return out
 
 
+def primary_task_set(root: Path, task_ids: list[str]) -> list[str]:
+    """The task set a run root's leaderboard ranks on: the largest one any of its systems was evaluated
+    on (ties: the one more systems share, then this run's). A quick run on a subset of tasks is then
+    listed under "left out" instead of displacing the systems evaluated on every task."""
+    from collections import Counter
+
+    sets = Counter(tuple(sorted(c.tasks)) for p in root.iterdir() if p.is_dir() and (c := read_eval_config(p)) is not None)
+    mine = tuple(sorted(task_ids))
+    if not sets:
+        return list(task_ids)
+    best = max(sets, key=lambda t: (len(t), sets[t], t == mine))
+    return list(task_ids) if best == mine else list(best)
+
+
 def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, task_ids: list[str],
                   evaluation: str = "evaluation"):
     """The leaderboard of the run root (see `collect_systems`), or None when nothing is scored."""

@@ -284,11 +284,57 @@ def test_make_eval_with_a_loopback_endpoint_uses_the_real_client_path(tmp_path):
     assert "scripted-demo / reference / full / default" in (root / "leaderboard.md").read_text()
 
 
+class _Outage:
+    """A model endpoint in an outage: it answers (so the run starts), but every model request gets a 503."""
+
+    def __init__(self, port: int):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self, status: int) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self):  # noqa: N802
+                self._answer(404)
+
+            def do_POST(self):  # noqa: N802
+                self._answer(503)
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_endpoint_that_does_not_answer_stops_eval_before_any_attempt(tmp_path):
+    port = free_port()  # nothing listens there: a typo or a server that is down
+    r = run_cli("eval", DEMO, "--model", f"scripted-demo@http://127.0.0.1:{port}/v1", "--task", "sky-blue-rayleigh",
+                "--runs-root", tmp_path / "runs", timeout=300)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert f"the model endpoint http://127.0.0.1:{port}/v1 does not answer" in line
+    assert not list((tmp_path / "runs").glob("*/*/attempts"))  # no attempt ran
+
+
 def test_an_upstream_outage_is_recorded_and_a_rerun_finishes_the_task(tmp_path):
-    port = free_port()  # nothing listens there yet: the model endpoint is down
+    port = free_port()
     args = (f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1", "BUDGET=upstream_retries=0",
             "EVAL_ARGS=--task pendant-lamp-safety --task nd-filter-waterfall")
-    down = make_eval(tmp_path / "runs", *args)
+    outage = _Outage(port)
+    try:
+        down = make_eval(tmp_path / "runs", *args)
+    finally:
+        outage.close()
     assert down.returncode == 2 and "eval] Error 1" in down.stderr  # omnidr exited 1: the run completed, with failures
     [root] = (tmp_path / "runs").glob("demo-*")
     system = root / "reference-full-scripted-demo"

@@ -96,3 +96,23 @@ def test_systems_with_the_same_label_are_told_apart_by_their_folders(tmp_path):
     out = _distinct_labels(found)
     assert [f[0] for f in out] == ["m (a) / reference / full / default", "m (b) / reference / full / default", "x / y"]
     assert [f[3].system.label for f in out] == [f[0] for f in out]
+
+
+def test_a_subset_run_does_not_displace_the_systems_evaluated_on_every_task(tmp_path):
+    from omnidr.pipeline._results import EvalConfig, primary_task_set
+    from omnidr.pipeline._specs import parse_judge, parse_model, parse_system
+    from sandbox.models import Budget
+
+    def system_folder(name: str, tasks: list[str]) -> None:
+        config = EvalConfig(system=parse_system("reference:full", parse_model("scripted")),
+                            judge=parse_judge("offline-baseline"), budget_label="default", budget=Budget(),
+                            tasks=tasks, snapshot_id="demo-x")
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "eval.json").write_text(config.model_dump_json())
+
+    full = ["nd-filter-waterfall", "pendant-lamp-safety", "sky-blue-rayleigh"]
+    system_folder("a-full", full)
+    system_folder("b-full", full)
+    system_folder("c-quick", ["sky-blue-rayleigh"])
+    assert primary_task_set(tmp_path, ["sky-blue-rayleigh"]) == full  # the quick run ranks nobody out
+    assert primary_task_set(tmp_path, full) == full
