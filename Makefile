@@ -38,16 +38,20 @@ system-deps:
 	  echo "installed:$$missing"; \
 	fi
 
-# The wheelhouse holds the lock's wheels for the test that installs the package the plain way
-# (`pip install .`, no network in the test); pip's cache makes the download local.
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+# The lock's wheels, for the test that installs the package the plain way (`pip install .`, no
+# network in the test); pip's cache makes the download local after setup.
+WHEELHOUSE := $(VENV)/wheelhouse/.complete
+$(WHEELHOUSE): $(STAMP)
 	$(BIN)/pip download -q --disable-pip-version-check --no-deps --require-hashes -r requirements.lock -d $(VENV)/wheelhouse
 	touch $@
 
-test: setup
+test: setup $(WHEELHOUSE)
 	$(BIN)/nox -s tests
 
 eval: setup

@@ -1,6 +1,6 @@
 """`pip install .` alone gives a working tool: pyproject.toml declares every runtime dependency.
 
-The venv is made from the wheels of requirements.lock that `make setup` downloads into
+The venv is made from the wheels of requirements.lock that `make test` downloads into
 .venv/wheelhouse (no network here): pip resolves pyproject.toml's ranges against them and installs
 only what they require, so a dependency missing from pyproject.toml is missing in the venv.
 """
@@ -21,7 +21,7 @@ WHEELHOUSE = ROOT / ".venv" / "wheelhouse"
 @pytest.fixture(scope="module")
 def plain_venv(tmp_path_factory) -> Path:
     if not any(WHEELHOUSE.glob("*.whl")):
-        pytest.fail(f"{WHEELHOUSE} holds no wheels; run `make setup` (it downloads them)")
+        pytest.fail(f"{WHEELHOUSE} holds no wheels; run `make test` (it downloads them)")
     tmp = tmp_path_factory.mktemp("plain")
     src = tmp / "src"  # a copy, so that the build leaves nothing in the checkout
     src.mkdir()

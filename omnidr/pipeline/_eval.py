@@ -136,15 +136,20 @@ def check_tracking_server(uri: str) -> None:
                     "to use the local store in the run root")
 
 
-def preflight(request: EvalRequest, task_ids: list[str]) -> None:
-    """Every check before the first attempt: the request, the Docker engine, the images."""
+def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -> None:
+    """Every check before the first attempt: the request, the Docker engine, the images (built when
+    missing, with their build steps passed to `note`), the endpoints."""
     from omnidr.images import build_images
 
     check_request(request)
     if not task_ids:
         raise UserError("no task to run; the snapshot has no task or --task names none")
     names = sorted({s.harness for s in request.systems} | {"gateway", "egress"})
-    built = {b.name: b for b in build_images(names)}
+    def building(message: str) -> None:  # an image found by its tag is not news; a build is
+        if not message.lstrip().startswith("cached"):
+            note(f"images: {message.strip()}")
+
+    built = {b.name: b for b in build_images(names, progress=building)}
     for name in names:
         if not built[name].tag:
             raise UserError(f"the {name} image cannot be built here: {built[name].reason}")
@@ -260,7 +265,7 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     unknown = [t for t in task_ids if t not in snap.tasks]
     if unknown:
         raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
-    preflight(request, task_ids)
+    preflight(request, task_ids, progress.note)
 
     root = (Path(request.runs_root) / snapshot_id).resolve()
     outcome.run_root = root

@@ -40,6 +40,8 @@ class EvalProgress:
 
     def __exit__(self, *exc) -> None:
         if self._live is not None:
+            with self._lock:  # the final table stays on screen: without the last stage's now stale name
+                self.stage = ""
             self._live.__exit__(*exc)
             self._live = None
 
