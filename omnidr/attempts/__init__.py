@@ -3,11 +3,11 @@
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
 from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits
-from ._runner import RunConfig, open_run, run_attempts, run_task_attempts
+from ._runner import RunConfig, changed_settings, open_run, run_attempts, run_task_attempts, stop_run
 from ._sandbox import AttemptSandbox, AttemptSpec, Upstream, cleanup_run
 
 __all__ = [
     "EXECUTORS", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
-    "RunConfig", "SandboxLimits", "Upstream", "cleanup_run", "instruction", "open_run", "run_attempts",
-    "run_task_attempts",
+    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "cleanup_run", "instruction", "open_run", "run_attempts",
+    "run_task_attempts", "stop_run",
 ]

@@ -219,6 +219,7 @@ def run_attempts(
     the default runs them in threads of this process. `on_task` hears of each task whose attempts are over."""
     run_dir = Path(run_dir).resolve()
     open_run(run_dir, config)
+    INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
     cleanup_run(client, config.run_id())
     if executor is not None:
         try:

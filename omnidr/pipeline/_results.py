@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnidr.attempts._runner import changed_settings
+from omnidr.attempts import changed_settings
 from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.errors import UserError
 from sandbox.models import Budget
