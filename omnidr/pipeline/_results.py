@@ -253,6 +253,8 @@ def summary_page(board, results: Results, grids, root_dir: Path | None = None) -
             parts.append("<tr>" + "".join(f"<td{' class=r' if i in grid.right else ''}>{e(c)}</td>"
                                           for i, c in enumerate(row)) + "</tr>")
         parts.append("</table>")
+    if root_dir is not None:
+        parts += _per_task_table(board, results, root_dir)
     parts.append("<h2>Systems</h2><ul>")
     for label, folder in results.systems.items():
         parts.append(f"<li>{e(label)}: <a href='{e(folder)}/evaluation/summary.json'>evaluation</a>, "
@@ -267,6 +269,43 @@ def summary_page(board, results: Results, grids, root_dir: Path | None = None) -
                      f"sqlite:///{e(str(store))}</code>, then the experiment's runs at http://127.0.0.1:5000.</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _per_task_table(board, results: Results, root_dir: Path) -> list[str]:
+    """Task x system: each report's score with links to the report, its audit page and its evaluation."""
+    from omnidr.evaluation import read_scored_run
+
+    e = html.escape
+    scored: dict[str, dict] = {}
+    for label, folder in results.systems.items():
+        try:
+            summary, _ = read_scored_run(root_dir / folder / "evaluation")
+        except UserError:
+            continue
+        scored[label] = {t.task_id: t for t in summary.tasks}
+    labels = [r.label for r in board.rows if r.label in scored]
+    if not labels:
+        return []
+    out = ["<h2>Per task</h2><table id='per-task'><tr><th>task</th>"
+           + "".join(f"<th>{e(label)}</th>" for label in labels) + "</tr>"]
+    for task_id in board.task_ids:
+        cells = []
+        for label in labels:
+            t, folder = scored[label].get(task_id), results.systems[label]
+            if t is None:
+                cells.append("<td>-</td>")
+                continue
+            shown = "not final" if t.incomplete else ("failed" if t.failed else f"{t.total:.1f}")
+            links = [f"<a href='{e(folder)}/evaluation/{e(t.evaluation)}'>evaluation</a>"]
+            if t.attempt is not None:
+                attempt = f"{folder}/attempts/{task_id}/{t.attempt}"
+                if not t.failed:
+                    links.insert(0, f"<a href='{e(attempt)}/output/report/index.html'>report</a>")
+                links.append(f"<a href='{e(attempt)}/audit.html'>audit</a>")
+            cells.append(f"<td class=r>{e(shown)}<br><small>{' · '.join(links)}</small></td>")
+        out.append(f"<tr><td>{e(task_id)}</td>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return out
 
 
 def comparison_files(root: Path, name: str, comparisons, per_task: dict[str, dict[str, float]], budget: Budget,

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from omnidr.benchmark import Difficulty
+from omnidr.benchmark import Difficulty, direction_inventory
 
 from ._na_order import NaOrderCheck
 from ._report_models import ReportScore
@@ -105,8 +105,10 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
          for r in board.rows],
         frozenset({0, 2, 3, 4, 5, 6, 7, 8}),
     )
+    total = len(direction_inventory().directions)
     rates = Grid(
-        "Pass rates (%) on successful reports, mean of per-report rates",
+        f"Pass rates (%) on successful reports, mean of per-report rates ({len(SHOWN_DIRECTIONS)} of {total} "
+        "directions shown; all of them in leaderboard.json)",
         ["system", *[lv.value for lv in Difficulty], *SHOWN_DIRECTIONS],
         [[r.label, *[pct_number(r.difficulty_pass_rates.get(lv)) for lv in Difficulty],
           *[pct_number(r.direction_pass_rates.get(d)) for d in SHOWN_DIRECTIONS]] for r in board.rows],

@@ -95,9 +95,20 @@ def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
         page.goto((root / "index.html").as_uri())
         width = page.eval_on_selector("img", "img => img.complete ? img.naturalWidth : 0")
         text = page.inner_text("body")
+        links = page.eval_on_selector_all("#per-task a", "as => as.map(a => [a.textContent, a.href])")
+        opened = {}
+        for kind, href in links:  # follow every link of the per-task table
+            if kind not in opened:
+                page.goto(href)
+                opened[kind] = page.inner_text("body")
         browser.close()
     assert width > 500
     assert f"{row['avg']:.1f}" in text and "scripted-demo / reference / full / default" in text
+    assert "6 of 23 directions shown" in text
+    assert len(links) == 3 * len(TASKS) and {k for k, _ in links} == {"report", "audit", "evaluation"}
+    for _, href in links:
+        assert Path(urllib.request.url2pathname(href.removeprefix("file://"))).is_file(), href
+    assert '"task_id"' in opened["evaluation"] and opened["report"].strip() and opened["audit"].strip()
 
 
 def test_rerunning_resumes_without_redoing_or_duplicating_anything(demo_run):
