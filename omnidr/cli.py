@@ -234,9 +234,10 @@ def images_list() -> None:
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
-@click.option("--harness", type=click.Choice(["command", "reference"]), default="command", show_default=True,
-              help="`command` runs --image with the command after `--`; `reference` runs this repo's reference agent "
-                   "(with the scripted model when no --openai-base-url is given).")
+@click.option("--harness", type=click.Choice(["command", "reference", "claude-code", "codex", "openclaw"]),
+              default="command", show_default=True,
+              help="`command` runs --image with the command after `--`; the others run their own image (the reference "
+                   "agent, Claude Code, Codex), with the scripted model when no base URL of their API family is given.")
 @click.option("--capability", type=click.Choice(["interface_only", "video", "text_web", "multimodal", "full"]),
               default="full", show_default=True, help="Capability level of the reference agent (the paper's ladder).")
 @click.option("--image", help="Agent image (command harness).")
@@ -269,13 +270,13 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
     from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits
-    from omnidr.attempts._command import run_command_harness
+    from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
     if harness == "command" and not image:
         raise UserError("--harness command needs --image IMAGE")
-    if harness == "reference" and argv:
-        raise UserError("--harness reference takes no command after `--`; drop it or use --harness command")
+    if harness != "command" and argv:
+        raise UserError(f"--harness {harness} takes no command after `--`; drop it or use --harness command")
     upstreams = []
     if openai_base_url:
         upstreams.append({"family": "openai", "base_url": openai_base_url, "key_env": openai_key_env})
@@ -293,12 +294,14 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                   f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
 
     with out.status("running attempts"):
-        if harness == "reference":
-            from omnidr.harness import run_reference
+        if harness != "command":
+            from omnidr.harness import harness_info, run_system
 
-            results = run_reference(
-                snapshot_path, run_dir, list(tasks) or None, capability, model_base_url=openai_base_url, model=model,
-                key_env=openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
+            anthropic = harness_info(harness).family == "anthropic"
+            results = run_system(
+                snapshot_path, run_dir, harness, list(tasks) or None, capability,
+                model_base_url=anthropic_base_url if anthropic else openai_base_url, model=model,
+                key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
                 denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
                 parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
             ).records

@@ -1,13 +1,14 @@
 """Attempts stage: each agent attempt in a network-logged sandbox, under budgets, with retries."""
 
+from ._contract import AgentContext, Harness
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
-from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits
+from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits, Upstream
 from ._runner import RunConfig, changed_settings, open_run, run_attempts, run_task_attempts, stop_run
-from ._sandbox import AttemptSandbox, AttemptSpec, Upstream, cleanup_run
+from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run
 
 __all__ = [
-    "EXECUTORS", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
+    "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
     "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "cleanup_run", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run",
 ]

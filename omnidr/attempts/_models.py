@@ -2,6 +2,7 @@
 
 from datetime import datetime
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,3 +99,14 @@ class AttemptRecord(BaseModel):
     limits: SandboxLimits = Field(description="Resource limits of the agent container.")
     proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
     report_path: str | None = Field(None, description="Report entry page relative to the attempt folder, if delivered.")
+
+
+class Upstream(BaseModel):
+    """A model API the gateway forwards one family's requests to. Its key is read from the host
+    environment variable `key_env` and passed to the gateway container only; no key is ever stored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: Literal["openai", "anthropic"] = Field(description="API family the gateway serves from it.")
+    base_url: str = Field(description="Base URL including /v1, e.g. https://api.anthropic.com/v1.")
+    key_env: str | None = Field(None, description="Host environment variable holding its key; None when none is needed.")

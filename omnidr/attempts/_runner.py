@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
-from omnidr.harness import Harness
 from sandbox.models import Budget
 
+from ._contract import Harness
 from ._instruction import instruction
-from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits
-from ._sandbox import INTERRUPTED, AttemptSandbox, AttemptSpec, Upstream, cleanup_run, write_json_atomic
+from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits, Upstream
+from ._sandbox import INTERRUPTED, AttemptSandbox, AttemptSpec, cleanup_run, write_json_atomic
 
 RUN_FILE = "run.json"
 
@@ -35,7 +35,7 @@ class RunConfig(BaseModel):
     agent_image: str = Field(description="Agent image reference.")
     command: list[str] = Field(description="Agent command (command harness) or the adapter's.")
     model: str = Field(description="Model name the agent asks for.")
-    upstreams: list[dict[str, str | None]] = Field(description="Model upstreams (family, base_url, key_env); never keys.")
+    upstreams: list[Upstream] = Field(description="Model upstreams (family, base_url, key_env); never keys.")
     budget: Budget = Field(description="Per-attempt budget.")
     limits: SandboxLimits = Field(description="Agent container limits.")
     retry: RetryPolicy = Field(description="Retry policy.")
@@ -140,7 +140,7 @@ def run_task_attempts(
                 video=bundle.folder / task.video.file,
                 instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract"),
                 contract_dir=(snap.root / snap.contract_file).parent, model=config.model,
-                upstreams=tuple(Upstream(**{**u, "base_url": reach.get(u["base_url"], u["base_url"])})
+                upstreams=tuple(u.model_copy(update={"base_url": reach.get(u.base_url, u.base_url)})
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,

@@ -17,12 +17,12 @@ from pathlib import Path
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from omnidr.harness import AgentContext, Harness
 from omnidr.images import ImagePackages, packages_of
 from sandbox.egress import AGENT_CA_PATH, agent_ca_environment, read_network_log
 from sandbox.models import Budget
 
-from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits
+from ._contract import AgentContext, Harness
+from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits, Upstream
 
 LABEL_RUN = "org.omnidr.run"
 # Set by the runner on Ctrl-C: attempts stopped by it are not finished attempts (no attempt.json is
@@ -33,16 +33,6 @@ GATEWAY_PORT = 8080
 PROXY_PORT = 3128
 AGENT_UID = "1000:1000"
 HELPER_START_TIMEOUT_S = 60.0
-
-
-@dataclass(frozen=True)
-class Upstream:
-    """A real model API the gateway forwards to. The key is read from the host environment
-    variable `key_env` and passed to the gateway container only."""
-
-    family: str  # "openai" or "anthropic"
-    base_url: str
-    key_env: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,28 @@
-"""Harness adapters: how to run one agent system inside the sandbox.
+"""Harness adapters: how to run one agent system inside the sandbox, and the one registry of them.
 
 Each adapter is small: the image it runs, the command, extra environment, and where its
-native logs are. The sandbox supplies everything else (inputs, gateway, proxy, limits).
+native logs are. The sandbox supplies everything else (inputs, gateway, proxy, limits);
+`run_system` wires any harness of the registry to it.
 """
 
-from ._base import AgentContext, CommandHarness, Harness
+from omnidr.attempts import AgentContext, Harness
+
+from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
 from ._openclaw import OpenClawHarness
-from ._reference import ReferenceHarness, ReferenceRun, ScriptedModel, run_reference, start_scripted_model
+from ._reference import CAPABILITIES, ReferenceHarness, ScriptedModel, start_scripted_model
+from ._registry import (
+    HARNESSES,
+    HarnessInfo,
+    SystemRun,
+    Upstream,
+    harness_info,
+    run_command_harness,
+    run_reference,
+    run_system,
+)
 
-__all__ = ["AgentContext", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "Harness", "OpenClawHarness"]
-__all__ += ["ReferenceHarness", "ReferenceRun", "ScriptedModel", "run_reference", "start_scripted_model"]
+__all__ = ["AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "Harness",
+           "HARNESSES", "HarnessInfo", "OpenClawHarness", "ReferenceHarness", "ScriptedModel", "SystemRun", "Upstream",
+           "harness_info", "run_command_harness", "run_reference", "run_system", "start_scripted_model"]

@@ -10,12 +10,17 @@ The command is `sh -c SCRIPT` because the instruction is a file in the container
 stream must go to a file; the container's entrypoint must therefore not be `claude` itself.
 """
 
+import json
 import shlex
 from dataclasses import dataclass, field
 
 from omnidr.trajectory._native import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
 
-from ._base import AgentContext
+from omnidr.attempts import AgentContext
+
+# WebFetch first asks api.anthropic.com whether a domain may be fetched, and fails when that is
+# blocked (it always is here); the fetch itself goes through HTTPS_PROXY, so it is logged and replayable.
+SETTINGS = {"skipWebFetchPreflight": True}
 
 
 def headless_script(argv: list[str], prompt_path: str, log_path: str, setup: list[str] = (),
@@ -23,12 +28,14 @@ def headless_script(argv: list[str], prompt_path: str, log_path: str, setup: lis
     """`sh -c` command: run setup lines, then `argv [prompt_flag] "$(cat prompt_path)" > log_path`.
 
     `exec` keeps the harness as the container's main process (signals reach it; its exit code is
-    the container's), and stdout goes to the native log rather than to agent.log.
+    the container's), stdout goes to the native log rather than to agent.log, and stdin is /dev/null
+    (Codex reads stdin when it is not a terminal, and would wait on an open pipe).
     """
     log_dir = log_path.rsplit("/", 1)[0]
     prompt = f'"$(cat {shlex.quote(prompt_path)})"'
     parts = [f"mkdir -p {shlex.quote(log_dir)}", *setup,
-             f"exec {shlex.join(argv)} {(prompt_flag + ' ') if prompt_flag else ''}{prompt} > {shlex.quote(log_path)}"]
+             f"exec {shlex.join(argv)} {(prompt_flag + ' ') if prompt_flag else ''}{prompt} "
+             f"< /dev/null > {shlex.quote(log_path)}"]
     return ["sh", "-c", " && ".join(parts)]
 
 
@@ -38,6 +45,10 @@ class ClaudeCodeHarness:
 
     image_ref: str
     max_turns: int | None = None  # Claude Code's own turn limit; the gateway's budget applies anyway
+    # WebSearch is a server-side tool of the Messages API: the search runs at the provider and never
+    # passes the egress proxy. Off unless the upstream is a provider that serves it (not the scripted
+    # model, not an Anthropic-compatible server without it); the run record says which.
+    web_search: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "claude-code"
     parser: str = "claude-code"  # omnidr.trajectory format family that reads native_logs()
@@ -50,7 +61,9 @@ class ClaudeCodeHarness:
 
     def command(self, ctx: AgentContext) -> list[str]:
         argv = ["claude", "--output-format", "stream-json", "--verbose", "--model", ctx.model,
-                "--dangerously-skip-permissions"]
+                "--dangerously-skip-permissions", "--settings", json.dumps(SETTINGS, separators=(",", ":"))]
+        if not self.web_search:
+            argv += ["--disallowedTools", "WebSearch"]
         if self.max_turns:
             argv += ["--max-turns", str(self.max_turns)]
         return headless_script(argv, ctx.instruction_path, self.log_path(ctx), prompt_flag="-p")
@@ -75,7 +88,7 @@ class ClaudeCodeHarness:
             "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
             "CLAUDE_CODE_USE_BEDROCK": "0",
             "CLAUDE_CODE_USE_VERTEX": "0",
-            "IS_SANDBOX": "1",
+            "IS_SANDBOX": "1",  # needed only as root (--dangerously-skip-permissions); the agent runs as uid 1000
         }
         return {**env, **self.extra_env}
 

@@ -2,7 +2,8 @@
 
 The provider `omnidr` (Responses wire API, base URL the gateway's /v1, key from OPENAI_API_KEY,
 which holds the attempt's dummy token) is set with `-c` overrides, so no config file is needed;
-update checks and analytics are off. CODEX_HOME is under the logs folder, so the rollout (with
+update checks, analytics, the plugin marketplace and the provider-side web search are off, and
+`--strict-config` refuses a key this version does not know. CODEX_HOME is under the logs folder, so the rollout (with
 timestamps and cumulative token counts) lands beside the exec event stream (`codex-exec.jsonl`,
 which has no timestamps); `omnidr.trajectory` prefers the rollout.
 """
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 
 from omnidr.trajectory._native import CODEX_EXEC_LOG, CODEX_HOME_DIR
 
-from ._base import AgentContext
+from omnidr.attempts import AgentContext
 from ._claude_code import headless_script
 
 PROVIDER = "omnidr"
@@ -29,6 +30,7 @@ class CodexHarness:
 
     image_ref: str
     reasoning_effort: str | None = None  # low / medium / high; None keeps Codex's default
+    web_search: bool = False  # the Responses API's server-side search; off unless the upstream serves it
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "codex"
     parser: str = "codex"
@@ -48,7 +50,9 @@ class CodexHarness:
             f"model_providers.{PROVIDER}.wire_api": "responses",
             f"model_providers.{PROVIDER}.request_max_retries": 0,  # the gateway retries upstream errors
             "check_for_update_on_startup": False,
-            "analytics.enabled": False,
+            "analytics.enabled": False,  # else it posts metrics
+            "features.plugins": False,  # else it syncs a plugin marketplace (github.com, chatgpt.com)
+            "web_search": "live" if self.web_search else "disabled",  # provider-side tool: bypasses the proxy
             "feedback.enabled": False,
             "otel.exporter": "none",
             "hide_agent_reasoning": False,
@@ -59,20 +63,18 @@ class CodexHarness:
 
     def command(self, ctx: AgentContext) -> list[str]:
         argv = ["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-                "--model", ctx.model]
+                "--strict-config", "--model", ctx.model]
         for key, value in self.config_overrides(ctx).items():
             argv += ["-c", f"{key}={_toml(value)}"]
         home = f"{ctx.logs_dir}/{CODEX_HOME_DIR}"
         return headless_script(argv, ctx.instruction_path, self.log_path(ctx), setup=[f"mkdir -p {home}"])
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
+        # Codex 0.147 ignores OPENAI_BASE_URL, CODEX_DISABLE_UPDATE_CHECK, NO_UPDATE_NOTIFIER and DO_NOT_TRACK;
+        # the provider and the switches above (-c, checked by --strict-config) do their work.
         env = {
             "OPENAI_API_KEY": ctx.token,
-            "OPENAI_BASE_URL": f"{ctx.gateway_url}/v1",
             "CODEX_HOME": f"{ctx.logs_dir}/{CODEX_HOME_DIR}",
-            "CODEX_DISABLE_UPDATE_CHECK": "1",
-            "NO_UPDATE_NOTIFIER": "1",
-            "DO_NOT_TRACK": "1",
         }
         return {**env, **self.extra_env}
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from omnidr.trajectory._native import OPENCLAW_LOG, OPENCLAW_STATE_DIR
 
-from ._base import AgentContext
+from omnidr.attempts import AgentContext
 from ._claude_code import headless_script
 
 PROVIDER = "omnidr"

@@ -6,12 +6,11 @@ import json
 import secrets
 import socket
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ._base import AgentContext
+from omnidr.attempts import AgentContext
 
 CAPABILITIES = ("interface_only", "video", "text_web", "multimodal", "full")
 NATIVE_LOG = "reference.jsonl"
@@ -153,107 +152,3 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
         model.stop()
         raise
     return model
-
-
-# ---- a run of the reference agent ------------------------------------------------------------------
-
-@dataclass
-class ReferenceRun:
-    """What `run_reference` did: attempt records per task, and whether the scripted model stood in."""
-
-    records: dict = field(default_factory=dict)  # task id -> list[AttemptRecord]
-    scripted: bool = False
-    model: str = ""
-    note: str | None = None
-    images: dict[str, str] = field(default_factory=dict)  # role -> tag
-
-
-def run_reference(
-    snapshot: Path,
-    run_dir: Path,
-    tasks: list[str] | None = None,
-    capability: str = "full",
-    model_base_url: str | None = None,
-    model: str | None = None,
-    key_env: str | None = "OPENAI_API_KEY",
-    budget=None,
-    limits=None,
-    retry=None,
-    proxy_mode=None,
-    denylist: list[str] | None = None,
-    outside_network: str | None = None,
-    parallel: int = 1,
-    on_attempt: Callable = lambda _r: None,
-    on_note: Callable[[str], None] = print,
-    gateway_backoff_s: float = 1.0,
-    on_start: Callable[[str, int], None] = lambda _t, _n: None,
-    executor=None,
-    on_task: Callable[[str, list], None] = lambda _t, _rs: None,
-) -> ReferenceRun:
-    """Run the reference agent over `tasks` of `snapshot` (all when None) into `run_dir`.
-
-    With `model_base_url` (an OpenAI-compatible base URL, e.g. https://api.openai.com/v1) the gateway
-    forwards to it with the key from the host variable `key_env`; `model` is required then. Without it,
-    the scripted model is started on its own Docker network and stands in (model "scripted-demo"; the note
-    is passed to `on_note` and returned). Defaults: `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay
-    mode (the snapshot's web corpus), no denylist. A loopback `model_base_url` is reached through a relay
-    on the host (see omnidr.attempts._relay); `executor` places the attempts (default: threads here)."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
-    from omnidr.attempts._relay import relay_loopback_urls
-    from omnidr.benchmark import open_snapshot
-    from omnidr.errors import UserError
-    from omnidr.images import build_images, docker_client
-    from sandbox.models import Budget
-
-    if capability not in CAPABILITIES:
-        raise UserError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
-    snap = open_snapshot(Path(snapshot))
-    if not snap.ok:
-        raise UserError(f"{snapshot}: the snapshot does not load; run `omnidr snapshot validate {snapshot}`")
-    task_ids = list(tasks or snap.tasks)
-    unknown = [t for t in task_ids if t not in snap.tasks]
-    if unknown:
-        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
-    if model_base_url and not model:
-        raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
-    proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
-    denylist = list(denylist or [])
-    built = {b.name: b for b in build_images(["reference", "gateway", "egress"])}
-    missing = [n for n, b in built.items() if not b.tag]
-    if missing:
-        raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
-    out = ReferenceRun(images={n: b.tag for n, b in built.items()})
-    client = docker_client()
-    scripted = None
-    relays: list = []
-    if model_base_url:
-        upstreams = [{"family": "openai", "base_url": model_base_url.rstrip("/"), "key_env": key_env}]
-        out.model = model
-        network = outside_network or "bridge"
-    else:
-        out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
-        on_note(SCRIPTED_NOTE)
-        scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag)
-        upstreams = [{"family": "openai", "base_url": scripted.base_url, "key_env": None}]
-        network = scripted.network
-    try:
-        pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
-        harness = ReferenceHarness(capability, image=built["reference"].tag, search=search_index(pages, denylist))
-        config = RunConfig(
-            snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness="reference", agent_image=built["reference"].tag,
-            command=reference_argv(capability, out.model), model=out.model, upstreams=upstreams,
-            budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
-            proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
-            egress_image=built["egress"].tag, outside_network=network,
-        )
-        open_run(Path(run_dir), config)
-        reach, relays = relay_loopback_urls(client, [u["base_url"] for u in upstreams], network)
-        out.records = run_attempts(client, Path(run_dir), config, snap, harness, on_attempt, gateway_backoff_s,
-                                   parallel, on_start=on_start, executor=executor, reach=reach,
-                                   on_task=on_task)
-    finally:
-        for relay in relays:
-            relay.close()
-        if scripted is not None:
-            scripted.stop()
-    return out

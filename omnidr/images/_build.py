@@ -162,6 +162,13 @@ def npm_reachable(timeout_s: float = 3.0) -> bool:
         return False
 
 
+def _record(spec: ImageSpec, packages: ImagePackages) -> ImagePackages:
+    """What an image records: its packages and, for a harness image, the CLI version its build checked."""
+    if spec.cli is None:
+        return packages
+    return packages.model_copy(update={"cli": {**packages.cli, spec.cli.command: spec.cli.version}})
+
+
 def packages_of(image) -> ImagePackages:
     """What a built image records about its packages (empty for an image built before the record)."""
     raw = (image.labels or {}).get(LABEL_PACKAGES)
@@ -261,7 +268,7 @@ class _Builder:
 
     def _labels(self, spec: ImageSpec, tag: str, recipe: str, packages: ImagePackages) -> dict[str, str]:
         return {LABEL_NAME: spec.name, LABEL_CONTENT: tag, LABEL_RECIPE: recipe,
-                LABEL_PACKAGES: packages.model_dump_json()}
+                LABEL_PACKAGES: _record(spec, packages).model_dump_json()}
 
     # -- the walk -------------------------------------------------------------------------------
     def build(self, names: list[str]) -> list[BuiltImage]:
@@ -507,10 +514,12 @@ class _Builder:
                 _wheelhouse(self.images_dir / spec.name / "requirements.lock", ctx / "wheels", self.progress)
             else:
                 (ctx / "wheels").mkdir()
-            (ctx / "omnidr-packages.json").write_text(res.packages.model_dump_json(indent=1) + "\n")
+            (ctx / "omnidr-packages.json").write_text(_record(spec, res.packages).model_dump_json(indent=1) + "\n")
             with (ctx / "Dockerfile").open("a") as f:  # the record goes in last: one small layer
                 f.write(f"\nCOPY omnidr-packages.json {PACKAGES_FILE}\n")
             buildargs = {"BASE_IMAGE": parent_tag}
+            if spec.cli is not None:
+                buildargs["CLI_VERSION"] = spec.cli.version
             if spec.debian_packages:
                 buildargs["DEBIAN_PACKAGES"] = " ".join(f"{n}={v}" for n, v in sorted(res.installs.items()))
             self._docker_build(spec.name, None, buildargs, tag, self._labels(spec, tag, recipe, res.packages), ctx)

@@ -23,12 +23,28 @@ class ImageSpec(BaseModel):
     copy_packages: list[str] = Field(
         default_factory=list, description="Other top-level packages of this repo copied into the build context (e.g. omnidr)."
     )
+    cli: "HarnessCli | None" = Field(
+        None, description="The agent CLI the image holds (harness images): its command and exact version, checked by the "
+                          "build (CLI_VERSION build argument) and recorded with the image's packages.",
+    )
     debian_packages: list[str] = Field(
         default_factory=list,
         description="Debian packages the image installs on top of its parent, by name. The exact versions of them and "
                     "of their dependencies come from `packages.lock` where the archive still serves them, otherwise from "
                     "the archive; the Dockerfile installs them from the DEBIAN_PACKAGES build argument.",
     )
+
+
+class HarnessCli(BaseModel):
+    """The agent CLI of a harness image."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str = Field(description="Executable name on the image's PATH, e.g. claude.")
+    version: str = Field(description="Exact version its `--version` prints, e.g. 2.1.327.")
+
+
+ImageSpec.model_rebuild()
 
 
 class RootfsSpec(BaseModel):
@@ -90,6 +106,7 @@ class ImagePackages(BaseModel):
     drift: list[PackageDrift] = Field(
         default_factory=list, description="Locked versions this image and its parents could not have, with what they got."
     )
+    cli: dict[str, str] = Field(default_factory=dict, description="Agent CLI the image holds -> its exact version.")
 
 
 class Resolution(BaseModel):

@@ -183,50 +183,15 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
     def on_task(task_id: str, records: list) -> None:
         progress.task_done(spec.label, task_id, records)
 
-    if spec.harness == "reference":
-        from omnidr.harness import run_reference
+    from omnidr.harness import run_system
 
-        ran = run_reference(
-            request.snapshot, folder, task_ids, spec.capability, model_base_url=spec.model.base_url,
-            model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
-            parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
-            executor=request.executor, on_task=on_task,
-        )
-        return ran.records
-    return _run_adapter(request, spec, folder, task_ids, on_attempt, on_start, on_task)
-
-
-def _run_adapter(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, on_attempt, on_start,
-                 on_task) -> dict:
-    """Claude Code, Codex or OpenClaw through their adapters (images need npm at build time)."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
-    from omnidr.attempts._relay import relay_loopback_urls
-    from omnidr.benchmark import open_snapshot
-    from omnidr.harness import ClaudeCodeHarness, CodexHarness, OpenClawHarness
-    from omnidr.images import build_images, docker_client
-
-    built = {b.name: b.tag for b in build_images([spec.harness, "gateway", "egress"])}
-    harness = {"claude-code": ClaudeCodeHarness, "codex": CodexHarness, "openclaw": OpenClawHarness}[spec.harness](
-        image_ref=built[spec.harness])
-    family = "anthropic" if spec.harness == "claude-code" else "openai"
-    upstreams = [{"family": family, "base_url": spec.model.base_url, "key_env": _key_env(spec.model)}]
-    snap = open_snapshot(request.snapshot)
-    pages = snap.corpus.pages if snap.corpus else []
-    config = RunConfig(
-        snapshot=str(request.snapshot), tasks=task_ids, harness=spec.harness, agent_image=built[spec.harness],
-        command=[spec.harness], model=spec.model.name, upstreams=upstreams, budget=request.budget,
-        limits=SandboxLimits(), retry=RetryPolicy(), proxy_mode=ProxyMode.replay if pages else ProxyMode.log,
-        gateway_image=built["gateway"], egress_image=built["egress"],
+    ran = run_system(
+        request.snapshot, folder, spec.harness, task_ids, spec.capability, model_base_url=spec.model.base_url,
+        model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
+        parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
+        executor=request.executor, on_task=on_task,
     )
-    open_run(folder, config)
-    client = docker_client()
-    reach, relays = relay_loopback_urls(client, [spec.model.base_url], "bridge")
-    try:
-        return run_attempts(client, folder, config, snap, harness, on_attempt, parallel=request.parallel,
-                            on_start=on_start, executor=request.executor, reach=reach, on_task=on_task)
-    finally:
-        for relay in relays:
-            relay.close()
+    return ran.records
 
 
 def _record_command(root: Path, request: EvalRequest) -> None:

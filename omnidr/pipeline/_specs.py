@@ -19,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.attempts._relay import is_loopback_url
 from omnidr.errors import UserError
+from omnidr.harness import CAPABILITIES
+from omnidr.harness import HARNESSES as REGISTRY
 from sandbox.models import Budget
 
-HARNESSES = ("reference", "claude-code", "codex", "openclaw")
-CAPABILITIES = ("interface_only", "video", "text_web", "multimodal", "full")
+# every harness of the registry but `command`, which needs an image and a command line (`omnidr run`)
+HARNESSES = tuple(name for name in REGISTRY if name != "command")
 PROVIDERS = {
     "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", "openai"),
     "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "anthropic"),
@@ -147,13 +149,15 @@ def make_system(harness: str, capability: str, model: Endpoint) -> SystemSpec:
         raise UserError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
     if capability not in CAPABILITIES:
         raise UserError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
-    if harness != "reference" and capability != "full":
-        raise UserError(f"the {harness} harness has no capability levels; drop CAPABILITY (levels are for the reference harness)")
+    info = REGISTRY[harness]
+    if capability not in info.capabilities:
+        raise UserError(f"the {harness} harness runs at {', '.join(info.capabilities)} only; drop CAPABILITY "
+                        "(the ladder's levels are for the reference harness)")
     # claude-code always speaks the Anthropic API to its endpoint (anthropic/NAME, or NAME@URL of an
     # Anthropic-compatible server); codex and openclaw speak the OpenAI API.
-    if harness != "reference" and model.offline:
-        raise UserError(f"the scripted model only drives the reference harness; give the {harness} harness a real "
-                        "model, e.g. MODEL=NAME@BASE_URL")
+    if model.offline and not info.scripted:
+        raise UserError(f"the scripted model does not drive the {harness} harness; give it a real model, "
+                        "e.g. MODEL=NAME@BASE_URL")
     return SystemSpec(harness=harness, capability=capability, model=model)
 
 

@@ -1,4 +1,5 @@
-"""The scripted chat-completions server (see the package docstring for the script format)."""
+"""The scripted model server: chat completions for the reference agent (see the package docstring for the
+script format), Anthropic Messages and OpenAI Responses for the real CLIs (see `_episodes`)."""
 
 import json
 import math
@@ -7,6 +8,8 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from ._episodes import Episode, load_episodes, messages_answer, messages_events, responses_answer, responses_events
 
 SCRIPTS_DIR = Path(__file__).parent / "scripts"
 
@@ -164,7 +167,9 @@ def _stream_chunks(full: dict) -> list[dict]:
             {**base, "choices": [], "usage": full["usage"]}]
 
 
-def make_handler(scripts: list[Script]):
+def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
+    episodes = list(episodes)
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -190,8 +195,14 @@ def make_handler(scripts: list[Script]):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             except json.JSONDecodeError:
                 return self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                return self._send(404, {"error": {"message": "only chat completions", "type": "invalid_request_error"}})
+            route = self.path.split("?", 1)[0].rstrip("/")
+            if route.endswith("/messages"):
+                return self._episode(body, messages_answer(body, episodes), messages_events)
+            if route.endswith("/responses"):
+                return self._episode(body, responses_answer(body, episodes), responses_events)
+            if not route.endswith("/chat/completions"):
+                return self._send(404, {"error": {"message": "only chat completions, messages and responses",
+                                                  "type": "invalid_request_error"}})
             full = answer(body, scripts)
             msg = full["choices"][0]["message"]
             print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
@@ -208,13 +219,31 @@ def make_handler(scripts: list[Script]):
             self.wfile.write(b"data: [DONE]\n\n")
             self.close_connection = True
 
+        def _episode(self, body: dict, full: dict, events) -> None:
+            """A CLI episode's answer (Messages or Responses), whole or as named SSE events."""
+            calls = [b.get("name") for b in full.get("content") or full.get("output") or []
+                     if b.get("type") in ("tool_use", "function_call")]
+            print(json.dumps({"route": self.path, "model": full["model"], "tool_calls": calls,
+                              "usage": full["usage"]}), flush=True)
+            if not body.get("stream"):
+                return self._send(200, full)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for name, data in events(full):
+                self.wfile.write(f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode()
+                                 + b"\n\n")
+            self.close_connection = True
+
     return Handler
 
 
 def serve(port: int, scripts_dir: Path = SCRIPTS_DIR, host: str = "0.0.0.0") -> None:
-    scripts = load_scripts(scripts_dir)
-    print(json.dumps({"listening": f"{host}:{port}", "scripts": [s.task for s in scripts]}), flush=True)
-    ThreadingHTTPServer((host, port), make_handler(scripts)).serve_forever()
+    scripts, episodes = load_scripts(scripts_dir), load_episodes(scripts_dir)
+    print(json.dumps({"listening": f"{host}:{port}", "scripts": [s.task for s in scripts],
+                      "shell_episodes": [e.task for e in episodes]}), flush=True)
+    ThreadingHTTPServer((host, port), make_handler(scripts, episodes)).serve_forever()
 
 
 if __name__ == "__main__":

@@ -148,13 +148,143 @@ def build(snapshot: Path, task_id: str) -> dict:
     return {"task": task_id, "match": task["video"]["url"], "model": "scripted-demo", "steps": steps}
 
 
+# ---- shell episodes for real agent CLIs (Claude Code, Codex) ------------------------------------------
+# The "model's" programs of a shell episode: they fill the report draft from what the earlier commands
+# read off the video (probe, subtitle track) and check the delivered folder. Paths come from the
+# sandbox's environment (OMNIDR_VIDEO, OMNIDR_REPORT_DIR, OMNIDR_CONTRACT).
+WORK = "/tmp/work"
+WRITE_PROGRAM = r"""
+import json, os, shutil
+from pathlib import Path
+report, contract = Path(os.environ["OMNIDR_REPORT_DIR"]), Path(os.environ["OMNIDR_CONTRACT"])
+terms = json.loads((contract / "contract.json").read_text("utf-8"))
+duration = float(json.load(open("WORK/probe.json"))["format"]["duration"])
+cues = []
+for block in open("WORK/transcript.vtt", encoding="utf-8").read().replace("\r", "").split("\n\n"):
+    lines = [l.strip() for l in block.splitlines() if l.strip()]
+    for i, line in enumerate(lines):
+        if "-->" in line:
+            cues.append(" ".join(lines[i + 1:]))
+            break
+def fill(v):
+    if isinstance(v, dict):
+        if "$cue" in v:
+            return cues[v["$cue"]] if v["$cue"] < len(cues) else ""
+        if "$duration" in v:
+            return duration
+        if "$join" in v:
+            return "".join(str(fill(p)) for p in v["$join"])
+        return {k: fill(x) for k, x in v.items()}
+    return [fill(x) for x in v] if isinstance(v, list) else v
+data = fill(json.load(open("WORK/draft.json", encoding="utf-8")))
+data["contract"] = terms["version"]
+report.mkdir(parents=True, exist_ok=True)
+shutil.copyfile(os.environ["OMNIDR_VIDEO"], report / data["video"]["src"])
+shutil.copyfile(contract / terms["template"], report / terms["entry"])
+(report / terms["data_file"]).write_text("window.DATA = " + json.dumps(data, ensure_ascii=False, indent=1) + ";\n", "utf-8")
+print(json.dumps({"written": sorted(p.name for p in report.iterdir()), "duration_s": duration, "cues": len(cues)}))
+""".replace("WORK", WORK)
+CHECK_PROGRAM = r"""
+import html, json, os, re
+from pathlib import Path
+report, contract = Path(os.environ["OMNIDR_REPORT_DIR"]), Path(os.environ["OMNIDR_CONTRACT"])
+terms = json.loads((contract / "contract.json").read_text("utf-8"))
+problems = []
+if (report / terms["entry"]).read_bytes() != (contract / terms["template"]).read_bytes():
+    problems.append("index.html is not the template")
+text = (report / terms["data_file"]).read_text("utf-8")
+data = json.loads(text[text.index("=") + 1:].strip().rstrip(";"))
+media = [m["src"] for seg in data["timeline"] for m in seg.get("media", [])] + [data["video"]["src"]]
+problems += [f"missing {src}" for src in media if not (report / src).is_file()]
+fetched = {}
+for line in open("WORK/fetched.tsv", encoding="utf-8"):
+    name, _, url = line.rstrip("\n").partition("\t")
+    fetched[url] = name
+def words(s):
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", s))).strip().lower()
+for s in data["sources"]:
+    name = fetched.get(s["url"])
+    page = Path("WORK", name).read_text("utf-8", "replace") if name else ""
+    if not name:
+        problems.append(f"{s['id']}: {s['url']} was not fetched")
+    elif words(s["quote"])[:60] not in words(page):
+        problems.append(f"{s['id']}: quote not found in the fetched page")
+print(json.dumps({"ok": not problems, "problems": problems, "sources": len(data["sources"])}))
+""".replace("WORK", WORK)
+
+
+def _shell_refs(value):
+    """The reference script's `$ref`s to tool results, as placeholders the write program fills."""
+    if isinstance(value, dict):
+        ref = value.get("$ref") if set(value) == {"$ref"} else None
+        if ref == "probe.duration_s":
+            return {"$duration": True}
+        if ref and ref.startswith("rw0.transcript."):
+            return {"$cue": int(ref.split(".")[2])}
+        if ref and ref.startswith("rw0.frames."):
+            return f"frames/frame-{int(ref.split('.')[2]):02d}.jpg"
+        return {k: _shell_refs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shell_refs(v) for v in value]
+    return value
+
+
+def _heredoc(path: str, text: str, tag: str) -> str:
+    return f"cat > {path} <<'{tag}'\n{text.strip()}\n{tag}"
+
+
+def build_shell(snapshot: Path, task_id: str, script: dict) -> dict:
+    """The shell episode of a task for a CLI harness: the same research as `script` (the reference
+    agent's), done with ffprobe, ffmpeg, curl through the egress proxy and two small programs."""
+    task = json.loads((snapshot / "tasks" / task_id / "task.json").read_text("utf-8"))
+    words = TEXT[task["language"]]
+    steps = {c["name"]: c for st in script["steps"] for c in st.get("tool_calls", [])}
+    data = _shell_refs(steps["write_report"]["arguments"]["data"])
+    data["video"]["src"] = "video.mp4"
+    video = str(snapshot / "tasks" / task_id / task["video"]["file"])
+    probe = _media.probe_video(video)
+    times = _media.sample_times(0.0, min(probe["duration_s"], _media.WINDOW_S), steps["read_window"]["arguments"]["frames"])
+    frames = " && ".join(f'ffmpeg -v error -y -ss {t:.3f} -i "$OMNIDR_VIDEO" -frames:v 1 -vf scale=640:-2 '
+                         f'"$OMNIDR_REPORT_DIR/frames/frame-{k:02d}.jpg"' for k, t in enumerate(times))
+    fetches = [f'curl -fsS -L --max-time 60 -o {WORK}/page-{i + 1}.txt -w "%{{http_code}} %{{url_effective}}\\n" '
+               f"'{c['arguments']['url']}'"
+               f" && printf 'page-{i + 1}.txt\\t{c['arguments']['url']}\\n' >> {WORK}/fetched.tsv"
+               f" && head -c 600 {WORK}/page-{i + 1}.txt; echo"
+               for i, c in enumerate(c for st in script["steps"] for c in st.get("tool_calls", []) if c["name"] == "fetch_url")]
+    shell = [
+        {"content": words["plan"], "commands": [{
+            "command": f'mkdir -p {WORK} && ffprobe -v error -print_format json -show_format -show_streams "$OMNIDR_VIDEO"'
+                       f" | tee {WORK}/probe.json",
+            "description": "Probe the source video"}]},
+        {"commands": [
+            {"command": f'mkdir -p "$OMNIDR_REPORT_DIR/frames" && {frames} && ls -l "$OMNIDR_REPORT_DIR/frames"',
+             "description": "Extract frames of the first window"},
+            {"command": f'ffmpeg -v error -y -i "$OMNIDR_VIDEO" -map 0:s:0 -f webvtt {WORK}/transcript.vtt'
+                        f" && cat {WORK}/transcript.vtt", "description": "Read the subtitle track"}]},
+        {"content": words["open"], "commands": [{"command": cmd, "description": f"Fetch source {i + 1}"}
+                                               for i, cmd in enumerate(fetches)]},
+        {"commands": [{"command": _heredoc(f"{WORK}/draft.json", json.dumps(data, ensure_ascii=False, indent=1),
+                                           "OMNIDR_DRAFT") + "\n" + _heredoc(f"{WORK}/write.py", WRITE_PROGRAM, "OMNIDR_PY")
+                                  + f"\npython3 {WORK}/write.py", "description": "Write the report"}]},
+        {"commands": [{"command": _heredoc(f"{WORK}/check.py", CHECK_PROGRAM, "OMNIDR_PY") + f"\npython3 {WORK}/check.py",
+                       "description": "Check the report"}]},
+        {"content": words["final"], "final": True},
+    ]
+    return {"task": task_id, "match": script["match"], "model": script["model"],
+            "note": "A scripted demonstration of the sandbox machinery, not a model's work.", "steps": shell}
+
+
 def main(snapshot: Path) -> None:
-    (HERE / "scripts").mkdir(exist_ok=True)
+    (HERE / "scripts" / "shell").mkdir(parents=True, exist_ok=True)
     for task_id in json.loads((snapshot / "snapshot.json").read_text("utf-8"))["tasks"]:
         script = build(snapshot, task_id)
         (HERE / "scripts" / f"{task_id}.json").write_text(json.dumps(script, ensure_ascii=False, indent=1) + "\n",
                                                            "utf-8")
         print(f"scripts/{task_id}.json: {len(script['steps'])} steps")
+        episode = build_shell(snapshot, task_id, script)
+        (HERE / "scripts" / "shell" / f"{task_id}.json").write_text(
+            json.dumps(episode, ensure_ascii=False, indent=1) + "\n", "utf-8")
+        print(f"scripts/shell/{task_id}.json: {len(episode['steps'])} steps")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ def agent_argv(*actions: str) -> list[str]:
 def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], tasks=None, **overrides):
     """Run the command harness through the Python API with small, fast defaults."""
     from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits
-    from omnidr.attempts._command import run_command_harness
+    from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
     budget = Budget(**{"wall_time_s": 60, "attempts_per_task": 1, **overrides.pop("budget", {})})

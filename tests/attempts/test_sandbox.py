@@ -99,7 +99,7 @@ def test_wall_clock_limit_kills_the_agent(tmp_path, images, upstream_factory, re
 
 def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upstream_factory, real_key):
     from omnidr.attempts import RetryPolicy
-    from omnidr.attempts._command import run_command_harness
+    from omnidr.harness import run_command_harness
     from omnidr.attempts import ProxyMode, SandboxLimits
     from sandbox.models import Budget
 

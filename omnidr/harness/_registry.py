@@ -1,0 +1,246 @@
+"""The one list of harnesses, and `run_system`, which runs a system with any of them.
+
+Each entry says what the rest of the project needs to know about a harness: the API family it speaks
+to the gateway, the image it runs in, where its native logs are, the capability levels it supports,
+how the research skills reach it, and whether the offline scripted model can drive it. The CLI, the
+pipeline and the trajectory stage read this table instead of keeping their own lists.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from omnidr.attempts import Harness, Upstream
+
+from ._base import CommandHarness
+from ._claude_code import ClaudeCodeHarness
+from ._codex import CodexHarness
+from ._openclaw import OpenClawHarness
+from ._reference import (
+    CAPABILITIES,
+    SCRIPTED_MODEL,
+    SCRIPTED_NOTE,
+    ReferenceHarness,
+    reference_argv,
+    search_index,
+    start_scripted_model,
+)
+
+Family = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class HarnessInfo:
+    """What one harness is."""
+
+    name: str
+    family: Family  # API family the harness speaks to the gateway
+    image: str | None  # image folder under images/ (None: the user names an image)
+    log_globs: tuple[str, ...]  # native logs, relative to the attempt's harness-logs folder
+    capabilities: tuple[str, ...]  # capability levels (paper App. F.5) it can run at
+    skills: str  # how the research tools reach the agent
+    scripted: bool  # the offline scripted model drives it (demo and tests)
+    make: Callable[..., Harness] = field(repr=False, default=None)  # (image_tag, capability, search) -> adapter
+    note: str = ""
+
+
+def _reference(image: str, capability: str, search: list[dict]) -> Harness:
+    return ReferenceHarness(capability, image=image, search=search)
+
+
+def _claude(image: str, _capability: str, _search: list[dict]) -> Harness:
+    return ClaudeCodeHarness(image_ref=image)
+
+
+def _codex(image: str, _capability: str, _search: list[dict]) -> Harness:
+    return CodexHarness(image_ref=image)
+
+
+def _openclaw(image: str, _capability: str, _search: list[dict]) -> Harness:
+    return OpenClawHarness(image_ref=image)
+
+
+HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
+    HarnessInfo("reference", "openai", "reference", ("reference.jsonl", "config.json", "evidence.json"), CAPABILITIES,
+                "its own tools (sandbox/reference_agent)", True, _reference),
+    HarnessInfo("claude-code", "anthropic", "claude-code", ("claude-code.jsonl", "claude-config/projects/**/*.jsonl"),
+                ("full",), "its built-in tools (Bash, Read, Write, WebFetch); the project's skills come with issue 13",
+                True, _claude),
+    HarnessInfo("codex", "openai", "codex", ("codex-exec.jsonl", "codex-home/sessions/**/*.jsonl"), ("full",),
+                "its built-in tools (exec_command, view_image); the project's skills come with issue 13", True, _codex),
+    HarnessInfo("openclaw", "openai", "openclaw", ("openclaw.jsonl",), ("full",), "its built-in tools", False, _openclaw,
+                note="its image needs the npm registry"),
+    HarnessInfo("command", "openai", None, (), ("full",), "whatever the image holds", False, None,
+                note="any image and command, given with --image and after `--`"),
+)}
+
+
+def harness_info(name: str) -> HarnessInfo:
+    from omnidr.errors import UserError
+
+    if name not in HARNESSES:
+        raise UserError(f"unknown harness {name!r}; choose one of {', '.join(HARNESSES)}")
+    return HARNESSES[name]
+
+
+@dataclass
+class SystemRun:
+    """What `run_system` did: attempt records per task, and whether the scripted model stood in."""
+
+    records: dict = field(default_factory=dict)  # task id -> list[AttemptRecord]
+    scripted: bool = False
+    model: str = ""
+    note: str | None = None
+    images: dict[str, str] = field(default_factory=dict)  # role -> tag
+
+
+def run_system(
+    snapshot: Path,
+    run_dir: Path,
+    harness: str = "reference",
+    tasks: list[str] | None = None,
+    capability: str = "full",
+    model_base_url: str | None = None,
+    model: str | None = None,
+    key_env: str | None = None,
+    budget=None,
+    limits=None,
+    retry=None,
+    proxy_mode=None,
+    denylist: list[str] | None = None,
+    outside_network: str | None = None,
+    parallel: int = 1,
+    on_attempt: Callable = lambda _r: None,
+    on_note: Callable[[str], None] = print,
+    gateway_backoff_s: float = 1.0,
+    on_start: Callable[[str, int], None] = lambda _t, _n: None,
+    executor=None,
+    on_task: Callable[[str, list], None] = lambda _t, _rs: None,
+    image: str | None = None,
+    argv: list[str] | None = None,
+    extra_upstreams: list[Upstream] = (),
+) -> SystemRun:
+    """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
+
+    With `model_base_url` (a base URL of the harness's API family, e.g. https://api.openai.com/v1) the
+    gateway forwards to it with the key from the host variable `key_env`; `model` is required then.
+    Without it, the scripted model is started on its own Docker network and stands in (model
+    "scripted-demo"; the note is passed to `on_note` and returned); only harnesses whose entry says
+    `scripted` can be driven by it. The `command` harness runs `image` with `argv`. Defaults:
+    `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay mode (the snapshot's web corpus), no
+    denylist. A loopback `model_base_url` is reached through a relay on the host (see
+    omnidr.attempts._relay); `executor` places the attempts (default: threads here)."""
+    from docker.errors import ImageNotFound
+
+    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
+    from omnidr.attempts._relay import relay_loopback_urls
+    from omnidr.benchmark import open_snapshot
+    from omnidr.errors import UserError
+    from omnidr.images import build_images, docker_client
+    from sandbox.models import Budget
+
+    info = harness_info(harness)
+    if capability not in info.capabilities:
+        raise UserError(f"the {harness} harness runs at {', '.join(info.capabilities)} only, not {capability!r}")
+    snap = open_snapshot(Path(snapshot))
+    if not snap.ok:
+        raise UserError(f"{snapshot}: the snapshot does not load; run `omnidr snapshot validate {snapshot}`")
+    task_ids = list(tasks or snap.tasks)
+    unknown = [t for t in task_ids if t not in snap.tasks]
+    if unknown:
+        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    if model_base_url and not model:
+        raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
+    if not model_base_url and not info.scripted and not extra_upstreams:
+        raise UserError(f"the scripted model does not drive the {harness} harness; give it a model endpoint")
+    if harness == "command":
+        if not image or not argv:
+            raise UserError("the command harness needs --image IMAGE and a command after `--`")
+    proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
+    denylist = list(denylist or [])
+    names = ["gateway", "egress"] + ([info.image] if info.image else [])
+    built = {b.name: b for b in build_images(names)}
+    missing = [n for n, b in built.items() if not b.tag]
+    if missing:
+        raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
+    client = docker_client()
+    if image is None:
+        image = built[info.image].tag
+    else:
+        try:
+            client.images.get(image)
+        except ImageNotFound:
+            raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
+    out = SystemRun(images={"agent": image, "gateway": built["gateway"].tag, "egress": built["egress"].tag})
+    scripted = None
+    relays: list = []
+    upstreams = list(extra_upstreams)
+    if model_base_url:
+        upstreams.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
+        out.model = model
+        network = outside_network or "bridge"
+    elif upstreams:
+        out.model = model or "unspecified"
+        network = outside_network or "bridge"
+    else:
+        out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
+        on_note(SCRIPTED_NOTE)
+        scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag)
+        upstreams = [Upstream(family=info.family, base_url=scripted.base_url)]
+        network = scripted.network
+    try:
+        pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
+        adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
+                   else info.make(image, capability, search_index(pages, denylist)))
+        command = (list(argv) if harness == "command" else
+                   reference_argv(capability, out.model) if harness == "reference" else [harness])
+        config = RunConfig(
+            snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
+            command=command, model=out.model, upstreams=upstreams,
+            budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+            proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
+            egress_image=built["egress"].tag, outside_network=network,
+        )
+        open_run(Path(run_dir), config)  # refuses a changed configuration before any work
+        reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
+        out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
+                                   parallel, on_start=on_start, executor=executor, reach=reach, on_task=on_task)
+    finally:
+        for relay in relays:
+            relay.close()
+        if scripted is not None:
+            scripted.stop()
+    return out
+
+
+def run_reference(snapshot: Path, run_dir: Path, tasks: list[str] | None = None, capability: str = "full",
+                  model_base_url: str | None = None, model: str | None = None, key_env: str | None = "OPENAI_API_KEY",
+                  **kwargs) -> SystemRun:
+    """`run_system` with the reference harness (its key defaults to OPENAI_API_KEY)."""
+    return run_system(snapshot, run_dir, "reference", tasks, capability, model_base_url, model, key_env, **kwargs)
+
+
+def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: list[str], task_ids: list[str] | None,
+                        model: str, upstreams: list[dict[str, str | None]], budget, limits, retry, proxy_mode,
+                        denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
+                        gateway_backoff_s: float = 1.0, parallel: int = 1) -> dict:
+    """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
+    given on the command line (each key checked before any attempt)."""
+    import os
+
+    from omnidr.errors import UserError
+
+    if not argv:
+        raise UserError("the command harness needs a command after `--`, e.g. `omnidr run ... -- python3 agent.py`")
+    if not upstreams:
+        raise UserError("no model upstream: pass --openai-base-url and/or --anthropic-base-url")
+    for u in upstreams:  # keys are checked before any attempt, not discovered by three failed ones
+        if u.get("key_env") and not os.environ.get(u["key_env"]):
+            raise UserError(f"{u['key_env']} is not set; export the {u['family']} upstream's key in it, or drop "
+                            f"--{u['family']}-key-env for an endpoint that needs none")
+    ran = run_system(snapshot_path, run_dir, "command", task_ids, model=model, budget=budget, limits=limits,
+                     retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
+                     parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
+                     argv=argv, extra_upstreams=[Upstream(**u) for u in upstreams], on_note=lambda _m: None)
+    return ran.records

@@ -1,0 +1,195 @@
+"""Scripted shell episodes for real agent CLIs: the same model stand-in, speaking Anthropic Messages
+(Claude Code) and OpenAI Responses (Codex), streamed or not.
+
+A CLI episode (`scripts/shell/<task_id>.json`) is the model's side of a conversation with a coding
+agent whose only tool the script uses is its shell:
+
+    {"task": "...", "match": "<text of the instruction>", "model": "scripted-demo",
+     "steps": [{"content": "...", "commands": [{"command": "ffprobe ...", "description": "..."}]},
+               ..., {"content": "final answer", "final": true}]}
+
+Each command becomes the CLI's own shell tool call: `Bash` {command, description} for Claude Code,
+`exec_command` {cmd} (or the older `shell` {command: [...]}) for Codex. The server stays stateless: tool
+call ids carry the step number (`toolu_omnidr_s<N>_<i>`, `call_omnidr_s<N>_<i>`), so the answer to a
+request is the step after the highest one found in its history. A re-sent request gets the same answer,
+and requests that are not the episode (a CLI's background calls) get a short text answer.
+
+This is a demonstration of the machinery (sandbox, gateway, proxy, parsers, evaluator), not a model's
+work: the research content of each episode is derived offline from the task's fact library.
+"""
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STEP_ID = re.compile(r"_omnidr_s(\d+)_\d+$")
+NO_SCRIPT = "The scripted model has no script for this request."
+
+
+@dataclass(frozen=True)
+class Episode:
+    task: str
+    match: str
+    model: str
+    steps: list
+
+
+def load_episodes(folder: Path) -> list[Episode]:
+    out = []
+    for path in sorted((folder / "shell").glob("*.json")) if (folder / "shell").is_dir() else []:
+        d = json.loads(path.read_text("utf-8"))
+        out.append(Episode(d.get("task", path.stem), d["match"], d.get("model", "scripted-demo"), d["steps"]))
+    return out
+
+
+def tokens(obj) -> int:
+    """About 4 characters a token, as the chat-completions stand-in counts."""
+    return max(1, math.ceil(len(json.dumps(obj, ensure_ascii=False)) / 4))
+
+
+def _texts(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _find(episodes: list[Episode], text: str) -> Episode | None:
+    return next((e for e in episodes if e.match and e.match in text), None)
+
+
+def _step(episode: Episode, ids: list[str]) -> tuple[int, dict]:
+    """(number, step) of the answer: one past the highest step a tool call id names."""
+    seen = [int(m.group(1)) for i in ids if (m := STEP_ID.search(i or ""))]
+    n = max(seen) + 1 if seen else 0
+    if n < len(episode.steps):
+        return n, episode.steps[n]
+    return n, {"content": episode.steps[-1].get("content") or "Done.", "final": True}
+
+
+# ---- Anthropic Messages ------------------------------------------------------------------------------
+
+def messages_answer(body: dict, episodes: list[Episode]) -> dict:
+    """The Messages API `message` object for one request."""
+    messages = body.get("messages") or []
+    first_user = next((_texts(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    episode = _find(episodes, first_user)
+    offered = {t.get("name") for t in body.get("tools") or []}
+    content: list[dict] = []
+    model = body.get("model") or "scripted-demo"
+    if episode is None or "Bash" not in offered:
+        content.append({"type": "text", "text": NO_SCRIPT if episode is None else "No shell tool is offered."})
+        stop = "end_turn"
+    else:
+        ids = [b.get("id") for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+        n, step = _step(episode, ids)
+        if step.get("content"):
+            content.append({"type": "text", "text": step["content"]})
+        for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
+            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_{i}", "name": "Bash",
+                            "input": {"command": c["command"], "description": c.get("description", "Run a command")}})
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+        model = episode.model
+    prompt = tokens(messages) + tokens(body.get("system") or "") + tokens(body.get("tools") or [])
+    return {"id": f"msg_scripted_{int(time.time() * 1000)}", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": tokens(content)}}
+
+
+def messages_events(message: dict) -> list[tuple[str, dict]]:
+    """The SSE events of a streamed Messages answer. As the real API does, `message_start` reports one
+    output token and `message_delta` the final count."""
+    start = {**message, "content": [], "stop_reason": None,
+             "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1}}
+    events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": start})]
+    for i, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            events += [("content_block_start", {"type": "content_block_start", "index": i,
+                                                "content_block": {"type": "text", "text": ""}}),
+                       ("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                "delta": {"type": "text_delta", "text": block["text"]}})]
+        else:
+            events += [("content_block_start", {"type": "content_block_start", "index": i,
+                                                "content_block": {**block, "input": {}}}),
+                       ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
+                           "type": "input_json_delta", "partial_json": json.dumps(block["input"], ensure_ascii=False)}})]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events += [("message_delta", {"type": "message_delta",
+                                  "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                  "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+               ("message_stop", {"type": "message_stop"})]
+    return events
+
+
+# ---- OpenAI Responses --------------------------------------------------------------------------------
+
+def _shell_call(offered: dict[str, dict], command: str) -> tuple[str, dict] | None:
+    if "exec_command" in offered:  # Codex's unified exec
+        return "exec_command", {"cmd": command}
+    if "shell" in offered:
+        return "shell", {"command": ["bash", "-lc", command]}
+    return None
+
+
+def responses_answer(body: dict, episodes: list[Episode]) -> dict:
+    """The Responses API `response` object for one request."""
+    items = body.get("input") or []
+    if isinstance(items, str):
+        items = [{"type": "message", "role": "user", "content": items}]
+    users = " ".join(_texts(i.get("content")) for i in items if i.get("type", "message") == "message"
+                     and i.get("role") == "user")
+    episode = _find(episodes, users)
+    offered = {t.get("name"): t for t in body.get("tools") or [] if t.get("type") == "function"}
+    rid = f"resp_scripted_{int(time.time() * 1000)}"
+    output: list[dict] = []
+    model = body.get("model") or "scripted-demo"
+
+    def say(text: str, k: int) -> None:
+        output.append({"type": "message", "id": f"msg_{rid}_{k}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+
+    if episode is None or _shell_call(offered, "true") is None:
+        say(NO_SCRIPT if episode is None else "No shell tool is offered.", 0)
+    else:
+        ids = [i.get("call_id") for i in items if i.get("type") == "function_call"]
+        n, step = _step(episode, ids)
+        if step.get("content"):
+            say(step["content"], 0)
+        for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
+            name, args = _shell_call(offered, c["command"])
+            output.append({"type": "function_call", "id": f"fc_{rid}_{i}", "call_id": f"call_omnidr_s{n}_{i}",
+                           "name": name, "arguments": json.dumps(args, ensure_ascii=False), "status": "completed"})
+        model = episode.model
+    prompt = tokens(items) + tokens(body.get("instructions") or "") + tokens(body.get("tools") or [])
+    completion = tokens(output)
+    return {"id": rid, "object": "response", "created_at": int(time.time()), "status": "completed", "model": model,
+            "output": output, "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+                                        "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
+                                        "total_tokens": prompt + completion}}
+
+
+def responses_events(response: dict) -> list[tuple[str, dict]]:
+    """The SSE events of a streamed Responses answer."""
+    pending = {**response, "status": "in_progress", "output": [], "usage": None}
+    events: list[tuple[str, dict]] = [("response.created", {"type": "response.created", "response": pending}),
+                                      ("response.in_progress", {"type": "response.in_progress", "response": pending})]
+    for k, item in enumerate(response["output"]):
+        events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": k,
+                                                      "item": {**item, "status": "in_progress"}}))
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            events.append(("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"],
+                                                          "output_index": k, "content_index": 0, "delta": text}))
+        else:
+            events.append(("response.function_call_arguments.delta", {
+                "type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": k,
+                "delta": item["arguments"]}))
+        events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": k,
+                                                     "item": item}))
+    events.append(("response.completed", {"type": "response.completed", "response": response}))
+    return events
