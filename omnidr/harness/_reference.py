@@ -102,7 +102,7 @@ class ScriptedModel:
 def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str = "upstream",
                          scripts_dir: Path | None = None, timeout_s: float = 30.0) -> ScriptedModel:
     """Start the scripted model (in the gateway image, which carries the `sandbox` package) on `network`
-    (default: a dedicated bridge network, created if missing) under the DNS alias `alias`."""
+    (default: a bridge network of its own, removed on stop) under the DNS alias `alias`."""
     from docker.errors import NotFound
 
     if image is None:
@@ -113,7 +113,8 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
             raise RuntimeError(f"the gateway image cannot be built: {built.reason}")
         image = built.tag
     created = None
-    net_name = network or SCRIPTED_NETWORK
+    # a network of its own per start: runs started at once must not race to create one shared name
+    net_name = network or f"{SCRIPTED_NETWORK}-{secrets.token_hex(4)}"
     try:
         net = client.networks.get(net_name)
     except NotFound:

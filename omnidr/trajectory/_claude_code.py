@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ._builder import TrajectoryBuilder, timestamp, usage_from
-from ._jsonl import content_text
+from ._jsonl import content_text, read_jsonl
 from ._models import AgentStep, SystemStep, TokenTotals, Trajectory, UserStep
 
 HARNESS = "claude-code"
+CLAUDE_CONFIG_DIR = "claude-config"
+"""CLAUDE_CONFIG_DIR under the logs folder, beside the stream log; session transcripts land in its projects/ folder."""
 
 
 def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: Path | None) -> Trajectory:
@@ -24,6 +26,7 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
     by_message: dict[str, AgentStep] = {}
     session_id = version = model = None
     result: dict[str, Any] | None = None
+    results: list[dict[str, Any]] = []
     for line, d in records:
         kind = d.get("type")
         when = timestamp(d.get("timestamp"))
@@ -47,16 +50,21 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
             _user(b, d, line, when)
         elif kind == "result":
             result = d
+            results.append(d)
             if d.get("is_error"):
                 text = f"run ended with {d.get('subtype')}: {str(d.get('result') or '')[:500]}"
                 b.add(SystemStep(index=1, timestamp=when, line=line, message=text, is_error=True))
+    if not transcript and path is not None:
+        _final_usage(by_message, path, session_id)
     traj = b.build(session_id=session_id, harness_version=version, model=model,
                    complete=None if transcript else result is not None)
     m = traj.final_metrics
-    if result is not None and isinstance(result.get("usage"), dict):
-        u = usage_from(result["usage"], anthropic=True)
-        m.harness_tokens = TokenTotals(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-                                       requests=result.get("num_turns"))
+    if results:
+        # every `result` of the session counts (a resumed session has several); `modelUsage` also
+        # holds subagents' and web sub-requests' tokens, which the top-level `usage` leaves out
+        totals = [_model_usage(r) for r in results]  # (requests: answered messages; errors are "<synthetic>")
+        m.harness_tokens = TokenTotals(input_tokens=sum(t[0] for t in totals), output_tokens=sum(t[1] for t in totals),
+                                       requests=sum(1 for st in by_message.values() if st.model != "<synthetic>") or None)
     else:
         usages = [s.usage for s in traj.agent_steps() if s.usage]
         if usages:
@@ -67,6 +75,38 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
         if result.get("duration_ms") is not None:
             m.harness_duration_s = result["duration_ms"] / 1000
     return traj
+
+
+def _model_usage(result: dict) -> tuple[int, int]:
+    """(input, output) tokens of one `result`: its per-model `modelUsage` when present, else `usage`."""
+    per_model = result.get("modelUsage")
+    if isinstance(per_model, dict) and per_model:
+        inputs = sum(int(u.get("inputTokens") or 0) + int(u.get("cacheReadInputTokens") or 0)
+                     + int(u.get("cacheCreationInputTokens") or 0) for u in per_model.values() if isinstance(u, dict))
+        outputs = sum(int(u.get("outputTokens") or 0) for u in per_model.values() if isinstance(u, dict))
+        return inputs, outputs
+    u = usage_from(result.get("usage"), anthropic=True)
+    return (u.input_tokens, u.output_tokens) if u else (0, 0)
+
+
+def _final_usage(by_message: dict[str, AgentStep], stream: Path, session_id: str | None) -> None:
+    """Replace the stream's per-step usage with the session transcript's.
+
+    Claude Code's stream-json `assistant` lines carry the usage of `message_start`, where the output
+    count is still 1; the transcript under CLAUDE_CONFIG_DIR/projects records each message's final
+    usage under the same message id."""
+    if not session_id:
+        return
+    final: dict[str, dict] = {}
+    for transcript in sorted(stream.parent.glob(f"{CLAUDE_CONFIG_DIR}/projects/*/{session_id}.jsonl")):
+        records, _ = read_jsonl(transcript)
+        for _, d in records:
+            msg = d.get("message") if d.get("type") == "assistant" else None
+            if isinstance(msg, dict) and msg.get("id") and isinstance(msg.get("usage"), dict):
+                final[msg["id"]] = msg["usage"]
+    for mid, step in by_message.items():
+        if mid in final:
+            step.usage = usage_from(final[mid], anthropic=True)
 
 
 def _assistant(b: TrajectoryBuilder, by_message: dict[str, AgentStep], d: dict, line: int, when) -> None:
@@ -80,8 +120,10 @@ def _assistant(b: TrajectoryBuilder, by_message: dict[str, AgentStep], d: dict, 
             by_message[mid] = step
     if msg.get("usage"):
         step.usage = usage_from(msg["usage"], anthropic=True)  # same id, same usage: counted once
-    if d.get("isApiErrorMessage") or d.get("error"):
-        step.error = str(d.get("error") or content_text(msg.get("content")))
+    if d.get("isApiErrorMessage") or d.get("is_api_error_message"):  # transcript / stream spelling
+        step.error = content_text(msg.get("content")) or str(d.get("error"))
+    elif d.get("error"):
+        step.error = str(d.get("error"))
     for block in msg.get("content") or []:
         if not isinstance(block, dict):
             continue

@@ -26,7 +26,7 @@ def parse_codex_exec_records(records: list[tuple[int, dict[str, Any]]], path: Pa
     thread_id = None
     reasoning: list[str] = []
     started: dict[str, tuple[int, dict]] = {}
-    totals = TokenTotals(requests=0)
+    totals = TokenTotals(requests=None)  # a turn holds several model requests; the stream does not count them
     saw_usage = False
     open_turn = False
     for line, d in records:
@@ -42,7 +42,6 @@ def parse_codex_exec_records(records: list[tuple[int, dict[str, Any]]], path: Pa
                 saw_usage = True
                 totals.input_tokens += u.input_tokens
                 totals.output_tokens += u.output_tokens
-                totals.requests = (totals.requests or 0) + 1
         elif kind in ("turn.failed", "error"):
             open_turn = open_turn and kind == "error"
             err = d.get("error") if isinstance(d.get("error"), dict) else {}
@@ -112,7 +111,8 @@ def _exec_call(item: dict) -> tuple[str, Any, str, bool] | None:
 
 # --- rollout ---------------------------------------------------------------------------------
 
-_EXIT = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
+# `Exit code: N` (shell tool), `Process exited with code N` (unified exec, 0.147)
+_EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)", re.MULTILINE)
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
@@ -146,7 +146,13 @@ def parse_codex_rollout_records(records: list[tuple[int, dict[str, Any]]], path:
                                  message=f"turn aborted ({p.get('reason', 'unknown')})"))
                 complete = False
             elif sub in ("task_complete",):
-                complete = True
+                # 0.147 ends a failed turn (say, a refused model request) with task_complete carrying an error
+                if p.get("error"):
+                    err = p["error"]
+                    text = err.get("message") if isinstance(err, dict) else err
+                    b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True,
+                                     message=f"turn failed: {str(text)[:500]}"))
+                complete = not p.get("error")
             elif sub in ("error", "stream_error"):
                 b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True, message=str(p.get("message"))))
         elif kind == "response_item":

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ._claude_code import parse_claude_code_records
+from ._claude_code import CLAUDE_CONFIG_DIR, parse_claude_code_records
 from ._codex import parse_codex_exec_records, parse_codex_rollout_records
 from ._jsonl import TrajectoryFormatError, read_jsonl
 from ._models import Step, Trajectory
@@ -19,8 +19,6 @@ from ._openclaw import parse_openclaw_records
 
 CLAUDE_CODE_LOG = "claude-code.jsonl"
 """stream-json stdout of `claude -p`, under the logs folder."""
-CLAUDE_CONFIG_DIR = "claude-config"
-"""CLAUDE_CONFIG_DIR under the logs folder; session transcripts land in its projects/ folder."""
 CODEX_EXEC_LOG = "codex-exec.jsonl"
 """`codex exec --json` stdout, under the logs folder."""
 CODEX_HOME_DIR = "codex-home"

