@@ -2,10 +2,12 @@
 `reference` image, and `run_reference`, which runs it over snapshot tasks, with the scripted model
 (`sandbox/scripted_model`) standing in for a model API when none is given (offline demo)."""
 
+import fcntl
 import json
 import secrets
 import socket
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -91,18 +93,35 @@ class ScriptedModel:
         except Exception:  # already gone
             pass
         if self.created_network is not None:
-            try:
-                self.created_network.reload()
-                if not self.created_network.attrs.get("Containers"):
-                    self.created_network.remove()
-            except Exception:
-                pass
+            with _network_lock():
+                try:
+                    self.created_network.reload()
+                    if not self.created_network.attrs.get("Containers"):
+                        self.created_network.remove()
+                except Exception:
+                    pass
+
+
+@contextmanager
+def _network_lock():
+    """Held while the shared scripted-model network is found or created and joined, and while it is
+    removed: Docker lets two runs started at once create two networks of one name, after which neither
+    can use it ("network ... is ambiguous")."""
+    path = Path.home() / ".cache" / "omnidr" / "scripted-network.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str = "upstream",
                          scripts_dir: Path | None = None, timeout_s: float = 30.0) -> ScriptedModel:
     """Start the scripted model (in the gateway image, which carries the `sandbox` package) on `network`
-    (default: a bridge network of its own, removed on stop) under the DNS alias `alias`."""
+    (default: a shared bridge network, created if missing and removed by the last stop) under the DNS
+    alias `alias`. Scripted models of concurrent runs answer alike, so sharing the alias is harmless."""
     from docker.errors import NotFound
 
     if image is None:
@@ -113,29 +132,33 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
             raise RuntimeError(f"the gateway image cannot be built: {built.reason}")
         image = built.tag
     created = None
-    # a network of its own per start: runs started at once must not race to create one shared name
-    net_name = network or f"{SCRIPTED_NETWORK}-{secrets.token_hex(4)}"
-    try:
-        net = client.networks.get(net_name)
-    except NotFound:
-        net = client.networks.create(net_name, driver="bridge", labels={LABEL_SCRIPTED: "1"})
-        created = net
-    if network is None:
-        created = net  # ours: removed on stop when nothing else uses it
+    net_name = network or SCRIPTED_NETWORK
     command = ["--port", str(SCRIPTED_PORT)]
     volumes = {}
     if scripts_dir is not None:
         volumes[str(Path(scripts_dir).resolve())] = {"bind": "/scripts", "mode": "ro"}
         command += ["--scripts", "/scripts"]
-    container = client.containers.create(
-        image, command=command, entrypoint=["python", "-m", "sandbox.scripted_model"],
-        name=f"omnidr-scripted-model-{secrets.token_hex(4)}", labels={LABEL_SCRIPTED: "1"}, detach=True,
-        read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit="256m", volumes=volumes,
-        network=net_name, networking_config={net_name: client.api.create_endpoint_config(aliases=[alias])},
-    )
-    model = ScriptedModel(container, net_name, f"http://{alias}:{SCRIPTED_PORT}/v1", created)
+    with _network_lock():
+        try:
+            net = client.networks.get(net_name)
+        except NotFound:
+            net = client.networks.create(net_name, driver="bridge", labels={LABEL_SCRIPTED: "1"})
+            created = net
+        if network is None:
+            created = net  # ours: removed on stop when nothing else uses it
+        container = client.containers.create(
+            image, command=command, entrypoint=["python", "-m", "sandbox.scripted_model"],
+            name=f"omnidr-scripted-model-{secrets.token_hex(4)}", labels={LABEL_SCRIPTED: "1"}, detach=True,
+            read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit="256m", volumes=volumes,
+            network=net_name, networking_config={net_name: client.api.create_endpoint_config(aliases=[alias])},
+        )
+        model = ScriptedModel(container, net_name, f"http://{alias}:{SCRIPTED_PORT}/v1", created)
+        try:
+            container.start()  # joined: a concurrent stop no longer finds the network empty
+        except Exception:
+            container.remove(force=True)
+            raise
     try:
-        container.start()
         deadline = time.monotonic() + timeout_s
         while True:
             container.reload()
