@@ -277,7 +277,9 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         for task_id, records in out.records.items():
             for r in records:
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
-                tracker.attempt_artifacts(spec.label, task_id, r.attempt, folder / "attempts" / task_id / str(r.attempt))
+                attempt_dir = folder / "attempts" / task_id / str(r.attempt)
+                _trace(tracker, spec.label, r, attempt_dir, progress)
+                tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
         outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
@@ -319,6 +321,21 @@ def _audit(folder: Path, progress) -> None:
             audit_attempt(attempt, harness)
         except UserError as exc:
             progress.note(f"no trajectory for {attempt.relative_to(folder)}: {str(exc).split(': ', 1)[-1]}")
+
+
+def _trace(tracker, label: str, record, attempt_dir: Path, progress) -> None:
+    """The attempt's trajectory as an MLflow trace (skipped, with a note, when it has none or MLflow
+    refuses it: the trace is a view of trajectory.json, which stays the record)."""
+    from omnidr.trajectory import Trajectory
+
+    path = attempt_dir / "trajectory.json"
+    if not path.is_file():
+        return
+    try:
+        trajectory = Trajectory.model_validate_json(path.read_text("utf-8"))
+        tracker.attempt_trace(label, record.task_id, record.attempt, trajectory, record.started_at, record.ended_at)
+    except Exception as exc:  # noqa: BLE001 - tracking must not lose the run
+        progress.note(f"no MLflow trace for {label}/{record.task_id} #{record.attempt}: {str(exc).splitlines()[0][:200]}")
 
 
 def _kept_scores(folder: Path, request: EvalRequest, records: dict):

@@ -1,6 +1,7 @@
 """The MLflow side of `omnidr eval` (see the package docstring)."""
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -39,6 +40,11 @@ def environment_facts() -> dict:
     return {"git_commit": commit, "git_dirty": dirty, "packages": dict(sorted(packages.items()))}
 
 
+def _ns(when) -> int | None:
+    """A datetime as nanoseconds since the epoch (None stays None)."""
+    return int(when.timestamp() * 1e9) if when is not None else None
+
+
 def _as_params(values: dict) -> dict[str, str]:
     """MLflow parameter values are strings of at most 6000 characters."""
     return {k: (v if isinstance(v, str) else json.dumps(v, sort_keys=True))[:6000] for k, v in values.items()
@@ -58,6 +64,12 @@ class Tracker:
         self._lock = threading.Lock()
         self.uri = tracking_uri
         self.client = MlflowClient(tracking_uri=tracking_uri)
+        # traces are exported to the process's tracking URI, not the client's, and by default on a
+        # background queue that may still hold them when the process exits
+        import mlflow
+
+        mlflow.set_tracking_uri(tracking_uri)
+        os.environ.setdefault("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
         try:
             found = self.client.get_experiment_by_name(experiment)
             if found is None:
@@ -146,6 +158,57 @@ class Tracker:
                 return
             self.client.log_artifacts(run.info.run_id, str(attempt_dir), artifact_path="attempt")
             self.client.set_tag(run.info.run_id, "omnidr.artifacts", "logged")
+
+    def attempt_trace(self, label: str, task_id: str, attempt: int, trajectory, started_at=None, ended_at=None) -> str | None:
+        """The attempt's trajectory as an MLflow trace linked to its run (once): a root span for the
+        attempt, a span per model call (type CHAT_MODEL, with the turn's text and tokens) and, under it,
+        a span per tool call (type TOOL, with its arguments, phase and observation), so that MLflow's
+        trace view shows the steps as `audit.html` does. Steps without timestamps (Codex exec events)
+        take their neighbours' times."""
+        with self._lock:
+            run = self._find(**{"omnidr.kind": "attempt", "omnidr.attempt": f"{label}/{task_id}/{attempt}"})
+            if run is None or run.data.tags.get("omnidr.trace"):
+                return None
+            steps = trajectory.steps
+            t0 = _ns(started_at) or next((_ns(s.timestamp) for s in steps if s.timestamp), None) or time.time_ns()
+            t_end = max(_ns(ended_at) or 0, max((_ns(s.timestamp) or 0 for s in steps), default=0), t0 + 1)
+            times, last = [], t0
+            for s in steps:
+                last = max(last, _ns(s.timestamp) or last)
+                times.append(last)
+            root = self.client.start_trace(
+                f"{task_id} #{attempt}", span_type="AGENT", experiment_id=self.experiment_id, run_id=run.info.run_id,
+                inputs={"task": task_id, "harness": trajectory.harness, "model": trajectory.model},
+                attributes={"omnidr.system": label, "omnidr.source_format": trajectory.source_format},
+                tags={"omnidr.attempt": f"{label}/{task_id}/{attempt}"}, start_time_ns=t0)
+            trace_id = root.trace_id
+            for k, step in enumerate(steps):
+                if step.type != "agent":
+                    continue
+                start = times[k]
+                end = max(times[k + 1] if k + 1 < len(times) else t_end, start + 1)
+                usage = step.usage.model_dump(exclude_none=True) if step.usage else {}
+                span = self.client.start_span(
+                    f"model call {step.index}" + (" (subagent)" if step.subagent else ""), trace_id, root.span_id,
+                    span_type="CHAT_MODEL", start_time_ns=start,
+                    inputs={"model": step.model}, attributes={"omnidr.step": step.index, **{f"usage.{u}": v for u, v in usage.items()}})
+                seen = {o.tool_call_id: o for o in step.observations}
+                for call in step.tool_calls:
+                    obs = seen.get(call.id)
+                    tool = self.client.start_span(call.name, trace_id, span.span_id, span_type="TOOL", start_time_ns=start,
+                                                  inputs=call.arguments, attributes={"omnidr.phase": call.phase})
+                    self.client.end_span(trace_id, tool.span_id, end_time_ns=end,
+                                         outputs=(obs.content[:4000] if obs else None),
+                                         status="ERROR" if obs is not None and obs.is_error else "OK")
+                self.client.end_span(trace_id, span.span_id, end_time_ns=end,
+                                     outputs={"message": step.message[:4000], "reasoning": (step.reasoning or "")[:4000]},
+                                     status="ERROR" if step.error else "OK")
+            tokens = trajectory.final_metrics.tokens
+            self.client.end_trace(trace_id, end_time_ns=t_end, status="OK" if trajectory.complete is not False else "ERROR",
+                                  outputs={"complete": trajectory.complete,
+                                           "tokens": tokens.model_dump() if tokens else None})
+            self.client.set_tag(run.info.run_id, "omnidr.trace", trace_id)
+            return trace_id
 
     def attempt_score(self, label: str, task_id: str, attempt: int, evaluation, evaluation_dir: Path) -> None:
         """Scores of the evaluated attempt, and its evaluation folder (once per judge)."""

@@ -124,6 +124,7 @@ def test_rerunning_resumes_without_redoing_or_duplicating_anything(demo_run):
     client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
     exp = client.get_experiment_by_name(f"omnidr/{root.name}")
     assert len(client.search_runs([exp.experiment_id])) == 1 + 3  # still one parent and three children
+    assert len(client.search_traces(locations=[exp.experiment_id])) == 3  # and one trace per attempt
 
 
 def test_rerun_with_other_settings_is_refused(demo_run):
@@ -165,6 +166,15 @@ def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
         logs = {a.path for a in client.list_artifacts(child.info.run_id, "attempt/logs")}
         assert {"attempt/logs/gateway.jsonl", "attempt/logs/network.jsonl"} <= logs
         assert "evaluation/evaluation.json" in {a.path for a in client.list_artifacts(child.info.run_id, "evaluation")}
+        # the trajectory as an MLflow trace: a model-call span per step, a tool span per call
+        [trace] = client.search_traces(locations=[exp.experiment_id], run_id=child.info.run_id)
+        assert trace.info.trace_id == child.data.tags["omnidr.trace"] and trace.info.state == "OK"
+        attempt_dir = root / SYSTEM / "attempts" / child.data.tags["omnidr.task"] / "1"
+        traj = json.loads((attempt_dir / "trajectory.json").read_text())
+        calls = [c["name"] for s in traj["steps"] if s["type"] == "agent" for c in s["tool_calls"]]
+        spans = trace.data.spans
+        assert sorted(s.name for s in spans if s.span_type == "TOOL") == sorted(calls)
+        assert sum(s.span_type == "CHAT_MODEL" for s in spans) == sum(s["type"] == "agent" for s in traj["steps"])
 
 
 def _wait_http(url: str, timeout_s: float = 90) -> None:
