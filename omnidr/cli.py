@@ -234,6 +234,7 @@ def images_list() -> None:
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
+# the registry's names (omnidr.harness.HARNESSES; importing it here would slow every command; a test keeps them equal)
 @click.option("--harness", type=click.Choice(["command", "reference", "claude-code", "codex", "openclaw"]),
               default="command", show_default=True,
               help="`command` runs --image with the command after `--`; the others run their own image (the reference "

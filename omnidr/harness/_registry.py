@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from omnidr.attempts import Harness, Upstream
+from omnidr.trajectory._native import NATIVE_LOG_GLOBS
 
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
@@ -19,6 +20,7 @@ from ._codex import CodexHarness
 from ._openclaw import OpenClawHarness
 from ._reference import (
     CAPABILITIES,
+    NATIVE_LOG,
     SCRIPTED_MODEL,
     SCRIPTED_NOTE,
     ReferenceHarness,
@@ -37,7 +39,7 @@ class HarnessInfo:
     name: str
     family: Family  # API family the harness speaks to the gateway
     image: str | None  # image folder under images/ (None: the user names an image)
-    log_globs: tuple[str, ...]  # native logs, relative to the attempt's harness-logs folder
+    log_globs: tuple[str, ...]  # native logs under the attempt's harness-logs folder, best first
     capabilities: tuple[str, ...]  # capability levels (paper App. F.5) it can run at
     skills: str  # how the research tools reach the agent
     scripted: bool  # the offline scripted model drives it (demo and tests)
@@ -62,14 +64,13 @@ def _openclaw(image: str, _capability: str, _search: list[dict]) -> Harness:
 
 
 HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
-    HarnessInfo("reference", "openai", "reference", ("reference.jsonl", "config.json", "evidence.json"), CAPABILITIES,
+    HarnessInfo("reference", "openai", "reference", (NATIVE_LOG, "config.json", "evidence.json"), CAPABILITIES,
                 "its own tools (sandbox/reference_agent)", True, _reference),
-    HarnessInfo("claude-code", "anthropic", "claude-code", ("claude-code.jsonl", "claude-config/projects/**/*.jsonl"),
-                ("full",), "its built-in tools (Bash, Read, Write, WebFetch); the project's skills come with issue 13",
+    HarnessInfo("claude-code", "anthropic", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), ("full",), "its built-in tools (Bash, Read, Write, WebFetch); the project's skills come with issue 13",
                 True, _claude),
-    HarnessInfo("codex", "openai", "codex", ("codex-exec.jsonl", "codex-home/sessions/**/*.jsonl"), ("full",),
+    HarnessInfo("codex", "openai", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), ("full",),
                 "its built-in tools (exec_command, view_image); the project's skills come with issue 13", True, _codex),
-    HarnessInfo("openclaw", "openai", "openclaw", ("openclaw.jsonl",), ("full",), "its built-in tools", False, _openclaw,
+    HarnessInfo("openclaw", "openai", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",), "its built-in tools", False, _openclaw,
                 note="its image needs the npm registry"),
     HarnessInfo("command", "openai", None, (), ("full",), "whatever the image holds", False, None,
                 note="any image and command, given with --image and after `--`"),

@@ -81,6 +81,10 @@ def test_claude_code_command_and_environment(tmp_path: Path):
     assert argv[argv.index("-p") + 1] == INSTRUCTION  # passed verbatim, nothing expanded
     assert argv[argv.index("--output-format") + 1] == "stream-json" and "--verbose" in argv
     assert argv[argv.index("--model") + 1] == "test-model" and argv[argv.index("--max-turns") + 1] == "40"
+    # provider-side search is off; WebFetch skips its preflight to api.anthropic.com
+    assert argv[argv.index("--disallowedTools") + 1] == "WebSearch"
+    assert json.loads(argv[argv.index("--settings") + 1]) == {"skipWebFetchPreflight": True}
+    assert " < /dev/null > " in harness.command(ctx)[-1]
 
 
 def test_codex_command_and_environment(tmp_path: Path):
@@ -97,6 +101,8 @@ def test_codex_command_and_environment(tmp_path: Path):
     assert overrides["model_providers.omnidr.env_key"] == '"OPENAI_API_KEY"'
     assert overrides["check_for_update_on_startup"] == "false"
     assert overrides["model_reasoning_effort"] == '"high"'
+    assert overrides["features.plugins"] == "false" and overrides["analytics.enabled"] == "false"
+    assert overrides["web_search"] == '"disabled"' and "--strict-config" in argv
     assert seen["env"]["OPENAI_API_KEY"] == "dummy-token"
     assert seen["env"]["CODEX_HOME"] == f"{ctx.logs_dir}/codex-home"
     assert Path(seen["env"]["CODEX_HOME"]).is_dir()  # created before codex starts
@@ -127,3 +133,12 @@ def test_native_log_places_match_the_audit(tmp_path: Path, fixtures: Path):
     (sessions / "omnidr-attempt.jsonl").write_bytes((fixtures / "openclaw-session.jsonl").read_bytes())
     found = native_log(tmp_path / "attempt", "openclaw")
     assert found is not None and parse_native_log(found, "openclaw").tool_calls()
+
+
+def test_the_cli_offers_exactly_the_registrys_harnesses_and_levels():
+    from omnidr.cli import run
+    from omnidr.harness import CAPABILITIES, HARNESSES
+
+    choices = {p.name: p.type.choices for p in run.params if p.name in ("harness", "capability")}
+    assert sorted(choices["harness"]) == sorted(HARNESSES)
+    assert tuple(choices["capability"]) == CAPABILITIES
