@@ -72,6 +72,9 @@ class BudgetUse(BaseModel):
     tool_calls: int = Field(0, description="Tool-use blocks in model answers.")
     upstream_retries: int = Field(0, description="Upstream re-sends by the gateway.")
     failed_requests: int = Field(0, description="Forwarded requests the upstream did not answer with a complete 2xx.")
+    server_search_requests: int = Field(
+        0, description="Web searches the model provider ran itself (Anthropic server_tool_use, Responses web_search_call), "
+                       "where the upstream reports them; they never pass the egress proxy.")
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
 
 

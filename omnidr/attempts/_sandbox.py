@@ -386,7 +386,7 @@ class AttemptSandbox:
             requests=s.get("requests", 0), refused_requests=s.get("refused_requests", 0),
             input_tokens=s.get("input_tokens", 0), output_tokens=s.get("output_tokens", 0),
             tool_calls=s.get("tool_calls", 0), upstream_retries=s.get("upstream_retries", 0),
-            failed_requests=s.get("failed_requests", 0),
+            failed_requests=s.get("failed_requests", 0), server_search_requests=s.get("server_search_requests", 0),
             exhausted=s.get("budget_exhausted"),
         )
 

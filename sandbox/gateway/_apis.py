@@ -115,6 +115,7 @@ def _anthropic_usage(raw: dict) -> TokenUsage:
         output_tokens=_int(raw.get("output_tokens")) or 0,
         cache_read_input_tokens=read,
         cache_creation_input_tokens=created,
+        server_search_requests=_int(_dict(raw.get("server_tool_use")).get("web_search_requests")),
     )
 
 
@@ -125,6 +126,12 @@ def _chat_tool_calls(message: dict) -> int:
 def _responses_tool_calls(output: Any) -> int:
     # function_call, custom_tool_call, and hosted-tool items (web_search_call, ...); not their outputs.
     return sum(1 for item in output or [] if str(_dict(item).get("type", "")).endswith("_call"))
+
+
+def _searches(usage: TokenUsage | None, output: Any) -> TokenUsage | None:
+    """Responses usage with the provider-side web searches of the answer's output items."""
+    n = sum(1 for item in output or [] if _dict(item).get("type") == "web_search_call")
+    return usage.model_copy(update={"server_search_requests": n}) if usage is not None and n else usage
 
 
 def _anthropic_tool_calls(content: Any) -> int:
@@ -140,7 +147,8 @@ def tally_body(route: Route, body: Any) -> tuple[TokenUsage | None, int]:
         calls = sum(_chat_tool_calls(_dict(_dict(c).get("message"))) for c in body.get("choices") or [])
         return (_chat_usage(usage) if isinstance(usage, dict) else None), calls
     if route is RESPONSES:
-        return (_responses_usage(usage) if isinstance(usage, dict) else None), _responses_tool_calls(body.get("output"))
+        found = _responses_usage(usage) if isinstance(usage, dict) else None
+        return _searches(found, body.get("output")), _responses_tool_calls(body.get("output"))
     if route is MESSAGES:
         return (_anthropic_usage(usage) if isinstance(usage, dict) else None), _anthropic_tool_calls(body.get("content"))
     return None, 0
@@ -155,6 +163,7 @@ class StreamTally:
         self._chat_calls: set[tuple[Any, Any]] = set()
         self._calls_done = 0  # Responses: tool items seen finishing
         self._calls_final: int | None = None  # Responses: tool items in the final response
+        self._output: list = []  # Responses: output items seen finishing (or the final response's)
         self._anthropic_calls = 0
 
     def feed(self, data: Any) -> None:
@@ -187,8 +196,10 @@ class StreamTally:
                 self._usage = response["usage"]
             if isinstance(response.get("output"), list):
                 self._calls_final = _responses_tool_calls(response["output"])
+                self._output = list(response["output"]) or self._output
         elif kind == "response.output_item.done":
             self._calls_done += _responses_tool_calls([event.get("item")])
+            self._output.append(event.get("item"))
 
     def _feed_anthropic(self, event: dict) -> None:
         kind = event.get("type")
@@ -211,7 +222,7 @@ class StreamTally:
         if self.route is CHAT:
             return _chat_usage(self._usage)
         if self.route is RESPONSES:
-            return _responses_usage(self._usage)
+            return _searches(_responses_usage(self._usage), self._output)
         return _anthropic_usage(self._usage)
 
     @property

@@ -34,6 +34,8 @@ class GatewayState(BaseModel):
     total_tokens: int = Field(0, description="input_tokens + output_tokens (what max_total_tokens limits).")
     tool_calls: int = Field(0, description="Tool-use blocks in model answers over the attempt.")
     upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
+    server_search_requests: int = Field(
+        0, description="Web searches the model provider ran itself (server-side tools), where the upstream reports them.")
     requests_without_usage: int = Field(
         0, description="Admitted requests answered 2xx without usage, so their tokens are not counted."
     )
@@ -80,6 +82,7 @@ class BudgetMeter:
             state.input_tokens += usage.input_tokens
             state.output_tokens += usage.output_tokens
             state.total_tokens = state.input_tokens + state.output_tokens
+            state.server_search_requests += usage.server_search_requests or 0
         state.tool_calls += tool_calls
         if budget.max_total_tokens is not None and state.total_tokens >= budget.max_total_tokens:
             self._spend("max_total_tokens")

@@ -46,6 +46,9 @@ class TokenUsage(BaseModel):
         None, description="Part of input_tokens written to a prompt cache (Anthropic)."
     )
     reasoning_tokens: int | None = Field(None, description="Part of output_tokens spent on hidden reasoning (OpenAI).")
+    server_search_requests: int | None = Field(
+        None, description="Web searches the provider ran itself for this answer (Anthropic `server_tool_use`, "
+                          "Responses `web_search_call` items); they never pass the egress proxy.")
 
     @property
     def total_tokens(self) -> int:

@@ -35,6 +35,7 @@ class FakeModelApi:
     input_tokens: int = 100
     output_tokens: int = 20
     tool_calls: int = 0  # tool-use blocks put in each answer
+    web_searches: int = 0  # provider-side searches each answer reports (server_tool_use / web_search_call)
     pieces: list[str] = field(default_factory=lambda: ["Hel", "lo, ", "wor", "ld!"])  # streamed text deltas
     event_pause_s: float = 0.0  # pause after every stream event
     first_event_pause_s: float = 0.0  # extra pause after the first stream event
@@ -197,6 +198,8 @@ class FakeModelApi:
              "arguments": '{"q": "x"}', "status": "completed"}
             for i in range(self.tool_calls)
         ]  # fmt: skip
+        output += [{"type": "web_search_call", "id": f"ws_{i}", "status": "completed",
+                    "action": {"type": "search", "query": "x"}} for i in range(self.web_searches)]
         done = status == "completed"
         return {
             "id": "resp_fake",
@@ -278,9 +281,10 @@ class FakeModelApi:
         for step in range(1, self.message_deltas + 1):
             # Cumulative: each message_delta carries the output so far, the last one the total.
             so_far = self.output_tokens * step // self.message_deltas
-            events.append(
-                event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage={"output_tokens": so_far})
-            )
+            usage = {"output_tokens": so_far}
+            if self.web_searches:
+                usage["server_tool_use"] = {"web_search_requests": self.web_searches}
+            events.append(event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage=usage))
         events.append(event("message_stop"))
         return await self._send_events(request, events)
 

@@ -568,6 +568,18 @@ def test_streamed_chat_and_responses_tool_calls_are_counted(gateway, openai_api)
     assert gw.state().tool_calls == 9
 
 
+def test_provider_side_web_searches_are_counted(gateway, openai_api, anthropic_api):
+    """Server-side search runs at the provider and never passes the egress proxy; the gateway counts
+    what the upstream reports: Anthropic's usage.server_tool_use, Responses' web_search_call items."""
+    gw = gateway()
+    anthropic_api.web_searches, openai_api.web_searches = 2, 1
+    gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [], "stream": True}, anthropic=True)
+    gw.stream("/v1/responses", {"model": "m", "input": "hi", "stream": True})
+    gw.post("/v1/responses", {"model": "m", "input": "hi"})
+    assert [line.usage.server_search_requests for line in gw.exchanges()] == [2, 1, 1]
+    assert gw.state().server_search_requests == 4
+
+
 # ---- secrets ------------------------------------------------------------------------------------
 
 
