@@ -8,6 +8,7 @@ and are attached to the step that made the call. Sidechain (subagent) turns are 
 flagged `subagent=True`. Hook, progress, snapshot and background-task lines are skipped.
 """
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,8 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
         _final_usage(by_message, path, session_id)
     traj = b.build(session_id=session_id, harness_version=version, model=model,
                    complete=None if transcript else result is not None)
+    if not transcript and path is not None:
+        _merge_subagents(traj, path, session_id)
     m = traj.final_metrics
     if results:
         # every `result` of the session counts (a resumed session has several); `modelUsage` also
@@ -107,6 +110,34 @@ def _final_usage(by_message: dict[str, AgentStep], stream: Path, session_id: str
     for mid, step in by_message.items():
         if mid in final:
             step.usage = usage_from(final[mid], anthropic=True)
+
+
+def _merge_subagents(traj: Trajectory, stream: Path, session_id: str | None) -> None:
+    """Add the steps of the session's subagents, which the stream leaves out.
+
+    Claude Code 2.1 writes each subagent's turns to `projects/<project>/<session>/subagents/agent-*.jsonl`;
+    their agent steps are marked `subagent=True` and placed among the main steps by time."""
+    if not session_id:
+        return
+    files = sorted(stream.parent.glob(f"{CLAUDE_CONFIG_DIR}/projects/*/{session_id}/subagents/agent-*.jsonl"))
+    added: list = []
+    for path in files:
+        records, warnings = read_jsonl(path)
+        sub = parse_claude_code_records(records, path)
+        for step in sub.steps:
+            if isinstance(step, AgentStep):
+                step.subagent = True
+            if not isinstance(step, UserStep):  # the subagent's prompt is the parent's Agent call
+                added.append(step)
+        traj.warnings += [f"{path.name}: {w}" for w in warnings]
+    if not added:
+        return
+    far = datetime.max.replace(tzinfo=UTC)
+    order = {id(s): k for k, s in enumerate(traj.steps + added)}
+    steps = sorted(traj.steps + added, key=lambda s: (s.timestamp or far, order[id(s)]))
+    for k, step in enumerate(steps, 1):
+        step.index = k
+    traj.steps = steps
 
 
 def _assistant(b: TrajectoryBuilder, by_message: dict[str, AgentStep], d: dict, line: int, when) -> None:

@@ -29,6 +29,8 @@ class StepUsage(BaseModel):
     cache_read_input_tokens: int | None = Field(None, description="Part of input_tokens read from a prompt cache.")
     cache_creation_input_tokens: int | None = Field(None, description="Part of input_tokens written to a cache.")
     reasoning_tokens: int | None = Field(None, description="Part of output_tokens spent on hidden reasoning.")
+    server_search_requests: int | None = Field(
+        None, description="Web searches the model provider ran itself for this turn (server-side tools).")
 
 
 class ToolCall(BaseModel):

@@ -234,3 +234,21 @@ def test_codex_unified_exec_failure_is_a_tool_error(tmp_path: Path):
     [call] = [c for s in traj.agent_steps() for c in s.tool_calls]
     [obs] = [o for s in traj.agent_steps() for o in s.observations]
     assert call.name == "exec_command" and obs.is_error and traj.complete is True
+
+
+def test_claude_code_subagent_files_are_merged_and_marked(tmp_path: Path, fixtures: Path, native_logs: Path):
+    """Claude Code 2.1 keeps a subagent's turns in <session>/subagents/agent-*.jsonl, not in the stream."""
+    import shutil
+
+    real = fixtures / "real" / "claude-code-2.1.327"
+    shutil.copytree(real, tmp_path / "logs")
+    [transcript] = (tmp_path / "logs" / "claude-config" / "projects" / "-tmp").glob("*.jsonl")
+    subagents = transcript.with_suffix("") / "subagents"
+    subagents.mkdir(parents=True)
+    shutil.copy(native_logs / "claude-code" / "transcript-v2.1.39-subagent-file.jsonl", subagents / "agent-a1.jsonl")
+    main = parse_native_log(real / "claude-code.jsonl")
+    merged = parse_native_log(tmp_path / "logs" / "claude-code.jsonl")
+    sub = [s for s in merged.agent_steps() if s.subagent]
+    assert sub and len(merged.agent_steps()) == len(main.agent_steps()) + len(sub)
+    assert [s.index for s in merged.steps] == list(range(1, len(merged.steps) + 1))
+    assert not any(s.subagent for s in main.agent_steps())
