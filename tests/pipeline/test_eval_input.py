@@ -23,7 +23,7 @@ from testkit import DEMO, run_cli
          "the judge endpoint https://api.openai.com/v1 needs its key in $OPENAI_API_KEY"),
         (["--model", "m@http://10.9.9.9:8000/v1"], {"OMNIDR_MODEL_API_KEY": None}, "needs its key in $OMNIDR_MODEL_API_KEY"),
         (["--model", "m@ftp://host/v1"], {}, "is not an http(s) URL"),
-        (["--harness", "codex"], {}, "the scripted model only drives the reference harness"),
+        (["--harness", "openclaw"], {}, "the scripted model does not drive the openclaw harness"),
         (["/no/such/snapshot"], {}, "snapshot folder /no/such/snapshot does not exist"),
         ([], {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "cannot reach the Docker engine"),
         ([], {"OMNIDR_MIN_FREE_GB": "1000000"}, "an evaluation needs at least 1e+06 GiB"),
@@ -60,7 +60,7 @@ def test_system_labels_and_budgets():
     assert parse_system("reference:video", default).label == "reference-video-scripted"
     s = parse_system("reference@Qwen3 VL@http://127.0.0.1:9/v1", default)
     assert (s.capability, s.model.name, s.label) == ("full", "Qwen3 VL", "reference-full-qwen3-vl")
-    with pytest.raises(UserError, match="no capability levels"):
+    with pytest.raises(UserError, match="the codex harness runs at full only"):
         parse_system("codex:video@m@http://127.0.0.1:9/v1", default)
     label, budget = parse_budget("iterations=50,wall_time=900,attempts=2,total_tokens=200000")
     assert label == "iterations=50,wall_time=900,attempts=2,total_tokens=200000"
@@ -74,12 +74,12 @@ def test_a_harness_image_that_cannot_be_built_stops_the_run_before_any_attempt(t
     from omnidr.images._build import npm_reachable
 
     if npm_reachable():  # the product's own probe; with npm the image builds and the run would go outside
-        pytest.skip("the npm registry is reachable here, so the claude-code image can be built")
-    r = run_cli("eval", DEMO, "--harness", "claude-code", "--model", "anthropic/claude-opus-5", "--runs-root",
-                tmp_path / "runs", env={"ANTHROPIC_API_KEY": "sk-ant-test"}, timeout=600)
+        pytest.skip("the npm registry is reachable here, so the openclaw image can be built")
+    r = run_cli("eval", DEMO, "--harness", "openclaw", "--model", "openai/gpt-5", "--runs-root",
+                tmp_path / "runs", env={"OPENAI_API_KEY": "sk-test"}, timeout=600)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr
     assert r.stderr.strip().splitlines() == [
-        "error: the claude-code image cannot be built here: needs the npm registry, which this machine cannot reach; "
+        "error: the openclaw image cannot be built here: needs the npm registry, which this machine cannot reach; "
         "build it where registry.npmjs.org is reachable"]
     assert not (tmp_path / "runs").exists()
 
