@@ -155,9 +155,8 @@ def run_system(
         raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
     if not model_base_url and not info.scripted and not extra_upstreams:
         raise UserError(f"the scripted model does not drive the {harness} harness; give it a model endpoint")
-    if harness == "command":
-        if not image or not argv:
-            raise UserError("the command harness needs --image IMAGE and a command after `--`")
+    if harness == "command" and not (image and argv):
+        raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
     denylist = list(denylist or [])
     names = ["gateway", "egress"] + ([info.image] if info.image else [])
