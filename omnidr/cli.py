@@ -270,7 +270,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
         retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits
+    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream
     from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
@@ -280,9 +280,9 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         raise UserError(f"--harness {harness} takes no command after `--`; drop it or use --harness command")
     upstreams = []
     if openai_base_url:
-        upstreams.append({"family": "openai", "base_url": openai_base_url, "key_env": openai_key_env})
+        upstreams.append(Upstream(family="openai", base_url=openai_base_url, key_env=openai_key_env))
     if anthropic_base_url:
-        upstreams.append({"family": "anthropic", "base_url": anthropic_base_url, "key_env": anthropic_key_env})
+        upstreams.append(Upstream(family="anthropic", base_url=anthropic_base_url, key_env=anthropic_key_env))
     budget = Budget(max_iterations=max_iterations, max_output_tokens=max_output_tokens, max_total_tokens=max_total_tokens,
                     max_tool_calls=max_tool_calls, wall_time_s=wall_time_s, attempts_per_task=attempts)
     retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()

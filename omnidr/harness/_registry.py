@@ -222,7 +222,7 @@ def run_reference(snapshot: Path, run_dir: Path, tasks: list[str] | None = None,
 
 
 def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: list[str], task_ids: list[str] | None,
-                        model: str, upstreams: list[dict[str, str | None]], budget, limits, retry, proxy_mode,
+                        model: str, upstreams: list[Upstream], budget, limits, retry, proxy_mode,
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
@@ -236,11 +236,11 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
     if not upstreams:
         raise UserError("no model upstream: pass --openai-base-url and/or --anthropic-base-url")
     for u in upstreams:  # keys are checked before any attempt, not discovered by three failed ones
-        if u.get("key_env") and not os.environ.get(u["key_env"]):
-            raise UserError(f"{u['key_env']} is not set; export the {u['family']} upstream's key in it, or drop "
-                            f"--{u['family']}-key-env for an endpoint that needs none")
+        if u.key_env and not os.environ.get(u.key_env):
+            raise UserError(f"{u.key_env} is not set; export the {u.family} upstream's key in it, or drop "
+                            f"--{u.family}-key-env for an endpoint that needs none")
     ran = run_system(snapshot_path, run_dir, "command", task_ids, model=model, budget=budget, limits=limits,
                      retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
-                     argv=argv, extra_upstreams=[Upstream(**u) for u in upstreams], on_note=lambda _m: None)
+                     argv=argv, extra_upstreams=list(upstreams), on_note=lambda _m: None)
     return ran.records

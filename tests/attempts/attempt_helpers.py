@@ -13,7 +13,7 @@ def agent_argv(*actions: str) -> list[str]:
 
 def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], tasks=None, **overrides):
     """Run the command harness through the Python API with small, fast defaults."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits
+    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream
     from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
@@ -22,7 +22,7 @@ def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], 
     return run_command_harness(
         DEMO, run_dir, images["base"], agent_argv(*actions), tasks or [first_task()],
         model="fake-model",
-        upstreams=[{"family": "openai", "base_url": "http://upstream:9000/v1", "key_env": "OMNIDR_TEST_REAL_KEY"}],
+        upstreams=[Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY")],
         budget=budget, limits=limits, retry=overrides.pop("retry", RetryPolicy()),
         proxy_mode=overrides.pop("proxy_mode", ProxyMode.replay), denylist=overrides.pop("denylist", []),
         outside_network=network, gateway_backoff_s=0.05,
