@@ -185,10 +185,30 @@ def parse_codex_rollout_records(records: list[tuple[int, dict[str, Any]]], path:
                 text, failed = _rollout_output(p.get("output"))
                 b.observe(p.get("call_id"), text, failed, when, line)
     traj = b.build(session_id=session_id, harness_version=version, model=model, complete=complete)
+    if path is not None:
+        traj.warnings += _fallback_metadata(path)
     if last_total:
         u = usage_from(last_total, anthropic=False)
         traj.final_metrics.harness_tokens = TokenTotals(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
     return traj
+
+
+FALLBACK = re.compile(r"Model metadata for `([^`]*)` not found")
+
+
+def _fallback_metadata(rollout: Path) -> list[str]:
+    """Whether Codex ran the model on its fallback metadata (a name outside its built-in catalog: its
+    default instructions, no apply_patch tool). Only the exec stream says so; it sits beside CODEX_HOME,
+    which holds the rollout under sessions/YYYY/MM/DD/."""
+    for folder in list(rollout.parents)[:6]:
+        stream = folder / "codex-exec.jsonl"
+        if stream.is_file():
+            found = FALLBACK.search(stream.read_text("utf-8", "replace")[:20000])
+            if found:
+                return [f"Codex used its fallback model metadata for `{found.group(1)}` (not in its built-in "
+                        "catalog): its default instructions, no apply_patch tool"]
+            return []
+    return []
 
 
 def _rollout_output(output: Any) -> tuple[str, bool]:

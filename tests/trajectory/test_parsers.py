@@ -209,6 +209,8 @@ def test_codex_0_147_0_failed_turn_is_not_a_completed_run(fixtures: Path):
     [rollout] = sorted((fixtures / "real" / "codex-0.147.0").glob("rollout-*.jsonl"))
     traj = parse_native_log(rollout)
     assert traj.harness_version == "0.147.0" and traj.complete is False
+    # the exec stream beside it says the model name was outside Codex's catalog; the trajectory records it
+    assert any("fallback model metadata for `scripted-demo`" in w for w in traj.warnings)
     assert any(isinstance(s, SystemStep) and s.is_error and "Budget exhausted" in s.message for s in traj.steps)
     m = traj.final_metrics
     assert (m.harness_tokens.input_tokens, m.harness_tokens.output_tokens) == GATEWAY["codex"]
