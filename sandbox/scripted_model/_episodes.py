@@ -9,7 +9,9 @@ agent whose only tool the script uses is its shell:
                ..., {"content": "final answer", "final": true}]}
 
 Each command becomes the CLI's own shell tool call: `Bash` {command, description} for Claude Code,
-`exec_command` {cmd} (or the older `shell` {command: [...]}) for Codex. The server stays stateless: tool
+`exec_command` {cmd} (or the older `shell` {command: [...]}) for Codex. A step's `webfetch` items
+({url, prompt}) become Claude Code `WebFetch` calls, and its `load_tools` a `ToolSearch` call that
+loads deferred tools first; Codex has neither and skips them. The server stays stateless: tool
 call ids carry the step number (`toolu_omnidr_s<N>_<i>`, `call_omnidr_s<N>_<i>`), so the answer to a
 request is the step after the highest one found in its history. A re-sent request gets the same answer,
 and requests that are not the episode (a CLI's background calls) get a short text answer.
@@ -25,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-STEP_ID = re.compile(r"_omnidr_s(\d+)_\d+$")
+STEP_ID = re.compile(r"_omnidr_s(\d+)_[wt]?\d+$")
 NO_SCRIPT = "The scripted model has no script for this request."
 
 
@@ -85,14 +87,26 @@ def messages_answer(body: dict, episodes: list[Episode]) -> dict:
         content.append({"type": "text", "text": NO_SCRIPT if episode is None else "No shell tool is offered."})
         stop = "end_turn"
     else:
-        ids = [b.get("id") for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), list)
-               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
-        n, step = _step(episode, ids)
+        calls = [b for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+                 for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+        n, step = _step(episode, [b.get("id") for b in calls])
         if step.get("content"):
             content.append({"type": "text", "text": step["content"]})
         for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
             content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_{i}", "name": "Bash",
                             "input": {"command": c["command"], "description": c.get("description", "Run a command")}})
+        # Claude Code's own page reader (its fetch goes through the egress proxy, and it asks the model
+        # to read the page: a web sub-request the gateway counts). Claude Code 2.1 defers it: the model
+        # loads it with ToolSearch first (`load_tools`), then calls it (`webfetch`).
+        loaded = offered | {"WebFetch" for b in calls if b.get("name") == "ToolSearch"
+                            and "WebFetch" in str((b.get("input") or {}).get("query"))}
+        wanted = [] if step.get("final") else [t for t in step.get("load_tools") or [] if t not in loaded]
+        if wanted and "ToolSearch" in offered:
+            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_t0", "name": "ToolSearch",
+                            "input": {"query": "select:" + ",".join(wanted), "max_results": len(wanted)}})
+        for j, f in enumerate([] if step.get("final") or "WebFetch" not in loaded else step.get("webfetch") or []):
+            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_w{j}", "name": "WebFetch",
+                            "input": {"url": f["url"], "prompt": f["prompt"]}})
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         model = episode.model
     prompt = tokens(messages) + tokens(body.get("system") or "") + tokens(body.get("tools") or [])

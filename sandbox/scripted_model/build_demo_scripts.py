@@ -260,9 +260,12 @@ def build_shell(snapshot: Path, task_id: str, script: dict) -> dict:
             {"command": f'mkdir -p "$OMNIDR_REPORT_DIR/frames" && {frames} && ls -l "$OMNIDR_REPORT_DIR/frames"',
              "description": "Extract frames of the first window"},
             {"command": f'ffmpeg -v error -y -i "$OMNIDR_VIDEO" -map 0:s:0 -f webvtt {WORK}/transcript.vtt'
-                        f" && cat {WORK}/transcript.vtt", "description": "Read the subtitle track"}]},
+                        f" && cat {WORK}/transcript.vtt", "description": "Read the subtitle track"}],
+         "load_tools": ["WebFetch"]},
         {"content": words["open"], "commands": [{"command": cmd, "description": f"Fetch source {i + 1}"}
-                                               for i, cmd in enumerate(fetches)]},
+                                               for i, cmd in enumerate(fetches)],
+         "webfetch": [{"url": data["sources"][0]["url"],
+                       "prompt": "Quote the passage that supports: " + data["sources"][0]["quote"]}]},
         {"commands": [{"command": _heredoc(f"{WORK}/draft.json", json.dumps(data, ensure_ascii=False, indent=1),
                                            "OMNIDR_DRAFT") + "\n" + _heredoc(f"{WORK}/write.py", WRITE_PROGRAM, "OMNIDR_PY")
                                   + f"\npython3 {WORK}/write.py", "description": "Write the report"}]},

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -106,11 +107,35 @@ def test_the_trajectory_comes_from_the_native_logs_with_the_gateways_tokens(cli_
         m = traj.final_metrics
         assert (m.harness_tokens.input_tokens, m.harness_tokens.output_tokens) == \
             (m.gateway_tokens.input_tokens, m.gateway_tokens.output_tokens)
-        steps = [s for s in traj.agent_steps() if s.usage]
-        assert sum(s.usage.output_tokens for s in steps) == m.gateway_tokens.output_tokens  # per step, not 1 each
+        # per step, not 1 each: every step's output count is one gateway exchange's; the exchanges left
+        # over are the CLI's own sub-requests (Claude Code's WebFetch reading a page)
+        steps = Counter(s.usage.output_tokens for s in traj.agent_steps() if s.usage)
+        exchanges = Counter(e["usage"]["output_tokens"] for e in _jsonl(attempt / "logs" / "gateway.jsonl") if e.get("usage"))
+        assert not steps - exchanges
+        sub_requests = m.gateway_tokens.requests - (m.harness_tokens.requests or m.gateway_tokens.requests)
+        assert (exchanges - steps).total() == sub_requests
         phases = {c.phase for s in traj.agent_steps() for c in s.tool_calls}
         assert {"video", "read", "write", "verify"} <= phases
         assert (attempt / "audit.html").is_file()
+
+
+def test_claude_codes_webfetch_goes_through_the_proxy_and_its_sub_request_is_counted(cli_run):
+    """WebFetch (loaded with ToolSearch, as Claude Code 2.1 defers it) fetches through the egress proxy
+    and asks the model to read the page: one more gateway request than the session's own messages,
+    and the harness's totals (every result's modelUsage) still equal the gateway's."""
+    harness, run_dir, _ran, _key = cli_run
+    if harness != "claude-code":
+        pytest.skip("WebFetch is a Claude Code tool")
+    for task_id in TASKS:
+        attempt = run_dir / "attempts" / task_id / "1"
+        traj = Trajectory.model_validate_json((attempt / "trajectory.json").read_text("utf-8"))
+        [fetch] = [c for s in traj.agent_steps() for c in s.tool_calls if c.name == "WebFetch"]
+        [seen] = [o for s in traj.agent_steps() for o in s.observations if o.tool_call_id == fetch.id]
+        assert not seen.is_error and seen.content.strip()
+        gets = [e for e in _jsonl(attempt / "logs" / "network.jsonl") if e.get("url") == fetch.arguments["url"]]
+        assert len(gets) == 2 and all(e["status"] == 200 for e in gets)  # WebFetch's and curl's
+        m = traj.final_metrics
+        assert m.gateway_tokens.requests == m.harness_tokens.requests + 1
 
 
 def test_the_proxy_saw_only_corpus_hosts_and_the_key_is_in_no_artifact(cli_run):
