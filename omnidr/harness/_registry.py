@@ -2,8 +2,9 @@
 
 Each entry says what the rest of the project needs to know about a harness: the API family it speaks
 to the gateway, the image it runs in, where its native logs are, the capability levels it supports,
-how the research skills reach it, and whether the offline scripted model can drive it. The CLI, the
-pipeline and the trajectory stage read this table instead of keeping their own lists.
+how the research tools reach it, and whether the offline scripted model can drive it. `omnidr run`,
+`omnidr eval` and `omnidr compare` read this table instead of keeping their own lists; the native-log
+globs are the trajectory stage's (`omnidr.trajectory.NATIVE_LOG_GLOBS`).
 """
 
 from collections.abc import Callable
@@ -63,15 +64,17 @@ def _openclaw(image: str, _capability: str, _search: list[dict]) -> Harness:
     return OpenClawHarness(image_ref=image)
 
 
+NO_SKILLS = "its built-in tools ({}); the project's research skills are not installed in its image yet"
+
 HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
     HarnessInfo("reference", "openai", "reference", (NATIVE_LOG, "config.json", "evidence.json"), CAPABILITIES,
                 "its own tools (sandbox/reference_agent)", True, _reference),
-    HarnessInfo("claude-code", "anthropic", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), ("full",), "its built-in tools (Bash, Read, Write, WebFetch); the project's skills come with issue 13",
-                True, _claude),
+    HarnessInfo("claude-code", "anthropic", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), ("full",),
+                NO_SKILLS.format("Bash, Read, Write, WebFetch"), True, _claude),
     HarnessInfo("codex", "openai", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), ("full",),
-                "its built-in tools (exec_command, view_image); the project's skills come with issue 13", True, _codex),
-    HarnessInfo("openclaw", "openai", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",), "its built-in tools", False, _openclaw,
-                note="its image needs the npm registry"),
+                NO_SKILLS.format("exec_command, view_image"), True, _codex),
+    HarnessInfo("openclaw", "openai", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",),
+                NO_SKILLS.format("read, write, web_fetch"), False, _openclaw, note="its image needs the npm registry"),
     HarnessInfo("command", "openai", None, (), ("full",), "whatever the image holds", False, None,
                 note="any image and command, given with --image and after `--`"),
 )}
