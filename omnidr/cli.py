@@ -231,6 +231,24 @@ def images_list() -> None:
     out.print(table)
 
 
+@cli.command("harnesses")
+def harnesses() -> None:
+    """List the harnesses a system can run under: API, image and its CLI, levels, tools."""
+    from omnidr.harness import HARNESSES
+    from omnidr.images import load_specs
+
+    specs = load_specs()
+    table = Table(title="harnesses")
+    for col in ("harness", "API", "image", "CLI", "levels", "scripted model", "tools"):
+        table.add_column(col, overflow="fold")
+    for h in HARNESSES.values():
+        cli_spec = specs[h.image].cli if h.image in specs else None
+        table.add_row(h.name, h.family, h.image or "(--image)",
+                      f"{cli_spec.command} {cli_spec.version}" if cli_spec else "-", ", ".join(h.capabilities),
+                      "yes" if h.scripted else "no", h.skills + (f"; {h.note}" if h.note else ""))
+    out.print(table)
+
+
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")

@@ -142,3 +142,14 @@ def test_the_cli_offers_exactly_the_registrys_harnesses_and_levels():
     choices = {p.name: p.type.choices for p in run.params if p.name in ("harness", "capability")}
     assert sorted(choices["harness"]) == sorted(HARNESSES)
     assert tuple(choices["capability"]) == CAPABILITIES
+
+
+def test_omnidr_harnesses_lists_each_harness_with_its_cli():
+    from testkit import run_cli
+
+    r = run_cli("harnesses")
+    assert r.returncode == 0, r.stderr
+    rows = {line.split("│")[1].strip(): line for line in r.stdout.splitlines() if line.count("│") > 5}
+    assert set(rows) == {"reference", "claude-code", "codex", "openclaw", "command"}
+    assert "claude 2.1.327" in rows["claude-code"] and "anthropic" in rows["claude-code"]
+    assert "codex 0.147.0" in rows["codex"] and "npm" in rows["openclaw"]
