@@ -79,7 +79,8 @@ def phase_of(harness: str, name: str, arguments: object = None) -> Phase:
     if name in table:
         return table[name]
     if name in SHELL_TOOLS:
-        command = _command_text(arguments)
+        # URLs are arguments, not commands: `.../test-before-touch` is no `touch`
+        command = re.sub(r"https?://[^\s'\"]+", "URL", _command_text(arguments))
         for pattern, phase in SHELL_RULES:
             if re.search(pattern, command):
                 return phase

@@ -83,6 +83,10 @@ def test_phase_tables():
     assert phase_of("command", "google_search") == "search"  # name keywords for unknown tools
     assert phase_of("command", "extract_frames") == "video"
     assert phase_of("command", "mystery") == "other"
+    # words inside a URL are not commands; tool discovery is not a search; running a checker verifies
+    assert phase_of("claude-code", "Bash", {"command": "curl -o p.txt 'https://x.org/safety/test-before-touch'"}) == "read"
+    assert phase_of("claude-code", "ToolSearch", {"query": "select:WebFetch"}) == "other"
+    assert phase_of("codex", "exec_command", {"cmd": "python3 /tmp/work/check.py"}) == "verify"
 
 
 def test_real_subagent_search_trace(native_logs: Path):
