@@ -1,4 +1,6 @@
-"""A scripted OpenAI-compatible chat-completions server: the offline stand-in for a model in demos and tests.
+"""The scripted model: the offline stand-in for a model in demos and tests. It serves OpenAI chat
+completions (the reference agent's function-calling scripts, below), and Anthropic Messages and OpenAI
+Responses (shell episodes that drive the real Claude Code and Codex CLIs; see `_episodes`).
 
 Standard library only. `python -m sandbox.scripted_model --port 9000 [--scripts DIR]`.
 
@@ -18,6 +20,9 @@ value of the JSON tool result. If the value does not exist (the tool failed or w
 nearest enclosing object inside a list is dropped, or else the value becomes null. Tool calls to tools
 the request does not offer are left out, and steps left with nothing to do are skipped, so one script
 serves every capability level. Every answer carries `usage` (about 4 characters a token).
+
+Both kinds of script are generated from the demo snapshot by `build_demo_scripts`; they demonstrate the
+machinery and are not a model's work.
 """
 
 from ._server import Script, answer, load_scripts, serve
