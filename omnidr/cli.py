@@ -317,6 +317,10 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
             from omnidr.harness import harness_info, run_system
 
             anthropic = harness_info(harness).family == "anthropic"
+            wrong = openai_base_url if anthropic else anthropic_base_url
+            if wrong:
+                family, flag = ("Anthropic", "--anthropic-base-url") if anthropic else ("OpenAI", "--openai-base-url")
+                raise UserError(f"the {harness} harness speaks the {family} API; pass its endpoint with {flag}")
             results = run_system(
                 snapshot_path, run_dir, harness, list(tasks) or None, capability,
                 model_base_url=anthropic_base_url if anthropic else openai_base_url, model=model,
