@@ -96,7 +96,6 @@ class SystemRun:
     scripted: bool = False
     model: str = ""
     note: str | None = None
-    images: dict[str, str] = field(default_factory=dict)  # role -> tag
 
 
 def run_system(
@@ -175,7 +174,7 @@ def run_system(
             client.images.get(image)
         except ImageNotFound:
             raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
-    out = SystemRun(images={"agent": image, "gateway": built["gateway"].tag, "egress": built["egress"].tag})
+    out = SystemRun()
     scripted = None
     relays: list = []
     upstreams = list(extra_upstreams)

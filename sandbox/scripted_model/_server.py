@@ -2,14 +2,14 @@
 script format), Anthropic Messages and OpenAI Responses for the real CLIs (see `_episodes`)."""
 
 import json
-import math
 import sys
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ._episodes import Episode, load_episodes, messages_answer, messages_events, responses_answer, responses_events
+from ._episodes import (Episode, load_episodes, messages_answer, messages_events, responses_answer, responses_events,
+                        tokens)
 
 SCRIPTS_DIR = Path(__file__).parent / "scripts"
 
@@ -110,19 +110,6 @@ def _effective_steps(script: Script, offered: set[str]) -> list[dict]:
     return steps
 
 
-def _tokens(obj) -> int:
-    """About 4 characters a token; an image part counts as a flat 85 tokens (not its base64 length)."""
-    def strip(x):
-        if isinstance(x, dict):
-            if x.get("type") == "image_url":
-                return "i" * 340
-            return {k: strip(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
-    return max(1, math.ceil(len(json.dumps(strip(obj), ensure_ascii=False)) / 4))
-
-
 def answer(body: dict, scripts: list[Script]) -> dict:
     """The chat.completion object for one request."""
     messages = body.get("messages") or []
@@ -149,7 +136,7 @@ def answer(body: dict, scripts: list[Script]) -> dict:
         if calls:
             message["tool_calls"] = calls
         finish, model = ("tool_calls" if calls else "stop"), script.model
-    prompt, completion = _tokens(messages) + _tokens(body.get("tools") or []), _tokens(message)
+    prompt, completion = tokens(messages) + tokens(body.get("tools") or []), tokens(message)
     return {"id": f"chatcmpl-scripted-{int(time.time() * 1000)}", "object": "chat.completion",
             "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
@@ -210,14 +197,8 @@ def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
                               "usage": full["usage"]}), flush=True)
             if not body.get("stream"):
                 return self._send(200, full)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for chunk in _stream_chunks(full):
-                self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.close_connection = True
+            self._stream([b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+                          for chunk in _stream_chunks(full)] + [b"data: [DONE]\n\n"])
 
         def _episode(self, body: dict, full: dict, events) -> None:
             """A CLI episode's answer (Messages or Responses), whole or as named SSE events."""
@@ -227,13 +208,17 @@ def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
                               "usage": full["usage"]}), flush=True)
             if not body.get("stream"):
                 return self._send(200, full)
+            self._stream([f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+                          for name, data in events(full)])
+
+        def _stream(self, frames: list[bytes]) -> None:
+            """An SSE answer: the frames, then the connection closes."""
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Connection", "close")
             self.end_headers()
-            for name, data in events(full):
-                self.wfile.write(f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode()
-                                 + b"\n\n")
+            for frame in frames:
+                self.wfile.write(frame)
             self.close_connection = True
 
     return Handler
