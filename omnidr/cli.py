@@ -21,13 +21,13 @@ SNAPSHOT_ARG = click.argument("path", type=click.Path(path_type=Path))
 # Commands that live with their stage, imported only when invoked (or listed by --help), so that
 # every other command starts without loading the browser, judge and scoring stacks.
 STAGE_COMMANDS = {
-    "aggregate": "omnidr.scoring._cli:aggregate",
-    "leaderboard": "omnidr.scoring._cli:leaderboard",
+    "aggregate": "omnidr.pipeline._scoring_cli:aggregate",
+    "leaderboard": "omnidr.pipeline._scoring_cli:leaderboard",
     "compare": "omnidr.pipeline._cli:compare",
     "eval": "omnidr.pipeline._cli:eval_",
     "archive": "omnidr.pipeline._archive_cli:archive",
     "rescore": "omnidr.pipeline._archive_cli:rescore",
-    "na-order": "omnidr.scoring._cli:na_order",
+    "na-order": "omnidr.pipeline._scoring_cli:na_order",
     "audit": "omnidr.trajectory._cli:audit",
     "score": "omnidr.evaluation._cli:score",
     "probe": "omnidr.evaluation._cli:probe",

@@ -71,7 +71,7 @@ def archive_verify(archive_dir: Path) -> None:
 def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path) -> None:
     """Re-score the frozen reports of ARCHIVE with a judge (and this evaluator version) into a new
     results folder; no agent runs and no Docker engine is needed."""
-    from omnidr.scoring._render import leaderboard_grids
+    from omnidr.scoring import leaderboard_grids
 
     from ._specs import parse_judge, require_key
 

@@ -94,7 +94,7 @@ def _stages(result) -> None:
 
 
 def _where(outcome) -> None:
-    from omnidr.scoring._render import leaderboard_grids
+    from omnidr.scoring import leaderboard_grids
 
     if outcome.board is not None:
         out.print(leaderboard_grids(outcome.board)[0].rich())
@@ -179,18 +179,20 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
 
     `omnidr compare --system reference:full --system reference:video` runs both (video minus full);
     `omnidr compare FOLDER FOLDER ...` does the same for system folders `omnidr eval` already scored,
-    running nothing. Folders holding system.json and decisions get the scoring stage's A minus B.
+    running nothing (a run root stands for all its system folders). Two folders holding system.json and
+    decisions get the scoring stage's A minus B.
     """
     snapshot_path = snapshot_path or default_snapshot()
     if folders:
         if systems:
             raise UserError("give either system folders or --system options, not both")
-        from ._compare import compare_folders, evaluated_folders
+        from ._compare import compare_folders, evaluated_folders, expand_run_roots
 
         missing = [f for f in folders if not Path(f).is_dir()]
         if missing:
             raise UserError(f"{missing[0]}: no such folder; pass system folders written by `omnidr eval` "
                             "(runs/<snapshot id>/<system>)")
+        folders = expand_run_roots(folders)
         evaluated = [evaluated_folders([f]) for f in folders]
         if any(evaluated) and not all(evaluated):
             odd = folders[evaluated.index(False)]
@@ -201,10 +203,11 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
                 raise UserError("compare needs two or more system folders")
             compare_folders(list(folders), snapshot_path, out)
             return
-        from omnidr.scoring._cli import compare as folder_compare  # system.json + decisions folders
+        from ._scoring_cli import compare_two  # system.json + decisions folders: A minus B
 
-        args = [str(f) for f in folders] + ["--snapshot", str(snapshot_path)] + [a for t in tasks for a in ("--task", t)]
-        folder_compare.main(args=args, standalone_mode=False, prog_name="omnidr compare")
+        if len(folders) != 2:
+            raise UserError(f"decisions folders are compared two at a time (A minus B); got {len(folders)}")
+        compare_two(folders[0], folders[1], snapshot_path, tasks)
         return
     if len(systems) < 2:
         raise UserError("compare needs two or more --system options (e.g. --system reference:full --system reference:video)")

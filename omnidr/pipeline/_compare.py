@@ -8,7 +8,7 @@ from rich.table import Table
 from omnidr.errors import UserError
 
 from ._eval import EvalOutcome, EvalRequest, judge_key
-from ._results import EVAL_FILE, collect_systems, comparison_files, read_system
+from ._results import EVAL_FILE, collect_systems, comparison_files, read_system, refresh_index
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):
@@ -24,6 +24,16 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
     chosen = [by_folder[s.spec.label] for s in outcome.systems]
     return compare_chosen(chosen, request.snapshot, task_ids, root, request.budget, request.budget_label,
                           judge_key(request.judge), console)
+
+
+def expand_run_roots(folders) -> list[Path]:
+    """Each folder as given, except an eval run root (no eval.json, system folders inside), which
+    stands for its system folders."""
+    out: list[Path] = []
+    for f in map(Path, folders):
+        inside = sorted(p for p in f.iterdir() if (p / EVAL_FILE).is_file()) if not (f / EVAL_FILE).is_file() else []
+        out.extend(inside or [f])
+    return out
 
 
 def evaluated_folders(folders) -> bool:
@@ -54,7 +64,7 @@ def compare_folders(folders, snapshot: Path, console: Console):
 
 def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
     from omnidr.scoring import paired_comparisons, score_systems, snapshot_trees
-    from omnidr.scoring._render import comparisons_grid
+    from omnidr.scoring import comparisons_grid
 
     trees, hp = snapshot_trees(snapshot)
     scored = score_systems([f[3] for f in chosen], trees, hp, task_ids=task_ids)
@@ -64,6 +74,8 @@ def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_
                 for t in task_ids}
     name = "-vs-".join(c[1].name for c in chosen)
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
+    if refresh_index(root):  # the run root's page lists its comparisons
+        files.append(root / "index.html")
     console.print(comparisons_grid(comparisons).rich())
     table = Table(title=f"scores per task (budget: {budget_label})")
     table.add_column("task")

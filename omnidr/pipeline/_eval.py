@@ -273,14 +273,16 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         outcome.result.stages.append(StageResult(
             f"attempts {spec.label}", "ok" if delivered else "failed",
             f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {folder / 'attempts'}"))
-        _audit(folder, progress)
-        for task_id, records in out.records.items():
+        for records in out.records.values():
             for r in records:
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
+        outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
+        _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
+        for task_id, records in out.records.items():
+            for r in records:
                 attempt_dir = folder / "attempts" / task_id / str(r.attempt)
                 _trace(tracker, spec.label, r, attempt_dir, progress)
                 tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
-        outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
     board, results = build_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))

@@ -173,7 +173,7 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
 
 def write_results(root: Path, board, results: Results) -> list[Path]:
     """leaderboard.json, leaderboard.md, leaderboard.png and index.html in `root`."""
-    from omnidr.scoring._render import leaderboard_grids
+    from omnidr.scoring import leaderboard_grids
 
     paths = [root / name for name in RESULT_FILES]
     write_json_atomic(paths[0], results.model_dump_json(indent=2))
@@ -255,6 +255,8 @@ def summary_page(board, results: Results, grids, root_dir: Path | None = None) -
         parts.append("</table>")
     if root_dir is not None:
         parts += _per_task_table(board, results, root_dir)
+    if root_dir is not None:
+        parts += _comparisons_section(root_dir)
     parts.append("<h2>Systems</h2><ul>")
     for label, folder in results.systems.items():
         parts.append(f"<li>{e(label)}: <a href='{e(folder)}/evaluation/summary.json'>evaluation</a>, "
@@ -308,10 +310,54 @@ def _per_task_table(board, results: Results, root_dir: Path) -> list[str]:
     return out
 
 
+def _comparisons_section(root_dir: Path) -> list[str]:
+    """Every comparison `omnidr compare` wrote into the run root: its differences and links to its files."""
+    e = html.escape
+    files = sorted((root_dir / "comparisons").glob("*.json"))
+    if not files:
+        return []
+    out = ["<h2>Comparisons</h2><p>Each row is A minus B, as <code>omnidr compare</code> writes it (each system "
+           "minus the first it was given); the paired differences above read the same way.</p>"
+           "<table id='comparisons'><tr><th>comparison</th><th>A</th><th>B</th><th>A - B</th><th>interval</th>"
+           "<th>wins / ties / losses</th><th>budget</th></tr>"]
+    for path in files:
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            rows = data["comparisons"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        name = path.stem
+        links = (f"<a href='comparisons/{e(path.name)}'>{e(name)}</a>"
+                 + (f" (<a href='comparisons/{e(name)}.md'>md</a>)" if path.with_suffix(".md").is_file() else ""))
+        for c in rows:
+            out.append(f"<tr><td>{links}</td><td>{e(c['a'])}</td><td>{e(c['b'])}</td>"
+                       f"<td class=r>{c['mean_difference']:+.1f}</td><td class=r>[{c['ci_low']:.1f}, {c['ci_high']:.1f}]</td>"
+                       f"<td class=r>{c['wins']} / {c['ties']} / {c['losses']}</td><td>{e(data.get('budget_label', ''))}</td></tr>")
+    out.append("</table>")
+    return out
+
+
+def refresh_index(root: Path) -> bool:
+    """Render the run root's index.html again from its leaderboard.json (after a comparison was added);
+    False when the root has no leaderboard yet."""
+    from omnidr.scoring import Leaderboard, leaderboard_grids
+
+    path = root / RESULT_FILES[0]
+    if not path.is_file():
+        return False
+    try:
+        results = Results.model_validate_json(path.read_text("utf-8"))
+        board = Leaderboard.model_validate(results.leaderboard)
+    except ValueError:
+        return False
+    (root / RESULT_FILES[3]).write_text(summary_page(board, results, leaderboard_grids(board), root), "utf-8")
+    return True
+
+
 def comparison_files(root: Path, name: str, comparisons, per_task: dict[str, dict[str, float]], budget: Budget,
                      budget_label: str, judge_key: str) -> list[Path]:
     """comparisons/<name>.json and .md: paired differences, per-task scores, and the shared budget."""
-    from omnidr.scoring._render import comparisons_grid
+    from omnidr.scoring import comparisons_grid
 
     folder = root / "comparisons"
     folder.mkdir(parents=True, exist_ok=True)

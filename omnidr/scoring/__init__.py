@@ -4,12 +4,12 @@ Pure and fast: no Docker, browser, network or judge. Everything is re-computable
 tree and the saved atom decisions (paper Sec. 3.3, App. A.4 and F.2).
 """
 
-from ._cli import aggregate, compare, leaderboard, na_order
 from ._decisions import AtomDecision, Decisions, Outcome
 from ._errors import ScoringInputError
-from ._files import read_decisions, read_rubric, read_system, read_systems, snapshot_trees
-from ._leaderboard import bootstrap_counts, build_leaderboard, compare_systems, paired_comparisons
+from ._files import read_decisions, read_hyperparameters, read_model, read_rubric, read_system, read_systems, snapshot_trees
+from ._leaderboard import DEFAULT_SEED, bootstrap_counts, build_leaderboard, compare_systems, paired_comparisons
 from ._na_order import FactOrder, NaOrderCheck, check_na_order
+from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, report_grids, report_notes
 from ._reaggregate import default_variants, score_systems, sensitivity_analysis, variant
 from ._report import settings_from, score_report
 from ._report_models import (
@@ -33,15 +33,13 @@ from ._tables import (
     SystemScores,
 )
 
-CLI_COMMANDS = (aggregate, leaderboard, compare, na_order)
-"""Click commands to register on the `omnidr` group."""
-
 __all__ = [
-    "CLI_COMMANDS", "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
+    "DEFAULT_SEED", "Grid", "comparisons_grid", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
+    "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
     "GuardStep", "Leaderboard", "NaGuard", "NaOrderCheck", "Outcome", "PairedComparison", "ReportScore",
     "ScoringInputError", "ScoringSettings", "Sensitivity", "SensitivityRow", "SensitivityVariant", "SystemDecisions",
-    "SystemKey", "SystemResult", "SystemScores", "aggregate", "bootstrap_counts", "build_leaderboard",
-    "check_na_order", "compare", "compare_systems", "default_variants", "leaderboard", "na_order",
-    "paired_comparisons", "read_decisions", "read_rubric", "read_system", "read_systems", "score_report",
+    "SystemKey", "SystemResult", "SystemScores", "bootstrap_counts", "build_leaderboard",
+    "check_na_order", "compare_systems", "default_variants",
+    "paired_comparisons", "read_decisions", "read_hyperparameters", "read_model", "read_rubric", "read_system", "read_systems", "score_report",
     "score_systems", "sensitivity_analysis", "settings_from", "snapshot_trees", "variant",
 ]

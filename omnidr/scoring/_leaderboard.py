@@ -162,7 +162,9 @@ def build_leaderboard(
 
     `task_ids` defaults to every task any system reported on; a system without a report for a
     task scores 0 there and the task counts as a failure. With `with_comparisons`, every pair of
-    systems is compared as well (`paired_comparisons`). `incomplete` maps a system label to its
+    systems is compared as well (`paired_comparisons`): each system minus each system ranked above
+    it, the orientation of `omnidr compare` (each system minus the first, its reference), so that a
+    pair reads with the same sign on the leaderboard as in a comparison led by the better system. `incomplete` maps a system label to its
     tasks whose score is not final: such a row is provisional, listed after the ranked rows and not
     ranked (an unanswered judge or an outage is not a score).
     """
@@ -189,7 +191,8 @@ def build_leaderboard(
     ranks = dict(zip(ranked, competition_ranks([float(avgs[i]) for i in ranked]), strict=True))
     rows = [_system_result(systems[i], table[i], (float(low[i]), float(high[i])), ranks.get(i), pending.get(labels[i], []))
             for i in order]
-    comparisons = _pairs(labels, scores, counts, combinations(order, 2), seed, confidence) if with_comparisons else []
+    comparisons = (_pairs(labels, scores, counts, [(j, i) for i, j in combinations(order, 2)], seed, confidence)
+                   if with_comparisons else [])
     return Leaderboard(task_ids=tasks, replicates=replicates, seed=seed, confidence=confidence, settings=settings,
                        rows=rows, comparisons=comparisons)
 

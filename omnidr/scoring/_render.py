@@ -120,16 +120,17 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
                                    for r in board.rows if r.provisional))
     grids = [main, rates]
     if board.comparisons:
-        grids.append(comparisons_grid(board.comparisons))
+        grids.append(comparisons_grid(board.comparisons, "Paired comparisons (A - B: each system minus each system "
+                                                         "ranked above it, as in `omnidr compare`; task bootstrap)"))
     if board.sensitivity is not None:
         grids.append(sensitivity_grid(board.sensitivity))
     return grids
 
 
-def comparisons_grid(comparisons: list[PairedComparison]) -> Grid:
+def comparisons_grid(comparisons: list[PairedComparison], title: str = "Paired comparisons (A - B, task bootstrap)") -> Grid:
     level = int(round(100 * comparisons[0].confidence)) if comparisons else 95
     return Grid(
-        "Paired comparisons (A - B, task bootstrap)",
+        title,
         ["A", "B", "A - B", f"{level}% CI", "wins", "ties", "losses"],
         [[c.a, c.b, f"{c.mean_difference:+.1f}", f"[{c.ci_low:.1f}, {c.ci_high:.1f}]", str(c.wins), str(c.ties),
           str(c.losses)] for c in comparisons],

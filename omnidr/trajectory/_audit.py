@@ -91,6 +91,36 @@ def _record(attempt_dir: Path):
         return None
 
 
+def page_links(attempt_dir: Path, task_id: str, number: int) -> list[tuple[str, str]]:
+    """(label, href relative to the attempt folder) of what an auditor opens next, where it exists: the
+    report, this attempt's evaluation (in a system folder of `omnidr eval` or `omnidr run` + `omnidr
+    score`), the logs, and the run root's index page."""
+    links: list[tuple[str, str]] = []
+    if (attempt_dir / "output" / "report" / "index.html").is_file():
+        links.append(("report", "output/report/index.html"))
+    system = attempt_dir.parent.parent.parent  # <system>/attempts/<task>/<n>
+    evaluation = system / "evaluation" / task_id / "evaluation.json"
+    if evaluation.is_file():
+        try:
+            scored = json.loads(evaluation.read_text("utf-8")).get("attempt")
+        except (OSError, ValueError, AttributeError):
+            scored = None
+        if scored == number:
+            links.append(("evaluation", f"../../../evaluation/{task_id}/evaluation.json"))
+    for name in ("attempt.json", "trajectory.json"):
+        if (attempt_dir / name).is_file():
+            links.append((name, name))
+    logs = attempt_dir / "logs"
+    if logs.is_dir():
+        links += [(f"logs/{p.name}", f"logs/{p.name}") for p in sorted(logs.iterdir()) if p.is_file()]
+    if (attempt_dir / "output" / "harness-logs").is_dir():
+        links.append(("harness logs", "output/harness-logs/"))
+    # the run root's page: written at the end of `omnidr eval`, so its system folders link to it already
+    if (system.parent / "index.html").is_file() or (system / "eval.json").is_file():
+        links.append(("run index", "../../../../index.html"))
+    return links
+
+
 def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     """Read, measure and render one attempt; writes trajectory.json and audit.html into its folder."""
     traj, origin = load_attempt_trajectory(attempt_dir, harness)
@@ -108,7 +138,7 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     _write(trajectory_path, traj.model_dump_json(indent=1))
     page_path = attempt_dir / "audit.html"
     _write(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number, record=record,
-                                 exchanges=exchanges, network=network))
+                                 exchanges=exchanges, network=network, links=page_links(attempt_dir, task_id, number)))
     return AttemptAudit(task_id=task_id, attempt=number, folder=str(attempt_dir), origin=origin, stats=stats,
                         reason=record.reason.value if record else None, trajectory_path=str(trajectory_path),
                         page_path=str(page_path), warnings=traj.warnings)

@@ -88,8 +88,42 @@ def _step_html(step) -> str:
         head += f" <span class='preview'>{_e(msg[:120])}</span>"
         body.append(f"<pre>{_e(_cut(msg))}</pre>")
     cls = "step err" if error else "step"
-    return (f'<details class="{cls}" data-type="{step.type}" data-phases="{phases}">{head}</summary>'
-            + "".join(body) + "</details>")
+    # an error step starts open, so that what went wrong is not hidden behind a click
+    return (f'<details id="step-{step.index}" class="{cls}" data-type="{step.type}" data-phases="{phases}"'
+            f'{" open" if error else ""}>{head}</summary>' + "".join(body) + "</details>")
+
+
+def _step_errors(traj: Trajectory) -> list[tuple[int, str]]:
+    """(step index, what failed) of every error step, in order."""
+    out = []
+    for step in traj.steps:
+        if isinstance(step, SystemStep) and step.is_error:
+            out.append((step.index, step.message))
+        elif isinstance(step, AgentStep):
+            if step.error:
+                out.append((step.index, f"model error: {step.error}"))
+            names = {c.id: c.name for c in step.tool_calls}
+            out += [(step.index, f"{names.get(o.tool_call_id, 'tool')} failed: {o.content}")
+                    for o in step.observations if o.is_error]
+    return out
+
+
+def completion(traj: Trajectory, record: Any) -> str:
+    """How far the attempt got, from the log where it tells and from attempt.json where it does not."""
+    if traj.complete is True:
+        return "finished: the log shows the run's end"
+    if traj.complete is False:
+        return "cut off: the log ends in the middle of the run"
+    if record is None:
+        return "unknown: no attempt.json (the attempt did not finish, or ran outside the sandbox)"
+    reason = record.reason.value
+    if reason == "timeout":
+        return "cut off at the time limit (the agent was killed)"
+    if record.exit_code == 0:
+        return "finished: the agent exited 0 (this log format has no end marker)"
+    if record.exit_code is None:
+        return f"ended without an exit code ({reason})"
+    return f"ended with exit code {record.exit_code} ({reason})"
 
 
 def _budget_svg(exchanges: list[GatewayExchange], max_total_tokens: int | None, max_requests: int | None) -> str:
@@ -161,6 +195,8 @@ max-height:400px;overflow:auto}pre.err{background:#fdecea}pre.reason{color:#555;
 svg{width:100%;max-width:720px;height:auto;border:1px solid #eee}svg text{font-size:11px;fill:#555}
 .axis{stroke:#999}.tok{fill:none;stroke:#d35400;stroke-width:2}.req{fill:none;stroke:#2980b9;stroke-width:1.5}
 .limit{stroke:#c0392b;stroke-dasharray:4 3}button{margin-right:4px}.hidden{display:none}
+.banner{padding:6px 10px;border-radius:4px;font-weight:600}.banner.ok{background:#eaf7ee;color:#1e7e34}
+.banner.bad{background:#fdecea;color:#c0392b}.banner.warn{background:#fff8e1;color:#8a6d00}#links{margin:.5em 0}
 """
 
 JS = """
@@ -182,8 +218,10 @@ JS = """
 
 
 def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: str, attempt: int, record: Any,
-               exchanges: list[GatewayExchange], network: list[RequestEvent | TunnelEvent]) -> str:
-    """The HTML text of the audit page."""
+               exchanges: list[GatewayExchange], network: list[RequestEvent | TunnelEvent],
+               links: list[tuple[str, str]] = ()) -> str:
+    """The HTML text of the audit page: links to what sits next to it, how the attempt ended and its
+    errors first, then statistics, budget use, the timeline and the network log."""
     budget = record.budget if record is not None else None
     strip = "".join(f'<span title="#{i + 1} {_e(c.name)} [{c.phase}]" style="background:{PHASE_COLORS[c.phase]}">'
                     "</span>" for i, c in enumerate(traj.tool_calls()))
@@ -197,11 +235,25 @@ def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: s
                     for l in stats.failure_loops)
     warnings = "".join(f"<li>{_e(w)}</li>" for w in traj.warnings[:200])
     info = [("task", task_id), ("attempt", attempt), ("harness", traj.harness), ("model", traj.model),
-            ("trajectory from", origin), ("format", traj.source_format),
-            ("complete", {True: "yes", False: "no (cut off)", None: "unknown"}[traj.complete])]
+            ("trajectory from", origin), ("format", traj.source_format), ("completion", completion(traj, record))]
     if record is not None:
         info += [("ended", f"{record.reason.value}: {record.detail}"), ("exit code", record.exit_code)]
     info_rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in info)
+    nav = " · ".join(f'<a href="{_e(href)}">{_e(label)}</a>' for label, href in links)
+    if record is None:
+        verdict = '<p id="outcome" class="banner warn">No attempt.json: how this attempt ended is not recorded.</p>'
+    elif record.reason.value == "success":
+        verdict = f'<p id="outcome" class="banner ok">Delivered a report ({_e(record.detail)}).</p>'
+    else:
+        verdict = (f'<p id="outcome" class="banner bad">Failed: <b>{_e(record.reason.value)}</b>: '
+                   f'{_e(record.detail)}</p>')
+    errors = _step_errors(traj)
+    error_list = ""
+    if errors:
+        shown = "".join(f'<li><a href="#step-{i}">step #{i}</a>: {_e(msg[:300])}</li>' for i, msg in errors[:20])
+        more = f"<li>… {len(errors) - 20} more (filter: errors)</li>" if len(errors) > 20 else ""
+        error_list = f'<h2>Errors ({len(errors)})</h2><ul id="errors">{shown}{more}</ul>'
+
     buttons = "".join(f'<button data-filter="{p}">{p}</button>' for p in PHASE_COLORS)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -209,7 +261,10 @@ def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: s
 <title>Audit {_e(task_id)} #{attempt}</title><style>{CSS}</style></head>
 <body>
 <h1>Audit of {_e(task_id)}, attempt {attempt}</h1>
-<table>{info_rows}</table>
+<nav id="links">{nav or '<span class="muted">no report, evaluation or logs next to this page</span>'}</nav>
+{verdict}
+{error_list}
+<table id="info">{info_rows}</table>
 <h2>Process statistics</h2><table id="stats">{_stats_rows(stats)}</table>
 {f'<h2>Repeated-failure loops</h2><ul>{loops}</ul>' if loops else ''}
 <h2>Budget use over time</h2>{_budget_svg(exchanges, budget.max_total_tokens if budget else None,

@@ -17,7 +17,8 @@ from scoring_trees import atom, many, passes, tree
 
 from omnidr.benchmark import RubricTree
 from omnidr.errors import UserError
-from omnidr.scoring import CLI_COMMANDS, Leaderboard, PairedComparison, ReportScore, score_report
+from omnidr.pipeline._scoring_cli import CLI_COMMANDS
+from omnidr.scoring import Leaderboard, PairedComparison, ReportScore, score_report
 
 
 @click.group()
@@ -220,7 +221,8 @@ def test_leaderboard_terminal_markdown_json(runs):
     board = Leaderboard.model_validate_json(js.output)
     assert [r.label for r in board.rows] == ["good / h", "weak / h"]
     assert board.rows[1].successes == 3 and board.rows[1].success_rate == 0.75
-    assert board.comparisons[0].mean_difference == pytest.approx(37.5)
+    c = board.comparisons[0]  # each system minus those ranked above it
+    assert (c.a, c.b, c.mean_difference) == ("weak / h", "good / h", pytest.approx(-37.5))
     assert board.sensitivity.rows[0].variant.name == "released"
 
 

@@ -142,11 +142,13 @@ def test_all_pairs_are_vectorized_and_agree_with_single_comparisons():
     assert pairs[1] == single
 
 
-def test_leaderboard_with_comparisons_orders_pairs_by_rank():
-    systems = [system("low", [10, 20]), system("high", [80, 90])]
+def test_leaderboard_compares_each_system_against_those_ranked_above_it():
+    """The orientation of `omnidr compare` (each system minus its reference): lower minus higher."""
+    systems = [system("low", [10, 20]), system("mid", [40, 50]), system("high", [80, 90])]
     board = build_leaderboard(systems, replicates=300, with_comparisons=True)
-    assert [(c.a, c.b) for c in board.comparisons] == [("high", "low")]
-    assert board.comparisons[0].mean_difference == pytest.approx(70)
+    assert [(c.a, c.b) for c in board.comparisons] == [("mid", "high"), ("low", "high"), ("low", "mid")]
+    assert [c.mean_difference for c in board.comparisons] == [pytest.approx(-40), pytest.approx(-70), pytest.approx(-30)]
+    assert all(c.losses == 2 and c.wins == 0 for c in board.comparisons)
 
 
 def test_leaderboard_round_trips_through_json():

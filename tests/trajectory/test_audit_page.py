@@ -65,3 +65,78 @@ def test_gateway_only_page_with_hostile_text(tmp_path: Path):
     [audit] = audit_run(tmp_path / "run")
     result, console, requests = open_page(Path(audit.page_path))
     assert console == [] and requests == [] and result["steps"] == "1"
+
+
+def test_a_failed_attempt_shows_its_error_first_and_links_to_what_sits_next_to_it(tmp_path: Path, fixtures: Path):
+    """In a system folder of `omnidr eval`: links to the report, this attempt's evaluation, the logs and
+    the run root's page, each followed in Chromium; the failure and every error step before the
+    statistics, error steps open; the completion state from attempt.json when the log does not tell."""
+    from playwright.sync_api import sync_playwright
+
+    root = tmp_path / "runs" / "demo-x"
+    system = root / "sys"
+    folder = make_run(system, "openclaw")
+    (system / "eval.json").write_text("{}", "utf-8")
+    (root / "index.html").write_text("<h1>run index</h1>", "utf-8")
+    (folder / "output/report/index.html").write_text("<h1>the report</h1>", "utf-8")
+    (system / "evaluation/task-1").mkdir(parents=True)
+    (system / "evaluation/task-1/evaluation.json").write_text('{"task_id": "task-1", "attempt": 1}', "utf-8")
+    sessions = folder / "output/harness-logs/openclaw-state/agents/main/sessions"
+    sessions.mkdir(parents=True)
+    shutil.copy(fixtures / "openclaw-session.jsonl", sessions / "s.jsonl")
+    write_gateway(folder / "logs/gateway.jsonl", [exchange(1, {})])
+    network_log(folder)
+    attempt_record(folder, "openclaw", reason="agent_error", detail="the agent exited 3 without a report", exit_code=3)
+    [audit] = audit_run(system)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
+        page = browser.new_page()
+        page.goto(Path(audit.page_path).as_uri())
+        order = page.eval_on_selector_all("body > *", "es => es.map(e => e.id || e.tagName)")
+        outcome = page.inner_text("#outcome")
+        errors = page.eval_on_selector_all("#errors a", "as => as.map(a => a.getAttribute('href'))")
+        open_errors = page.locator("details.step.err[open]").count()
+        all_errors = page.locator("details.step.err").count()
+        completion = page.inner_text("#info")
+        links = page.eval_on_selector_all("#links a", "as => as.map(a => [a.textContent, a.href])")
+        opened = {}
+        for label, href in links:
+            page.goto(href)
+            opened[label] = page.inner_text("body")
+        browser.close()
+    assert order.index("outcome") < order.index("errors") < order.index("info") < order.index("stats")
+    assert outcome == "Failed: agent_error: the agent exited 3 without a report"
+    assert len(errors) == all_errors == open_errors == 3 and all(h.startswith("#step-") for h in errors)
+    assert "completion\tfinished: the log shows the run's end" in completion  # the OpenClaw log tells
+    labels = [label for label, _ in links]
+    assert labels[:2] == ["report", "evaluation"] and "run index" in labels and "logs/gateway.jsonl" in labels
+    assert "the report" in opened["report"] and '"attempt": 1' in opened["evaluation"]
+    assert "run index" in opened["run index"] and '"seq"' in opened["logs/network.jsonl"]
+
+
+def test_completion_comes_from_attempt_json_where_the_log_does_not_tell(tmp_path: Path):
+    from omnidr.attempts import AttemptRecord
+    from omnidr.trajectory import Trajectory
+    from omnidr.trajectory._html import completion
+
+    folder = make_run(tmp_path / "run", "command")
+    silent = Trajectory(harness="command", source_format="gateway", complete=None)
+    assert completion(silent, None).startswith("unknown: no attempt.json")
+    for reason, code, expected in [("agent_error", 3, "ended with exit code 3 (agent_error)"),
+                                   ("timeout", None, "cut off at the time limit"),
+                                   ("success", 0, "finished: the agent exited 0")]:
+        attempt_record(folder, "command", reason=reason, exit_code=code)
+        record = AttemptRecord.model_validate_json((folder / "attempt.json").read_text())
+        assert completion(silent, record).startswith(expected)
+    cut = silent.model_copy(update={"complete": False})
+    assert completion(cut, record).startswith("cut off: the log ends")
+
+
+def test_an_evaluation_of_another_attempt_is_not_linked(tmp_path: Path):
+    from omnidr.trajectory._audit import page_links
+
+    folder = make_run(tmp_path / "sys", "command", attempt=1)
+    (tmp_path / "sys/evaluation/task-1").mkdir(parents=True)
+    (tmp_path / "sys/evaluation/task-1/evaluation.json").write_text('{"attempt": 2}', "utf-8")
+    assert "evaluation" not in dict(page_links(folder, "task-1", 1))
+    assert dict(page_links(folder, "task-1", 1)).get("run index") is None  # not an eval system folder

@@ -40,14 +40,15 @@ def make_run(root: Path, harness: str, task: str = "task-1", attempt: int = 1) -
     return folder
 
 
-def attempt_record(folder: Path, harness: str, wall_time_s: float = 95.0, max_total_tokens: int | None = 50_000) -> None:
+def attempt_record(folder: Path, harness: str, wall_time_s: float = 95.0, max_total_tokens: int | None = 50_000,
+                   reason: str = "success", detail: str = "report delivered", exit_code: int | None = 0) -> None:
     """attempt.json written through the real AttemptRecord model."""
     from omnidr.attempts import AttemptRecord, SandboxLimits
     from sandbox.models import Budget
 
     record = AttemptRecord(
-        task_id=folder.parent.name, attempt=int(folder.name), harness=harness, command=["agent"], reason="success",
-        detail="report delivered", exit_code=0, started_at=T0, ended_at=T0 + timedelta(seconds=wall_time_s),
+        task_id=folder.parent.name, attempt=int(folder.name), harness=harness, command=["agent"], reason=reason,
+        detail=detail, exit_code=exit_code, started_at=T0, ended_at=T0 + timedelta(seconds=wall_time_s),
         wall_time_s=wall_time_s, budget=Budget(max_total_tokens=max_total_tokens), limits=SandboxLimits(),
         proxy_mode="log",
     )

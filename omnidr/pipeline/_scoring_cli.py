@@ -1,11 +1,15 @@
-"""Click commands of the scoring stage: `aggregate`, `leaderboard`, `compare`, `na-order`.
+"""Click commands over saved decisions: `aggregate`, `leaderboard`, `na-order`, and the A minus B
+`compare` of decisions folders (reached through `omnidr compare --snapshot`).
 
-Standalone commands; the main `omnidr` group loads them on demand (STAGE_COMMANDS in omnidr/cli.py). Bad input
-raises `UserError`, which `omnidr.cli.main` turns into one line and exit code 2.
+They call the scoring stage's pure functions on inputs read by `_inputs`: hand-made decisions and
+system folders, and what `omnidr score` and `omnidr eval` write. The main `omnidr` group loads them
+on demand (STAGE_COMMANDS in omnidr/cli.py). Bad input raises `UserError`, which `omnidr.cli.main`
+turns into one line and exit code 2.
 """
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,22 +18,36 @@ from rich.console import Console
 from omnidr._console import make_console
 from omnidr.benchmark import Hyperparameters
 
-from ._errors import ScoringInputError
-from ._files import read_decisions, read_hyperparameters, read_model, read_rubric, read_systems, snapshot_trees
-from ._leaderboard import DEFAULT_SEED, build_leaderboard, compare_systems
-from ._na_order import check_na_order
-from ._reaggregate import score_systems, sensitivity_analysis
-from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, report_grids, report_notes
-from ._report import score_report
-from ._report_models import ReportScore
+from omnidr.scoring import (
+    DEFAULT_SEED,
+    Grid,
+    ScoringInputError,
+    build_leaderboard,
+    check_na_order,
+    compare_systems,
+    comparisons_grid,
+    leaderboard_grids,
+    na_order_grid,
+    read_hyperparameters,
+    read_rubric,
+    report_grids,
+    report_notes,
+    score_report,
+    score_systems,
+    sensitivity_analysis,
+    snapshot_trees,
+)
+
+from ._inputs import read_any_decisions, read_any_score, read_any_systems
 
 FORMATS = click.Choice(["terminal", "markdown", "json"])
 
 _rubric = click.option("--rubric", "rubric_path", required=True, type=click.Path(path_type=Path),
                        help="Omni-ART tree of the task (rubric.json).")
 _decisions = click.option("--decisions", "decisions_path", required=True, type=click.Path(path_type=Path),
-                          help="Decisions JSON: task_id, decisions (atom id -> pass/fail/na/skipped or "
-                               "{outcome, votes, rationale}), optional failure.")
+                          help="Decisions JSON (task_id, decisions: atom id -> pass/fail/na/skipped or "
+                               "{outcome, votes, rationale}, optional failure), or an evaluation.json of "
+                               "`omnidr score` / `omnidr eval`.")
 _hyper = click.option("--hyperparameters", "hyper_path", type=click.Path(path_type=Path), default=None,
                       help="Hyperparameters JSON (lambda, tau, kappa); default: the snapshot's, else the released values.")
 _hyper_released = click.option("--hyperparameters", "hyper_path", type=click.Path(path_type=Path), default=None,
@@ -83,7 +101,7 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
     Atoms of the tree without a decision are counted as skipped and listed.
     """
     tree = read_rubric(rubric_path)
-    decisions = read_decisions(decisions_path)
+    decisions = read_any_decisions(decisions_path)
     score = score_report(tree, decisions, _hyperparameters(hyper_path), na_guard=not no_na_guard)
     if as_json:
         _dump(score)
@@ -95,14 +113,15 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
 @_rubric
 @_decisions
 @click.option("--score", "score_path", type=click.Path(path_type=Path), default=None,
-              help="Saved ReportScore JSON to audit (its settings and applied N/A set); default: re-run the guard.")
+              help="Saved ReportScore JSON, or an evaluation.json, to audit (its settings and applied N/A set); "
+                   "default: re-run the guard.")
 @_hyper_released
 @click.option("--json", "as_json", is_flag=True, help="Print the check as JSON.")
 def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, as_json: bool) -> None:
     """Offline na-order check of a saved evaluation: every applied N/A set satisfies Delta_C > Delta_R,
     and no omitted fact scores above the same fact stated but uncited. Exits 1 on a violation."""
-    saved = read_model(score_path, ReportScore, "report score") if score_path is not None else None
-    check = check_na_order(read_rubric(rubric_path), read_decisions(decisions_path), saved, _hyperparameters(hyper_path))
+    saved = read_any_score(score_path) if score_path is not None else None
+    check = check_na_order(read_rubric(rubric_path), read_any_decisions(decisions_path), saved, _hyperparameters(hyper_path))
     if as_json:
         click.echo(json.dumps({**check.model_dump(mode="json"), "ok": check.ok}, indent=2))
     else:
@@ -117,9 +136,17 @@ def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, h
 def _scored(paths, snapshot_path, tasks, hyper_path, no_na_guard):
     trees, snap_hp = snapshot_trees(snapshot_path)
     hp = _hyperparameters(hyper_path, snap_hp)
-    systems = read_systems(paths)
+    found = read_any_systems(paths)
     task_ids = list(tasks) or None
-    return systems, trees, hp, task_ids, score_systems(systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+    scored = score_systems(found.systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+    return found, trees, hp, task_ids, scored
+
+
+def _found_notes(found) -> list[str]:
+    notes = [f"left out: {folder} ({why})" for folder, why in found.skipped.items()]
+    notes += [f"{label}: provisional, not ranked: {', '.join(tasks)} not final (rerun `omnidr eval` to finish them)"
+              for label, tasks in found.incomplete.items()]
+    return notes
 
 
 @click.command("leaderboard")
@@ -138,21 +165,23 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     """Rank systems over the snapshot's tasks: Avg with task-bootstrap 95% interval, Success,
     Avg succ., Content, Citation, Presentation, pass rates by difficulty and direction.
 
-    SYSTEMS are system folders, or folders of system folders. A system folder holds system.json
-    ({"model", "harness", "capability", "budget"}) and one decisions JSON per task (any other
-    name). A task without a decisions file, or whose decisions set "failure", scores 0 and
-    counts as a failure.
+    SYSTEMS are system folders, or folders of them such as an eval run root (runs/<snapshot id>).
+    A system folder is one `omnidr eval` wrote (eval.json, evaluation/), an output folder of
+    `omnidr score` (summary.json), or a hand-made folder with system.json ({"model", "harness",
+    "capability", "budget"}) and one decisions JSON per task (any other name). A task without
+    decisions, or whose decisions set "failure", scores 0 and counts as a failure; a task of an
+    eval folder whose score is not final makes that row provisional and unranked.
     """
-    decided, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
+    found, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
     board = build_leaderboard(scored, task_ids or sorted(trees), replicates=replicates or hp.bootstrap_replicates,
-                              seed=seed, with_comparisons=pairs)
+                              seed=seed, with_comparisons=pairs, incomplete=found.incomplete)
     if sensitivity:
-        table = sensitivity_analysis(decided, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+        table = sensitivity_analysis(found.systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
         board = board.model_copy(update={"sensitivity": table})
     if fmt == "json":
         _dump(board)
         return
-    _emit(leaderboard_grids(board), fmt)
+    _emit(leaderboard_grids(board), fmt, _found_notes(found))
 
 
 @click.command("compare")
@@ -172,15 +201,21 @@ def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper
 
     A and B are system folders (see `omnidr leaderboard --help`).
     """
-    _, trees, hp, task_ids, scored = _scored((a, b), snapshot_path, tasks, hyper_path, no_na_guard)
+    compare_two(a, b, snapshot_path, tasks, hyper_path, no_na_guard, replicates, seed, fmt)
+
+
+def compare_two(a: Path, b: Path, snapshot_path: Path, tasks: Sequence[str] = (), hyper_path: Path | None = None,
+                no_na_guard: bool = False, replicates: int | None = None, seed: int = DEFAULT_SEED,
+                fmt: str = "terminal") -> None:
+    """A minus B over the same tasks, printed (see `compare`)."""
+    found, trees, hp, task_ids, scored = _scored((a, b), snapshot_path, tasks, hyper_path, no_na_guard)
     if len(scored) != 2:
-        raise ScoringInputError(f"A and B must each be one system folder with system.json; they hold {len(scored)} systems")
+        raise ScoringInputError(f"A and B must each be one system folder; they hold {len(scored)} systems")
     result = compare_systems(scored[0], scored[1], task_ids or sorted(trees),
                              replicates=replicates or hp.bootstrap_replicates, seed=seed)
     if fmt == "json":
         _dump(result)
         return
-    _emit([comparisons_grid([result])], fmt)
-
-
-
+    _emit([comparisons_grid([result])], fmt, _found_notes(found))
+CLI_COMMANDS = (aggregate, leaderboard, compare, na_order)
+"""The commands, for a test group (the `omnidr` group registers them through STAGE_COMMANDS)."""

@@ -1,0 +1,124 @@
+"""What the scoring commands (`aggregate`, `na-order`, `leaderboard`, `compare --snapshot`) read.
+
+They score saved decisions and never call a judge. Their inputs come in the shapes the other
+commands write, and every shape is accepted as it is:
+
+- one report's decisions: a decisions JSON (`Decisions`), or an `evaluation.json` written by
+  `omnidr score` or `omnidr eval` (its atoms' decisions; its `score` is the saved ReportScore);
+- a system:
+  - a folder with `system.json` and one decisions JSON per task (hand-made, the scoring stage's own);
+  - a system folder of `omnidr eval` (`eval.json` and `evaluation/summary.json`), labelled as the
+    run root's leaderboard labels it, with its not-final tasks;
+  - an output folder of `omnidr score` (`summary.json`);
+- a folder of such systems, for example an eval run root (`runs/<snapshot id>/`).
+
+This reader sits in the pipeline because it is the stage that knows all three writers; the
+scoring stage itself stays pure and reads only its own files.
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omnidr.errors import UserError
+
+from ._results import EVAL_FILE, _distinct_labels, read_system
+
+SUMMARY_FILE = "summary.json"
+
+
+def _is_evaluation(path: Path) -> bool:
+    """An evaluation.json (by its fields), not a decisions file."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False  # the decisions reader reports what is wrong with it
+    return isinstance(data, dict) and "evaluator_version" in data and "atoms" in data
+
+
+def read_evaluation_file(path: Path):
+    from omnidr.evaluation import Evaluation
+    from omnidr.scoring import read_model
+
+    return read_model(path, Evaluation, "evaluation")
+
+
+def read_any_decisions(path: Path):
+    """`Decisions` from a decisions JSON or from an evaluation.json."""
+    from omnidr.scoring import read_decisions
+
+    path = Path(path)
+    if path.is_file() and _is_evaluation(path):
+        return read_evaluation_file(path).decisions()
+    return read_decisions(path)
+
+
+def read_any_score(path: Path):
+    """A saved `ReportScore`: a ReportScore JSON, or the `score` of an evaluation.json."""
+    from omnidr.scoring import ReportScore, read_model
+
+    path = Path(path)
+    if path.is_file() and _is_evaluation(path):
+        return read_evaluation_file(path).score
+    return read_model(path, ReportScore, "report score")
+
+
+@dataclass
+class ScoringSystems:
+    """The systems found under the given paths."""
+
+    systems: list = field(default_factory=list)  # SystemDecisions, in the order found
+    incomplete: dict[str, list[str]] = field(default_factory=dict)  # label -> tasks whose score is not final
+    skipped: dict[str, str] = field(default_factory=dict)  # folder -> why it holds no usable system
+
+
+def _kind(folder: Path) -> str | None:
+    if (folder / "system.json").is_file():
+        return "decisions"
+    if (folder / EVAL_FILE).is_file():
+        return "eval"
+    if (folder / SUMMARY_FILE).is_file():
+        return "score"
+    return None
+
+
+def read_any_systems(paths: Sequence[Path]) -> ScoringSystems:
+    """Every system under `paths` (see the module docstring). A path that is none of the shapes, or
+    a folder with no scored system, is a one-line error naming what it expects."""
+    from omnidr.evaluation import system_decisions
+    from omnidr.scoring import read_system as read_decisions_folder
+
+    out = ScoringSystems()
+    evaluated = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            raise UserError(f"{p}: no such folder; give a system folder (system.json and decisions, or one "
+                            "`omnidr eval` wrote) or a folder of them, such as an eval run root")
+        kind = _kind(p)
+        folders = [p] if kind else sorted(s for s in p.iterdir() if s.is_dir() and _kind(s))
+        if not folders:
+            raise UserError(f"{p}: holds no system: no system.json, eval.json or summary.json, and no subfolder "
+                            "with one; pass a system folder or a run root of `omnidr eval`")
+        for folder in folders:
+            kind = _kind(folder)
+            if kind == "decisions":
+                out.systems.append(read_decisions_folder(folder))
+            elif kind == "score":
+                out.systems.extend(system_decisions([folder])[1])
+            else:
+                got = read_system(folder)
+                if isinstance(got, str):
+                    if folder == p:
+                        raise UserError(f"{folder}: {got}; run `omnidr eval` for it first")
+                    out.skipped[folder.name] = got
+                else:
+                    evaluated.append(got[:5])
+    for label, _folder, _config, decisions, incomplete in _distinct_labels(evaluated):
+        out.systems.append(decisions)
+        if incomplete:
+            out.incomplete[label] = incomplete
+    if not out.systems:
+        reasons = "; ".join(f"{k}: {v}" for k, v in out.skipped.items())
+        raise UserError(f"no scored system under {', '.join(map(str, paths))} ({reasons}); run `omnidr eval` first")
+    return out
