@@ -68,3 +68,15 @@ def test_a_harness_given_the_other_api_familys_endpoint_is_told_which_flag_it_ne
                                   "--anthropic-base-url", "http://127.0.0.1:9/v1", "--model", "m"))
     assert "speaks the OpenAI API; pass its endpoint with --openai-base-url" in line
     assert not (tmp_path / "run").exists()
+
+
+def test_run_stops_before_any_attempt_when_the_model_endpoint_does_not_answer(tmp_path):
+    from testkit import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    for args in (["--harness", "command", "--image", "omnidr/base:any", "--openai-base-url", url, "--", "true"],
+                 ["--harness", "claude-code", "--anthropic-base-url", url, "--model", "m"]):
+        line = one_line_error(run_cli("run", "--snapshot", DEMO, "--run-dir", tmp_path / "run", *args))
+        flag = "--anthropic-base-url" if "claude-code" in args else "--openai-base-url"
+        assert line.startswith(f"error: the model endpoint {url} does not answer") and f"fix {flag}" in line, line
+        assert not (tmp_path / "run").exists()

@@ -140,7 +140,7 @@ def run_task_attempts(
                 video=bundle.folder / task.video.file,
                 instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract"),
                 contract_dir=(snap.root / snap.contract_file).parent, model=config.model,
-                upstreams=tuple(u.model_copy(update={"base_url": reach.get(u.base_url, u.base_url)})
+                upstreams=tuple(u.model_copy(update={"via": reach[u.base_url]}) if u.base_url in reach else u
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,

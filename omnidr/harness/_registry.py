@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from omnidr.attempts import Harness, Upstream
+from omnidr.errors import UserError
 from omnidr.trajectory._native import NATIVE_LOG_GLOBS
 
 from ._base import CommandHarness
@@ -81,7 +82,6 @@ HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
 
 
 def harness_info(name: str) -> HarnessInfo:
-    from omnidr.errors import UserError
 
     if name not in HARNESSES:
         raise UserError(f"unknown harness {name!r}; choose one of {', '.join(HARNESSES)}")
@@ -139,7 +139,6 @@ def run_system(
     from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
     from omnidr.attempts._relay import relay_loopback_urls
     from omnidr.benchmark import open_snapshot
-    from omnidr.errors import UserError
     from omnidr.images import build_images, docker_client
     from sandbox.models import Budget
 
@@ -161,6 +160,10 @@ def run_system(
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
     denylist = list(denylist or [])
+    given = list(extra_upstreams)
+    if model_base_url:
+        given.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
+    check_upstreams(given)
     names = ["gateway", "egress"] + ([info.image] if info.image else [])
     built = {b.name: b for b in build_images(names)}
     missing = [n for n, b in built.items() if not b.tag]
@@ -177,9 +180,8 @@ def run_system(
     out = SystemRun()
     scripted = None
     relays: list = []
-    upstreams = list(extra_upstreams)
+    upstreams = list(given)
     if model_base_url:
-        upstreams.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
         out.model = model
         network = outside_network or "bridge"
     elif upstreams:
@@ -216,6 +218,22 @@ def run_system(
     return out
 
 
+def check_upstreams(upstreams: list[Upstream]) -> None:
+    """Before any image is built or attempt runs: every key is set, and every endpoint answers one
+    cheap request from the host (a loopback server is reached by the attempts through a relay, so the
+    host's view is theirs). Otherwise one line: which key or URL, and what to do."""
+    import os
+
+    from omnidr._reach import require_answer
+
+    for u in upstreams:  # keys are checked before any attempt, not discovered by three failed ones
+        if u.key_env and not os.environ.get(u.key_env):
+            raise UserError(f"{u.key_env} is not set; export the {u.family} upstream's key in it, or drop "
+                            f"--{u.family}-key-env for an endpoint that needs none")
+    for u in upstreams:
+        require_answer(u.base_url, "model", f"--{u.family}-base-url")
+
+
 def run_reference(snapshot: Path, run_dir: Path, tasks: list[str] | None = None, capability: str = "full",
                   model_base_url: str | None = None, model: str | None = None, key_env: str | None = "OPENAI_API_KEY",
                   **kwargs) -> SystemRun:
@@ -228,19 +246,12 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
-    given on the command line (each key checked before any attempt)."""
-    import os
-
-    from omnidr.errors import UserError
+    given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
     if not argv:
         raise UserError("the command harness needs a command after `--`, e.g. `omnidr run ... -- python3 agent.py`")
     if not upstreams:
         raise UserError("no model upstream: pass --openai-base-url and/or --anthropic-base-url")
-    for u in upstreams:  # keys are checked before any attempt, not discovered by three failed ones
-        if u.key_env and not os.environ.get(u.key_env):
-            raise UserError(f"{u.key_env} is not set; export the {u.family} upstream's key in it, or drop "
-                            f"--{u.family}-key-env for an endpoint that needs none")
     ran = run_system(snapshot_path, run_dir, "command", task_ids, model=model, budget=budget, limits=limits,
                      retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,

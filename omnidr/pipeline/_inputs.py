@@ -90,22 +90,23 @@ def read_any_systems(paths: Sequence[Path]) -> ScoringSystems:
     from omnidr.scoring import read_system as read_decisions_folder
 
     out = ScoringSystems()
-    evaluated = []
+    found = []  # (label, folder, None, SystemDecisions, incomplete tasks), as `_distinct_labels` takes them
     for p in map(Path, paths):
         if not p.is_dir():
             raise UserError(f"{p}: no such folder; give a system folder (system.json and decisions, or one "
                             "`omnidr eval` wrote) or a folder of them, such as an eval run root")
-        kind = _kind(p)
-        folders = [p] if kind else sorted(s for s in p.iterdir() if s.is_dir() and _kind(s))
+        folders = [p] if _kind(p) else sorted(s for s in p.iterdir() if s.is_dir() and _kind(s))
         if not folders:
             raise UserError(f"{p}: holds no system: no system.json, eval.json or summary.json, and no subfolder "
                             "with one; pass a system folder or a run root of `omnidr eval`")
         for folder in folders:
             kind = _kind(folder)
             if kind == "decisions":
-                out.systems.append(read_decisions_folder(folder))
+                decisions = read_decisions_folder(folder)
+                found.append((decisions.system.label, folder, None, decisions, []))
             elif kind == "score":
-                out.systems.extend(system_decisions([folder])[1])
+                [decisions] = system_decisions([folder])[1]
+                found.append((decisions.system.label, folder, None, decisions, []))
             else:
                 got = read_system(folder)
                 if isinstance(got, str):
@@ -113,8 +114,8 @@ def read_any_systems(paths: Sequence[Path]) -> ScoringSystems:
                         raise UserError(f"{folder}: {got}; run `omnidr eval` for it first")
                     out.skipped[folder.name] = got
                 else:
-                    evaluated.append(got[:5])
-    for label, _folder, _config, decisions, incomplete in _distinct_labels(evaluated):
+                    found.append(got[:5])
+    for label, _folder, _config, decisions, incomplete in _distinct_labels(found):
         out.systems.append(decisions)
         if incomplete:
             out.incomplete[label] = incomplete

@@ -125,10 +125,12 @@ def _distinct_labels(found: list) -> list:
     from collections import Counter
 
     counts = Counter(f[0] for f in found)
+    names = Counter(f[1].name for f in found)
     out = []
     for label, folder, config, decisions, incomplete in found:
-        if counts[label] > 1:
-            key = decisions.system.model_copy(update={"model": f"{decisions.system.model} ({folder.name})"})
+        if counts[label] > 1:  # by folder name, or with its parent's when the names are alike too
+            name = folder.name if names[folder.name] == 1 else f"{folder.parent.name}/{folder.name}"
+            key = decisions.system.model_copy(update={"model": f"{decisions.system.model} ({name})"})
             decisions = decisions.model_copy(update={"system": key})
             label = key.label
         out.append((label, folder, config, decisions, incomplete))

@@ -210,10 +210,14 @@ class Gateway:
         exchange.record["request_edits"] = edits.notes
         exchange.record["request_body"] = body
 
-        url = upstream.base_url.rstrip("/") + request.rel_url.raw_path.removeprefix("/v1")
+        rest = request.rel_url.raw_path.removeprefix("/v1")
         if request.rel_url.raw_query_string:
-            url += "?" + request.rel_url.raw_query_string
-        exchange.record["upstream_url"] = url
+            rest += "?" + request.rel_url.raw_query_string
+        url = upstream.base_url.rstrip("/") + rest
+        shown = upstream.shown_url.rstrip("/") + rest  # the user's URL, not the relay's address
+        exchange.record["upstream_url"] = shown
+        if shown != url:
+            exchange.record["upstream_via"] = url
         assert self.session is not None
         headers = self._upstream_headers(request.headers, family, upstream)
         try:
@@ -222,7 +226,7 @@ class Gateway:
             exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
             self._account(route, None, 0, exc.retries, failed=True)
             message = (
-                f"The OmniDR model gateway could not reach the model API at {url} after {exc.retries + 1} tries "
+                f"The OmniDR model gateway could not reach the model API at {shown} after {exc.retries + 1} tries "
                 f"(last error: {exc.reason})."
             )
             return await exchange.refuse(family, 502, "upstream_unreachable", "upstream_unreachable", message)
@@ -506,7 +510,8 @@ async def start_gateway(config: GatewayConfig) -> RunningGateway:
 async def serve(config: GatewayConfig) -> None:
     """Run until SIGTERM or SIGINT, then finish in-flight exchanges and write the summary."""
     running = await start_gateway(config)
-    families = ", ".join(f"{name} -> {up.base_url}" for name, up in running.gateway.upstreams.items())
+    families = ", ".join(f"{name} -> {up.shown_url}" + (f" (via {up.base_url})" if up.display_url else "")
+                         for name, up in running.gateway.upstreams.items())
     print(f"omnidr model gateway listening on {running.host}:{running.port} ({families})", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -35,6 +35,14 @@ class UpstreamConfig(BaseModel):
     extra_headers: dict[str, str] = Field(
         default_factory=dict, description="Headers added to every upstream request (e.g. `OpenAI-Organization`)."
     )
+    display_url: str | None = Field(
+        None, description="The URL the user gave, when `base_url` is another way to it (a relay to the host's "
+        "loopback); logs and messages show this one, with `base_url` as `upstream_via`."
+    )
+
+    @property
+    def shown_url(self) -> str:
+        return self.display_url or self.base_url
 
     @model_validator(mode="after")
     def _one_key_source(self) -> "UpstreamConfig":

@@ -73,7 +73,10 @@ class GatewayExchange(BaseModel):
     method: str = Field(description="HTTP method of the agent's request.")
     path: str = Field(description="Path the agent requested, query string included.")
     route: RouteName = Field(description="Which API the request was for.")
-    upstream_url: str | None = Field(None, description="URL the request was forwarded to (never carries a key).")
+    upstream_url: str | None = Field(None, description="URL the request was forwarded to (never carries a key), as the "
+                                     "user gave it.")
+    upstream_via: str | None = Field(None, description="Address the request actually went to, when it differs from "
+                                     "upstream_url (a relay to a model server on the host's loopback).")
     model: str | None = Field(None, description="`model` named in the agent's request.")
     stream: bool = Field(False, description="Whether the answer was relayed as a server-sent-event stream.")
     counted: bool = Field(False, description="Whether the request counted as one agent iteration (model request).")

@@ -370,6 +370,16 @@ def test_an_upstream_outage_is_recorded_and_a_rerun_finishes_the_task(tmp_path):
                                                                                          "pendant-lamp-safety"]
     evaluation = json.loads((system / "evaluation" / "pendant-lamp-safety" / "evaluation.json").read_text())
     assert "not the agent's failure" in evaluation["incomplete"]
+    # the logs and the audit page name the URL the user gave, and the relay only as the way there
+    attempt = system / "attempts" / "pendant-lamp-safety" / "1"
+    exchanges = [json.loads(line) for line in (attempt / "logs" / "gateway.jsonl").read_text().splitlines()]
+    user_url = f"http://127.0.0.1:{port}/v1"
+    forwarded = [e for e in exchanges if e.get("upstream_url")]
+    assert forwarded and all(e["upstream_url"].startswith(user_url) for e in forwarded)
+    assert all(e["upstream_via"] and not e["upstream_via"].startswith(user_url) for e in forwarded)
+    page = (attempt / "audit.html").read_text()
+    relay = forwarded[0]["upstream_via"].split("/v1")[0]
+    assert "Failed: <b>upstream_error</b>" in page and relay not in page
     assert "not final" in down.stdout and "0.0 (failed)" not in down.stdout
     assert re.search(r"^\| - \| scripted-demo / reference / full / [^|]* \(provisional\) \| 0\.0\* \|",
                      (root / "leaderboard.md").read_text(), re.M)
@@ -416,12 +426,65 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
                                                    sum(d < 0 for d in diffs))
     assert c["ci_low"] <= c["mean_difference"] <= c["ci_high"]
     assert "Paired comparisons" in r.stdout
+    # the run root's leaderboard pairs read the same way: interface_only (ranked lower) minus full
+    [pair] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["comparisons"]
+    assert (pair["a"], pair["b"], pair["mean_difference"]) == (c["a"], c["b"], pytest.approx(c["mean_difference"]))
+    assert c["mean_difference"] < 0  # the interface-only skeleton scores below the full agent
+    _index_lists_the_comparison(root, c)
     data_file.unlink()  # the same comparison from the evaluated folders, running nothing
     again = run_cli("compare", root / "reference-full-scripted", root / "reference-interface_only-scripted",
                     env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert again.returncode == 0, again.stdout + again.stderr
     [redo] = json.loads(data_file.read_text())["comparisons"]
     assert redo == c
+    data_file.unlink()  # and from the run root, which stands for its system folders
+    again = run_cli("compare", root, env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(data_file.read_text())["comparisons"] == [c]
+    _scoring_commands_read_what_eval_wrote(root, c)
+
+
+def _index_lists_the_comparison(root: Path, c: dict) -> None:
+    """index.html shows the comparison with compare's sign and links to its files (followed in Chromium)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+        page = browser.new_page()
+        page.goto((root / "index.html").as_uri())
+        rows = page.eval_on_selector_all("#comparisons tr", "rs => rs.slice(1).map(r => r.innerText)")
+        links = page.eval_on_selector_all("#comparisons a", "as => as.map(a => [a.textContent, a.href])")
+        opened = {}
+        for label, href in links:
+            page.goto(href)
+            opened[label] = page.inner_text("body")
+        browser.close()
+    assert len(rows) == 1 and f"{c['mean_difference']:+.1f}" in rows[0] and c["a"] in rows[0]
+    assert [label for label, _ in links] == [Path(href).stem for _, href in links][:1] + ["md"]
+    assert '"comparisons"' in opened[links[0][0]] and "# OmniDR comparison" in opened["md"]
+
+
+def _scoring_commands_read_what_eval_wrote(root: Path, c: dict) -> None:
+    """aggregate and na-order take an evaluation.json, leaderboard and compare --snapshot a run root."""
+    system = root / "reference-full-scripted"
+    evaluation = system / "evaluation" / "pendant-lamp-safety" / "evaluation.json"
+    saved = json.loads(evaluation.read_text())["score"]
+    rubric = DEMO / "tasks" / "pendant-lamp-safety" / "rubric.json"
+    r = run_cli("aggregate", "--rubric", rubric, "--decisions", evaluation, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["total"] == pytest.approx(saved["total"])
+    r = run_cli("na-order", "--rubric", rubric, "--decisions", evaluation, "--score", evaluation)
+    assert r.returncode == 0 and "na-order check passed" in r.stdout, r.stdout + r.stderr
+    r = run_cli("leaderboard", root, "--snapshot", DEMO, "--format", "json", "--pairs")
+    assert r.returncode == 0, r.stdout + r.stderr
+    board = json.loads(r.stdout)
+    ranked = json.loads((root / "leaderboard.json").read_text())["leaderboard"]
+    assert [(row["label"], row["avg"]) for row in board["rows"]] == [
+        (row["label"], pytest.approx(row["avg"])) for row in ranked["rows"]]
+    assert board["comparisons"][0]["mean_difference"] == pytest.approx(c["mean_difference"])
+    r = run_cli("compare", root / "reference-full-scripted" / "evaluation", root / "reference-interface_only-scripted"
+                / "evaluation", "--snapshot", DEMO)  # `omnidr score` output folders: the scoring stage's A minus B
+    assert r.returncode == 0 and f"{-c['mean_difference']:+.1f}" in r.stdout, r.stdout + r.stderr
 
 
 def test_ray_executor_on_a_local_cluster_gives_the_local_results(demo_run, tmp_path):

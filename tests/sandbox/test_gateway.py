@@ -369,6 +369,23 @@ def test_upstream_down_gives_502_after_retries(gateway, openai_api):
     assert state.requests == 1 and state.failed_requests == 1 and state.upstream_retries == 5
 
 
+def test_an_upstream_reached_through_a_relay_is_named_by_the_users_url(gateway, openai_api):
+    """A model server on the host's loopback is reached through a relay: logs and messages show the URL
+    the user gave, and the relay's address only as `upstream_via`."""
+    relay = openai_api.url
+    gw = gateway(upstreams={"openai": {"base_url": relay, "display_url": "http://127.0.0.1:8000/v1",
+                                       "api_key": OPENAI_KEY}})
+    assert gw.chat().status == 200
+    [line] = gw.exchanges()
+    assert line.upstream_url == "http://127.0.0.1:8000/v1/chat/completions"
+    assert line.upstream_via == relay.rstrip("/") + "/chat/completions"
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    gw = gateway(upstreams={"openai": {"base_url": down, "display_url": "http://127.0.0.1:8000/v1",
+                                       "api_key": OPENAI_KEY}}, budget={"upstream_retries": 0})
+    message = gw.chat().json["error"]["message"]
+    assert "at http://127.0.0.1:8000/v1/chat/completions" in message and down not in message
+
+
 # ---- streaming and usage ------------------------------------------------------------------------
 
 
