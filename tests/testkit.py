@@ -52,3 +52,23 @@ def make_mp4(path: Path, seconds: float = 2.0, color: str = "blue") -> Path:
         check=True,
     )
     return path
+
+
+def follow_links(page_file: Path, selector: str, **expressions: str) -> tuple[dict, list[list[str]], dict[str, str]]:
+    """Open `page_file` in Chromium as a user would (file://): evaluate each JavaScript expression
+    given by name, collect the [text, href] of the links matching `selector`, and follow each of them.
+    Returns (values by name, links, body text of each followed link by its text)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
+        page = browser.new_page()
+        page.goto(Path(page_file).resolve().as_uri())
+        values = {name: page.evaluate(expression) for name, expression in expressions.items()}
+        links = page.eval_on_selector_all(selector, "as => as.map(a => [a.textContent, a.href])")
+        opened = {}
+        for label, href in links:
+            page.goto(href)
+            opened[label] = page.inner_text("body")
+        browser.close()
+    return values, links, opened

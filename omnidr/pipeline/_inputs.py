@@ -17,6 +17,7 @@ scoring stage itself stays pure and reads only its own files.
 """
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,7 @@ class ScoringSystems:
     systems: list = field(default_factory=list)  # SystemDecisions, in the order found
     incomplete: dict[str, list[str]] = field(default_factory=dict)  # label -> tasks whose score is not final
     skipped: dict[str, str] = field(default_factory=dict)  # folder -> why it holds no usable system
+    task_ids: list[str] | None = None  # the tasks eval folders were evaluated on (None: the snapshot's)
 
 
 def _kind(folder: Path) -> str | None:
@@ -83,14 +85,17 @@ def _kind(folder: Path) -> str | None:
     return None
 
 
-def read_any_systems(paths: Sequence[Path]) -> ScoringSystems:
+def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSystems:
     """Every system under `paths` (see the module docstring). A path that is none of the shapes, or
-    a folder with no scored system, is a one-line error naming what it expects."""
+    a folder with no scored system, is a one-line error naming what it expects. Unless the caller
+    `restrict`s the task set itself (`--task`), eval and score folders are ranked on the tasks they
+    were evaluated on: the largest set they share, the others left out (decisions folders take the
+    snapshot's tasks)."""
     from omnidr.evaluation import system_decisions
     from omnidr.scoring import read_system as read_decisions_folder
 
     out = ScoringSystems()
-    found = []  # (label, folder, None, SystemDecisions, incomplete tasks), as `_distinct_labels` takes them
+    found = []  # (label, folder, its task set or None, SystemDecisions, incomplete tasks), as `_distinct_labels` takes them
     for p in map(Path, paths):
         if not p.is_dir():
             raise UserError(f"{p}: no such folder; give a system folder (system.json and decisions, or one "
@@ -106,7 +111,7 @@ def read_any_systems(paths: Sequence[Path]) -> ScoringSystems:
                 found.append((decisions.system.label, folder, None, decisions, []))
             elif kind == "score":
                 [decisions] = system_decisions([folder])[1]
-                found.append((decisions.system.label, folder, None, decisions, []))
+                found.append((decisions.system.label, folder, [d.task_id for d in decisions.decisions], decisions, []))
             else:
                 got = read_system(folder)
                 if isinstance(got, str):
@@ -114,7 +119,15 @@ def read_any_systems(paths: Sequence[Path]) -> ScoringSystems:
                         raise UserError(f"{folder}: {got}; run `omnidr eval` for it first")
                     out.skipped[folder.name] = got
                 else:
-                    found.append(got[:5])
+                    found.append((got[0], got[1], list(got[2].tasks), got[3], got[4]))
+    sets = Counter(tuple(sorted(f[2])) for f in found if f[2] is not None)
+    if sets and not restrict:
+        # as a run root's leaderboard: the largest task set the scored folders share; others are left out
+        best = max(sets, key=lambda t: (len(t), sets[t]))
+        out.task_ids = list(best)
+        for f in [f for f in found if f[2] is not None and tuple(sorted(f[2])) != best]:
+            out.skipped[f[1].name] = f"evaluated on other tasks ({len(f[2])}); pass --task to rank on those"
+            found.remove(f)
     for label, _folder, _config, decisions, incomplete in _distinct_labels(found):
         out.systems.append(decisions)
         if incomplete:

@@ -136,8 +136,8 @@ def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, h
 def _scored(paths, snapshot_path, tasks, hyper_path, no_na_guard):
     trees, snap_hp = snapshot_trees(snapshot_path)
     hp = _hyperparameters(hyper_path, snap_hp)
-    found = read_any_systems(paths)
-    task_ids = list(tasks) or None
+    found = read_any_systems(paths, restrict=bool(tasks))
+    task_ids = list(tasks) or found.task_ids
     scored = score_systems(found.systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
     return found, trees, hp, task_ids, scored
 

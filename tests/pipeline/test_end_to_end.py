@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit import DEMO, ROOT, free_port, run_cli
+from testkit import DEMO, ROOT, follow_links, free_port, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 SYSTEM = "reference-full-scripted"
@@ -446,22 +446,13 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
 
 def _index_lists_the_comparison(root: Path, c: dict) -> None:
     """index.html shows the comparison with compare's sign and links to its files (followed in Chromium)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
-        page = browser.new_page()
-        page.goto((root / "index.html").as_uri())
-        rows = page.eval_on_selector_all("#comparisons tr", "rs => rs.slice(1).map(r => r.innerText)")
-        links = page.eval_on_selector_all("#comparisons a", "as => as.map(a => [a.textContent, a.href])")
-        opened = {}
-        for label, href in links:
-            page.goto(href)
-            opened[label] = page.inner_text("body")
-        browser.close()
+    values, links, opened = follow_links(root / "index.html", "#comparisons a", rows=(
+        "[...document.querySelectorAll('#comparisons tr')].slice(1).map(r => r.innerText)"))
+    rows = values["rows"]
     assert len(rows) == 1 and f"{c['mean_difference']:+.1f}" in rows[0] and c["a"] in rows[0]
-    assert [label for label, _ in links] == [Path(href).stem for _, href in links][:1] + ["md"]
-    assert '"comparisons"' in opened[links[0][0]] and "# OmniDR comparison" in opened["md"]
+    [(name, json_href), (md, _)] = links
+    assert json_href.endswith(f"comparisons/{name}.json") and md == "md"
+    assert '"comparisons"' in opened[name] and "# OmniDR comparison" in opened["md"]
 
 
 def _scoring_commands_read_what_eval_wrote(root: Path, c: dict) -> None:

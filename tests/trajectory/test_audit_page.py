@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from omnidr.trajectory import audit_run
+from testkit import follow_links
 from trajectory_helpers import attempt_record, exchange, make_run, network_log, write_gateway
 
 pytestmark = pytest.mark.browser
@@ -71,8 +72,6 @@ def test_a_failed_attempt_shows_its_error_first_and_links_to_what_sits_next_to_i
     """In a system folder of `omnidr eval`: links to the report, this attempt's evaluation, the logs and
     the run root's page, each followed in Chromium; the failure and every error step before the
     statistics, error steps open; the completion state from attempt.json when the log does not tell."""
-    from playwright.sync_api import sync_playwright
-
     root = tmp_path / "runs" / "demo-x"
     system = root / "sys"
     folder = make_run(system, "openclaw")
@@ -88,22 +87,16 @@ def test_a_failed_attempt_shows_its_error_first_and_links_to_what_sits_next_to_i
     network_log(folder)
     attempt_record(folder, "openclaw", reason="agent_error", detail="the agent exited 3 without a report", exit_code=3)
     [audit] = audit_run(system)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
-        page = browser.new_page()
-        page.goto(Path(audit.page_path).as_uri())
-        order = page.eval_on_selector_all("body > *", "es => es.map(e => e.id || e.tagName)")
-        outcome = page.inner_text("#outcome")
-        errors = page.eval_on_selector_all("#errors a", "as => as.map(a => a.getAttribute('href'))")
-        open_errors = page.locator("details.step.err[open]").count()
-        all_errors = page.locator("details.step.err").count()
-        completion = page.inner_text("#info")
-        links = page.eval_on_selector_all("#links a", "as => as.map(a => [a.textContent, a.href])")
-        opened = {}
-        for label, href in links:
-            page.goto(href)
-            opened[label] = page.inner_text("body")
-        browser.close()
+    values, links, opened = follow_links(
+        Path(audit.page_path), "#links a",
+        order="[...document.body.children].map(e => e.id || e.tagName)",
+        outcome="document.querySelector('#outcome').innerText",
+        errors="[...document.querySelectorAll('#errors a')].map(a => a.getAttribute('href'))",
+        open_errors="document.querySelectorAll('details.step.err[open]').length",
+        all_errors="document.querySelectorAll('details.step.err').length",
+        completion="document.querySelector('#info').innerText")
+    order, outcome, errors = values["order"], values["outcome"], values["errors"]
+    open_errors, all_errors, completion = values["open_errors"], values["all_errors"], values["completion"]
     assert order.index("outcome") < order.index("errors") < order.index("info") < order.index("stats")
     assert outcome == "Failed: agent_error: the agent exited 3 without a report"
     assert len(errors) == all_errors == open_errors == 3 and all(h.startswith("#step-") for h in errors)
