@@ -44,6 +44,10 @@ class EvalProgress:
                 self.stage = ""
             self._live.__exit__(*exc)
             self._live = None
+            if not self.console.is_terminal:
+                # off a terminal rich leaves the last frame without its newline, and the next line
+                # printed (the results table's title) would be glued to the table's bottom border
+                self.console.line()
 
     def note(self, message: str) -> None:
         with self._lock:
