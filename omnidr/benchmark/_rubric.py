@@ -45,6 +45,11 @@ class Direction(Record):
     high_volume: bool = Field(
         description="Saturating direction: credited rate min(1, r/tau) and weight capped at kappa (hyperparameters)."
     )
+    coverage: bool = Field(
+        description="Its atoms are coverage checks (App. A.4): only they make a failed citation atom of the same "
+        "fact an N/A candidate. Failing to explain a mechanism or to solve a reasoning problem is not evidence of "
+        "omission, so only fact coverage is one in the released inventory."
+    )
     description: str = Field(description="What the direction tests.")
 
     @model_validator(mode="after")
@@ -55,6 +60,8 @@ class Direction(Record):
             raise ValueError("a core direction must declare logic 'rate'")
         if self.gate and self.high_volume:
             raise ValueError("a high-volume (saturating) direction cannot be a gate")
+        if self.coverage and self.dimension is not Dimension.C:
+            raise ValueError("a coverage direction checks what the report states: it must be a content (C) direction")
         return self
 
 

@@ -7,8 +7,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.scoring import AtomDecision, Decisions, ReportScore
 
-EVALUATOR_VERSION = "omnidr-evaluator-1"
-"""Version of the probe semantics and of the report-material extraction; bumped when either changes."""
+EVALUATOR_VERSION = "omnidr-evaluator-2"
+"""Version of the probe semantics, the report-material extraction and the scoring rules an evaluation's
+saved score follows; bumped when any changes, so that a resumed eval scores its reports again.
+2: N/A candidates only from coverage checks, exact guard ties (App. A.4, Eq. 5)."""
 
 Verdict = Literal["yes", "no", "na"]
 """A judge verdict (Yes / No / N/A), or an M probe's answer (yes = the probed property holds)."""

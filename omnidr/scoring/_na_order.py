@@ -94,8 +94,9 @@ def check_na_order(
 
     delta_c = delta_r = None
     if applied:
-        delta_c, delta_r = GuardReadings(prep, settings).read(applied)
-        if not delta_c > delta_r:
+        exact_c, exact_r = GuardReadings(prep, settings).read(applied)
+        delta_c, delta_r = float(exact_c), float(exact_r)
+        if not exact_c > exact_r:  # exactly, as the guard compares (a tie fails)
             problems.append(f"applied set fails the guard: Delta_C {delta_c:.6g} <= Delta_R {delta_r:.6g}")
 
     as_applied = evaluate(prep, settings, GuardResult(applied=sorted(applied, key=lambda i: compiled.atom_ids[i])))

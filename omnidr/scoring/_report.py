@@ -13,6 +13,7 @@ Scoring runs in three steps so that re-aggregation under other parameters is che
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from pydantic import ValidationError
 
@@ -64,7 +65,7 @@ class CompiledTree:
     directions: tuple[Direction, ...]  # directions used by the tree, inventory order
     atom_direction: tuple[int, ...]  # atom -> position in `directions`
     atom_level: tuple[int, ...]  # atom -> position of its difficulty in L0-L3
-    coverage_links: Mapping[str, tuple[int, ...]]  # fact id -> content atoms with positive polarity
+    coverage_links: Mapping[str, tuple[int, ...]]  # fact id -> positive-polarity atoms of coverage directions
     coverage_atoms: tuple[tuple[int, str], ...]  # the same links as (atom, fact) pairs
     citation_fact_atoms: tuple[tuple[int, str], ...]  # citation atoms whose fact has coverage links
 
@@ -88,7 +89,8 @@ def compile_tree(tree: RubricTree, inventory: DirectionInventory | None = None) 
     pos = {d.id: i for i, d in enumerate(order)}
     links: dict[str, list[int]] = defaultdict(list)
     for i, a in enumerate(tree.atoms):
-        if a.fact_id is not None and a.polarity is Polarity.yes and by_id[a.direction].dimension is Dimension.C:
+        # App. A.4: only coverage checks (directions flagged `coverage`, fact coverage) link a fact
+        if a.fact_id is not None and a.polarity is Polarity.yes and by_id[a.direction].coverage:
             links[a.fact_id].append(i)
     citation = tuple(
         (i, a.fact_id)
@@ -214,9 +216,19 @@ def _weight(direction: Direction, n: int, kappa: int) -> int:
     return min(n, kappa) if direction.high_volume else n
 
 
+def exact(value: float) -> Fraction:
+    """A parameter as the decimal it was written as (0.18 -> 9/50), not as its nearest binary float."""
+    return Fraction(repr(float(value)))
+
+
 class GuardReadings:
     """The fixed, pre-removal quantities of Eq. 5 for one report and one parameter set; `read`
-    gives (Delta_C, Delta_R) for any set of still-proposed candidates."""
+    gives (Delta_C, Delta_R) for any set of still-proposed candidates.
+
+    Eq. 5 keeps the N/A set "only while Delta_C > Delta_R", so an exact tie must restore a candidate.
+    In floats a tie is decided by the last bit (0.1 > 0.09999999999999999), so the readings are
+    exact fractions of the decimal lambda and tau and of the atom counts; they are compared exactly
+    and reported as floats."""
 
     def __init__(self, prep: PreparedReport, settings: ScoringSettings):
         dirs = prep.tree.directions
@@ -226,32 +238,33 @@ class GuardReadings:
         citation = [i for i, d in enumerate(dirs) if d.dimension is Dimension.R and n[i] > 0]
         w_c = sum(w[i] for i in content)
         w_r = sum(w[i] for i in citation)
-        marginal: dict[int, float] = {}
+        tau, lambda_c = exact(settings.tau), exact(settings.lambda_C)
+        marginal: dict[int, Fraction] = {}
         for i in content:
-            r = prep.passed[i] / n[i]
+            r = Fraction(prep.passed[i], n[i])
             if dirs[i].high_volume:
-                gamma = 1.0 / settings.tau if r < settings.tau else 0.0
+                gamma = 1 / tau if r < tau else Fraction(0)
             else:
-                gamma = 1.0
-            marginal[i] = settings.lambda_C * (w[i] / w_c) * gamma / n[i]
+                gamma = Fraction(1)
+            marginal[i] = lambda_c * Fraction(w[i], w_c) * gamma / n[i]
         # Delta_C over a set of facts is the smallest per-direction marginal among their directions.
         self.fact_marginal = {f: min(marginal[i] for i in ds) for f, ds in prep.fact_directions.items()}
-        self.citation = {j: (n[j], prep.passed[j] / n[j], w[j] / w_r) for j in citation}
-        self.lambda_R = settings.lambda_R
+        self.citation = {j: (n[j], Fraction(prep.passed[j], n[j]), Fraction(w[j], w_r)) for j in citation}
+        self.lambda_R = exact(settings.lambda_R)
         self.atom_direction = prep.tree.atom_direction
         self.candidate_fact = prep.candidate_fact
 
-    def read(self, proposed: list[int]) -> tuple[float, float]:
+    def read(self, proposed: list[int]) -> tuple[Fraction, Fraction]:
         """(Delta_C, Delta_R) with `proposed` (atom positions) still proposed for N/A; needs one at least."""
         k: dict[int, int] = defaultdict(int)
         for i in proposed:
             k[self.atom_direction[i]] += 1
         return self.read_counts({self.candidate_fact[i] for i in proposed}, k)
 
-    def read_counts(self, facts, k: Mapping[int, int]) -> tuple[float, float]:
+    def read_counts(self, facts, k: Mapping[int, int]) -> tuple[Fraction, Fraction]:
         """(Delta_C, Delta_R) for the facts that still have proposals and k_j per citation direction."""
         delta_c = min(self.fact_marginal[f] for f in facts)
-        delta_r = 0.0
+        delta_r = Fraction(0)
         for j, k_j in k.items():
             n_j, r_j, w_j = self.citation[j]
             if n_j > k_j:
@@ -271,7 +284,8 @@ class GuardResult:
 def run_guard(prep: PreparedReport, settings: ScoringSettings) -> GuardResult:
     """The guarded citation N/A procedure (App. A.4, Eq. 5).
 
-    All candidates start proposed. While some remain and Delta_C <= Delta_R, one is restored to
+    All candidates start proposed. While some remain and Delta_C <= Delta_R (compared exactly, see
+    `GuardReadings`), one is restored to
     fail: from the fact with the most proposals (ties: smallest fact id), the candidate with the
     smallest atom id (plain string order); then the readings are taken again. What remains is N/A.
     """
@@ -287,8 +301,9 @@ def run_guard(prep: PreparedReport, settings: ScoringSettings) -> GuardResult:
         k[prep.tree.atom_direction[i]] += 1
     proposed = len(prep.candidates)
     while proposed:
-        delta_c, delta_r = readings.read_counts(by_fact, k)
-        if delta_c > delta_r:
+        exact_c, exact_r = readings.read_counts(by_fact, k)
+        delta_c, delta_r = float(exact_c), float(exact_r)
+        if exact_c > exact_r:  # a tie restores (Eq. 5)
             result.steps.append((proposed, delta_c, delta_r, None))
             result.delta_c, result.delta_r = delta_c, delta_r
             break

@@ -97,50 +97,52 @@ def test_zero_citation_gain_and_zero_content_gain_still_roll_back():
 def rollback_case():
     """Two content directions, three candidates over two facts; the guard restores two of them.
 
-    C-FC: 20 atoms, fc00-fc01 pass; fc19 covers F2 (fails).
-    C-LC: 5 atoms, lc00-lc01 pass; lc04 covers F9 (fails).
+    C-FC: 20 atoms, fc00-fc01 pass; fc18 covers F9 and fc19 covers F2 (both fail).
+    C-LC: 45 atoms, lc00-lc01 pass; no fact (a logical-consistency atom is no coverage check).
     R-CS: 10 atoms, cs00-cs05 pass; cs06 cites F2, cs07 and cs09 cite F9, cs08 has no fact.
     P-LY: 2 atoms pass.
     """
-    atoms = many("fc", "C-FC", 19) + [atom("fc19", "C-FC", "F2")]
-    atoms += many("lc", "C-LC", 4) + [atom("lc04", "C-LC", "F9")]
+    atoms = many("fc", "C-FC", 18) + [atom("fc18", "C-FC", "F9"), atom("fc19", "C-FC", "F2")]
+    atoms += many("lc", "C-LC", 45)
     atoms += many("cs", "R-CS", 6) + [atom("cs06", "R-CS", "F2"), atom("cs07", "R-CS", "F9"),
                                       atom("cs08", "R-CS"), atom("cs09", "R-CS", "F9")]
     atoms += many("ly", "P-LY", 2)
-    d = passes(ids("fc", 20), 2) | passes(ids("lc", 5), 2) | passes(ids("cs", 10), 6) | passes(ids("ly", 2), 2)
+    d = passes(ids("fc", 20), 2) | passes(ids("lc", 45), 2) | passes(ids("cs", 10), 6) | passes(ids("ly", 2), 2)
     return tree("t", atoms), d
+
+
+# Pre-removal weights: C-FC n = 20, w = 15; C-LC n = 45, w = 45 -> C-FC normalized 0.25.
+# C-FC marginal = 0.5 * 0.25 * (1/0.18) / 20 = 0.034722 (r = 0.1 < tau): both facts read it.
+ROLLBACK_DC = 0.5 * 0.25 / TAU / 20
 
 
 def test_rollback_order_most_proposals_first_then_smallest_fact_id_then_smallest_atom_id():
     t, d = rollback_case()
     g = score_report(t, d).na_guard
-    # Pre-removal weights: C-FC n = 20, w = 15; C-LC n = 5, w = 5 -> normalized 0.75 and 0.25.
-    #   C-FC marginal = 0.5 * 0.75 * (1/0.18) / 20 = 0.104167    (r = 0.1 < tau)
-    #   C-LC marginal = 0.5 * 0.25 * 1 / 5       = 0.025
-    # So F2 (via C-FC) reads 0.104167 and F9 (via C-LC) reads 0.025.
     # R-CS: n = 10, r = 0.6, normalized weight 1.
-    # 1) proposed {cs06, cs07, cs09}: Delta_C = 0.025, Delta_R = 0.3 * 0.6 * 3/7 = 0.077143 -> restore:
+    # 1) proposed {cs06, cs07, cs09}: Delta_C = 0.034722, Delta_R = 0.3 * 0.6 * 3/7 = 0.077143 -> restore:
     #    F9 has most proposals (2) -> its smallest atom id, cs07.
-    # 2) proposed {cs06, cs09}: Delta_C = 0.025, Delta_R = 0.3 * 0.6 * 2/8 = 0.045 -> restore:
+    # 2) proposed {cs06, cs09}: Delta_C = 0.034722, Delta_R = 0.3 * 0.6 * 2/8 = 0.045 -> restore:
     #    F2 and F9 tie with one each -> smallest fact id F2 -> cs06.
-    # 3) proposed {cs09}: Delta_C = 0.025 > Delta_R = 0.3 * 0.6 * 1/9 = 0.02 -> holds.
+    # 3) proposed {cs09}: Delta_C = 0.034722 > Delta_R = 0.3 * 0.6 * 1/9 = 0.02 -> holds.
     assert g.candidate_atoms == ["cs06", "cs07", "cs09"]
     assert g.retracted_atoms == ["cs07", "cs06"]
     assert g.applied_atoms == ["cs09"]
     assert (g.candidates, g.applied, g.retracted) == (3, 1, 2)
-    expected = [(3, 0.025, 0.3 * 0.6 * 3 / 7, "cs07"), (2, 0.025, 0.3 * 0.6 * 2 / 8, "cs06"), (1, 0.025, 0.02, None)]
+    expected = [(3, ROLLBACK_DC, 0.3 * 0.6 * 3 / 7, "cs07"), (2, ROLLBACK_DC, 0.3 * 0.6 * 2 / 8, "cs06"),
+                (1, ROLLBACK_DC, 0.02, None)]
     got = [(s.proposed, s.delta_c, s.delta_r, s.retracted) for s in g.steps]
     assert got == [(p, pytest.approx(c), pytest.approx(r), a) for p, c, r, a in expected]
-    assert (g.delta_c, g.delta_r) == (pytest.approx(0.025), pytest.approx(0.02))
-    assert 0.5 * 0.75 / TAU / 20 == pytest.approx(0.104167, abs=1e-6)  # the F2 reading, for the record
+    assert (g.delta_c, g.delta_r) == (pytest.approx(ROLLBACK_DC), pytest.approx(0.02))
+    assert ROLLBACK_DC == pytest.approx(0.034722, abs=1e-6)  # for the record
 
 
 def test_rollback_case_score():
     t, d = rollback_case()
     s = score_report(t, d)
-    # D_C = (15 * 0.1/0.18 + 5 * 0.4) / 20 = 0.516667; R-CS 6 / 9 after cs09 leaves; D_P = 1
-    # S = 100 * (0.5 * 0.516667 + 0.3 * 2/3 + 0.2) = 65.8333
-    assert s.total == pytest.approx(100 * (0.5 * (15 * 0.1 / TAU + 2) / 20 + 0.3 * 2 / 3 + 0.2))
+    # D_C = (15 * 0.1/0.18 + 45 * 2/45) / 60 = 0.172222; R-CS 6 / 9 after cs09 leaves; D_P = 1
+    # S = 100 * (0.5 * 0.172222 + 0.3 * 2/3 + 0.2) = 48.6111
+    assert s.total == pytest.approx(100 * (0.5 * (15 * 0.1 / TAU + 2) / 60 + 0.3 * 2 / 3 + 0.2))
 
 
 def test_na_order_check_on_the_rollback_case():
@@ -148,10 +150,10 @@ def test_na_order_check_on_the_rollback_case():
     check = check_na_order(t, d, score_report(t, d))
     assert check.ok, check.problems
     [fact] = check.facts
-    # F9 stated (lc04 passes: C-LC 0.6 -> D_C = (25/3 + 3) / 20 = 0.566667); the re-run guard applies cs06
-    # (Delta_C 0.104167 > Delta_R 0.02): R-CS 6/9.  S = 100 * (0.5 * 0.566667 + 0.2 + 0.2) = 68.333
+    # F9 stated (fc18 passes: C-FC 0.15 -> D_C = (15 * 0.15/0.18 + 2) / 60 = 0.241667); the re-run guard
+    # applies cs06 (Delta_C 0.034722 > Delta_R 0.02): R-CS 6/9.  S = 100 * (0.5 * 0.241667 + 0.2 + 0.2) = 52.083
     assert fact.fact_id == "F9"
-    assert fact.stated_total == pytest.approx(100 * (0.5 * (25 / 3 + 3) / 20 + 0.2 + 0.2))
+    assert fact.stated_total == pytest.approx(100 * (0.5 * (15 * 0.15 / TAU + 2) / 60 + 0.2 + 0.2))
     assert fact.stated_total > fact.omitted_total
 
 
@@ -189,9 +191,31 @@ def candidates(atoms, d) -> list[str]:
 
 
 def test_a_passing_coverage_atom_means_the_fact_was_stated():
-    atoms = [atom("c1", "C-FC", "F"), atom("c2", "C-CA", "F"), atom("r1", "R-CS", "F")]
+    atoms = [atom("c1", "C-FC", "F"), atom("c2", "C-FC", "F"), atom("r1", "R-CS", "F")]
     assert candidates(atoms, {"c1": "fail", "c2": "pass", "r1": "fail"}) == []
     assert candidates(atoms, {"c1": "fail", "c2": "fail", "r1": "fail"}) == ["r1"]
+
+
+@pytest.mark.parametrize("direction", ["C-CA", "C-CMP", "C-LC", "C-AV", "C-XV", "C-UC", "C-QR", "C-AP", "C-VF"])
+def test_only_coverage_checks_make_candidates(direction):
+    """App. A.4: "Failure to explain a mechanism or solve a reasoning problem alone is not evidence of
+    omission": a failed atom of any other content direction linked to the fact neither makes its
+    citation atom a candidate nor, passing, keeps one from being a candidate."""
+    alone = [atom("c2", direction, "F"), atom("r1", "R-CS", "F"), atom("x", "C-FC")]
+    assert candidates(alone, {"c2": "fail", "r1": "fail", "x": "pass"}) == []
+    beside = [atom("c1", "C-FC", "F"), atom("c2", direction, "F"), atom("r1", "R-CS", "F")]
+    assert candidates(beside, {"c1": "fail", "c2": "pass", "r1": "fail"}) == ["r1"]
+
+
+def test_a_failed_causal_analysis_atom_does_not_raise_the_score():
+    """The issue's case: one failed causal-analysis atom linked to a fact, its citation atom failed.
+    The citation atom stays a failure (no N/A), so the score is what the plain rates give."""
+    atoms = many("fc", "C-FC", 10) + [atom("ca", "C-CA", "F"), atom("cs", "R-CS", "F")] + many("sc", "R-SC", 3)
+    d = passes(ids("fc", 10), 10) | {"ca": "fail", "cs": "fail"} | passes(ids("sc", 3), 3)
+    s = score_report(tree("t", atoms), d)
+    assert s.na_guard.candidates == 0 and s.direction("R-CS").failed == 1
+    # C: FC 10/10 -> 1 (w 10), CA 0/1 -> 0 (w 1): 10/11.  R: CS 0/1 (w 1), SC 3/3 (w 3): 3/4.
+    assert s.total == pytest.approx(100 * (0.5 * 10 / 11 + 0.3 * 3 / 4) / 0.8)
 
 
 def test_unscored_coverage_is_no_evidence_of_omission():
@@ -225,21 +249,61 @@ def test_na_order_check_reports_the_inversion_eq5_cannot_see():
     """Eq. 5 leaves out a citation direction whose atoms would all be removed (n_j = k_j). Removing
     them drops the direction, which the guard does not price; the check reports the inversion.
 
-    C-LC 10 atoms, 5 pass; lc09 covers F (fails). R-CS has one atom, cs00, citing F (fails);
+    C-FC 20 atoms, 1 passes; fc19 covers F (fails). R-CS has one atom, cs00, citing F (fails);
     R-SC one passing atom. No presentation atoms.
-    Guard: Delta_C = 0.5 * 1 * 1 / 10 = 0.05; R-CS has n = k = 1 so Delta_R = 0 -> cs00 becomes N/A.
-    Omitted: D_C = 0.5, D_R = 1 (R-SC only)       -> S = 100 * (0.25 + 0.3) / 0.8 = 68.75
-    Stated:  D_C = 0.6, D_R = (0 + 1) / 2 = 0.5   -> S = 100 * (0.30 + 0.15) / 0.8 = 56.25
+    Guard: Delta_C = 0.5 * 1 * (1/0.18) / 20 = 0.138889; R-CS has n = k = 1 so Delta_R = 0 -> cs00 is N/A.
+    Omitted: D_C = 0.05/0.18 = 0.277778, D_R = 1 (R-SC only)  -> S = 100 * (0.138889 + 0.3) / 0.8 = 54.8611
+    Stated:  D_C = 0.10/0.18 = 0.555556, D_R = (0 + 1) / 2     -> S = 100 * (0.277778 + 0.15) / 0.8 = 53.4722
     """
-    atoms = many("lc", "C-LC", 9) + [atom("lc09", "C-LC", "F"), atom("cs00", "R-CS", "F"), atom("sc00", "R-SC")]
+    atoms = many("fc", "C-FC", 19) + [atom("fc19", "C-FC", "F"), atom("cs00", "R-CS", "F"), atom("sc00", "R-SC")]
     t = tree("t", atoms)
-    d = passes(ids("lc", 10), 5) | {"cs00": "fail", "sc00": "pass"}
+    d = passes(ids("fc", 20), 1) | {"cs00": "fail", "sc00": "pass"}
     s = score_report(t, d)
+    omitted = 100 * (0.5 * 0.05 / TAU + 0.3) / 0.8
+    stated = 100 * (0.5 * 0.10 / TAU + 0.3 * 0.5) / 0.8
     assert s.na_guard.applied_atoms == ["cs00"]
-    assert (s.na_guard.delta_c, s.na_guard.delta_r) == (pytest.approx(0.05), 0.0)
-    assert s.total == pytest.approx(68.75)
+    assert (s.na_guard.delta_c, s.na_guard.delta_r) == (pytest.approx(0.5 / TAU / 20), 0.0)
+    assert s.total == pytest.approx(omitted)
     check = check_na_order(t, d, s)
     assert not check.ok
     [fact] = check.facts
-    assert (fact.omitted_total, fact.stated_total) == (pytest.approx(68.75), pytest.approx(56.25))
-    assert check.problems == ["fact 'F': omitted scores 68.7500, above stated-but-uncited 56.2500"]
+    assert (fact.omitted_total, fact.stated_total) == (pytest.approx(omitted), pytest.approx(stated))
+    assert check.problems == [f"fact 'F': omitted scores {omitted:.4f}, above stated-but-uncited {stated:.4f}"]
+
+
+# -- exact ties ------------------------------------------------------------------------------------
+
+
+def tie_case():
+    """Delta_C = Delta_R = 0.2 exactly (tau 0.5, lambda 0.4 / 0.4 / 0.2), which floats read as
+    0.20000000000000004 > 0.2.
+
+    C-FC 3 atoms, all fail; fc2 covers F.  C-LC 1 atom, passes.  R-CS: cs0 passes, cs1 cites F and fails.
+    P-LY 1 atom, passes.
+    Delta_C = 0.4 * (3/4) * (1/0.5) / 3 = 0.2;  Delta_R = 0.4 * 1 * (1/2) * 1/(2 - 1) = 0.2.
+    """
+    atoms = many("fc", "C-FC", 2) + [atom("fc2", "C-FC", "F"), atom("lc0", "C-LC"), atom("cs0", "R-CS"),
+                                     atom("cs1", "R-CS", "F"), atom("ly0", "P-LY")]
+    d = {"fc00": "fail", "fc01": "fail", "fc2": "fail", "lc0": "pass", "cs0": "pass", "cs1": "fail", "ly0": "pass"}
+    hp = Hyperparameters(dimension_weights={"C": 0.4, "R": 0.4, "P": 0.2}, tau=0.5)
+    return tree("t", atoms), d, hp
+
+
+def test_an_exact_tie_restores_the_candidate():
+    """Eq. 5 keeps N/A "only while Delta_C > Delta_R": at a tie the candidate is restored."""
+    t, d, hp = tie_case()
+    s = score_report(t, d, hp)
+    assert s.na_guard.candidate_atoms == ["cs1"] and s.na_guard.retracted_atoms == ["cs1"]
+    assert s.na_guard.applied == 0
+    [step] = s.na_guard.steps
+    assert step.delta_c == step.delta_r == 0.2 and step.retracted == "cs1"
+    # C: FC 0/3 (w 3), LC 1/1 (w 1) -> 1/4;  R: CS 1/2;  P: 1.  S = 100 * (0.1 + 0.2 + 0.2) = 50, not 70.
+    assert s.total == pytest.approx(50.0)
+
+
+def test_na_order_refuses_an_applied_set_at_a_tie():
+    t, d, hp = tie_case()
+    saved = score_report(t, d, hp)
+    tampered = saved.model_copy(update={"na_guard": saved.na_guard.model_copy(update={"applied_atoms": ["cs1"]})})
+    check = check_na_order(t, d, tampered, hp)
+    assert any("fails the guard: Delta_C 0.2 <= Delta_R 0.2" in p for p in check.problems), check.problems
