@@ -105,3 +105,20 @@ def relay_loopback_urls(client, urls: list[str], network: str) -> tuple[dict[str
         relays.append(relay)
         mapping[url] = relay.url_for(url)
     return mapping, relays
+
+
+def unanswered_from_network(client, image: str, network: str, urls: list[str]) -> dict[str, str]:
+    """Probe `urls` from a short-lived container on `network`, as the gateway will reach them (names
+    only that Docker network resolves, loopback relays): {URL: why it did not answer} for those that
+    did not. `image` carries `sandbox/` (the gateway's)."""
+    import json
+
+    if not urls:
+        return {}
+    out = client.containers.run(image, ["-m", "sandbox.reach", *urls], entrypoint=["python"], network=network,
+                                remove=True, stdout=True, stderr=False, labels={"org.omnidr.role": "reach-probe"})
+    try:
+        return json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise UserError(f"the reachability probe on Docker network {network} printed no answer; "
+                        "run `omnidr images build gateway`") from None

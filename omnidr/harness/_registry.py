@@ -163,7 +163,7 @@ def run_system(
     given = list(extra_upstreams)
     if model_base_url:
         given.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
-    check_upstreams(given)
+    check_keys(given)
     names = ["gateway", "egress"] + ([info.image] if info.image else [])
     built = {b.name: b for b in build_images(names)}
     missing = [n for n, b in built.items() if not b.tag]
@@ -194,6 +194,9 @@ def run_system(
         upstreams = [Upstream(family=info.family, base_url=scripted.base_url)]
         network = scripted.network
     try:
+        reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
+        if scripted is None:  # before the run folder is made: a URL that does not answer leaves nothing behind
+            check_reach(client, built["gateway"].tag, network, upstreams, reach)
         pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
         adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
                    else info.make(image, capability, search_index(pages, denylist)))
@@ -207,7 +210,6 @@ def run_system(
             egress_image=built["egress"].tag, outside_network=network,
         )
         open_run(Path(run_dir), config)  # refuses a changed configuration before any work
-        reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
         out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
                                    parallel, on_start=on_start, executor=executor, reach=reach, on_task=on_task)
     finally:
@@ -218,20 +220,28 @@ def run_system(
     return out
 
 
-def check_upstreams(upstreams: list[Upstream]) -> None:
-    """Before any image is built or attempt runs: every key is set, and every endpoint answers one
-    cheap request from the host (a loopback server is reached by the attempts through a relay, so the
-    host's view is theirs). Otherwise one line: which key or URL, and what to do."""
+def check_keys(upstreams: list[Upstream]) -> None:
+    """Before any image is built or attempt runs: every upstream's key is set (one line otherwise)."""
     import os
-
-    from omnidr._reach import require_answer
 
     for u in upstreams:  # keys are checked before any attempt, not discovered by three failed ones
         if u.key_env and not os.environ.get(u.key_env):
             raise UserError(f"{u.key_env} is not set; export the {u.family} upstream's key in it, or drop "
                             f"--{u.family}-key-env for an endpoint that needs none")
+
+
+def check_reach(client, image: str, network: str, upstreams: list[Upstream], reach: dict[str, str]) -> None:
+    """Before any attempt: one cheap request to every upstream from the gateway's outside network,
+    through the relay a loopback URL gets, as the attempts will send theirs. The error names the URL
+    the user gave and the option that gave it."""
+    from omnidr._reach import unanswered_error
+    from omnidr.attempts._relay import unanswered_from_network
+
+    urls = {u.base_url: reach.get(u.base_url, u.base_url) for u in upstreams}
+    failed = unanswered_from_network(client, image, network, list(dict.fromkeys(urls.values())))
     for u in upstreams:
-        require_answer(u.base_url, "model", f"--{u.family}-base-url")
+        if urls[u.base_url] in failed:
+            raise unanswered_error(u.base_url, "model", f"--{u.family}-base-url", failed[urls[u.base_url]])
 
 
 def run_reference(snapshot: Path, run_dir: Path, tasks: list[str] | None = None, capability: str = "full",
