@@ -272,7 +272,7 @@ def harnesses() -> None:
 @click.option("--max-tool-calls", type=click.IntRange(min=0), default=None, help="Tool calls per attempt.")
 @click.option("--wall-time", "wall_time_s", type=click.FloatRange(min=0.1), default=36000.0, show_default=True, help="Seconds per attempt.")
 @click.option("--attempts", type=click.IntRange(min=1), default=3, show_default=True, help="Attempts per task.")
-@click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "timeout", "agent_error", "budget_exhausted"]),
+@click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "invalid_report", "timeout", "agent_error", "budget_exhausted"]),
               help="Failure reasons that earn another attempt (repeatable; default: all). infra_error is always retried.")
 @click.option("--proxy-mode", type=click.Choice(["log", "intercept", "record", "replay", "deny"]), default="replay",
               show_default=True,

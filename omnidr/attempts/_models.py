@@ -13,7 +13,8 @@ from sandbox.models import Budget
 class AttemptReason(str, Enum):
     """How an attempt ended."""
 
-    success = "success"  # a report exists at the contract path
+    success = "success"  # a report at the contract path whose data validates and fills the interface
+    invalid_report = "invalid_report"  # a report folder whose data does not validate, or an unfilled skeleton (App. F)
     no_report = "no_report"  # the agent exited 0 without a report
     timeout = "timeout"  # killed at the wall-clock limit
     budget_exhausted = "budget_exhausted"  # the gateway refused further requests and no report exists
@@ -33,8 +34,8 @@ class RetryPolicy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     retry_on: list[AttemptReason] = Field(
-        default_factory=lambda: [AttemptReason.no_report, AttemptReason.timeout, AttemptReason.agent_error,
-                                 AttemptReason.budget_exhausted],
+        default_factory=lambda: [AttemptReason.no_report, AttemptReason.invalid_report, AttemptReason.timeout,
+                                 AttemptReason.agent_error, AttemptReason.budget_exhausted],
         description="Failure reasons after which the task gets another attempt (up to Budget.attempts_per_task).",
     )
     max_infra_retries: int = Field(

@@ -147,6 +147,7 @@ def run_task_attempts(
                 denylist=tuple(config.denylist), outside_network=config.outside_network,
                 gateway_backoff_s=gateway_backoff_s,
                 report_entry=snap.contract.entry if snap.contract else "index.html",
+                report_data_file=snap.contract.data_file if snap.contract else "data.js",
             )
             folder.mkdir(parents=True, exist_ok=True)
             on_start(task_id, n)

@@ -17,6 +17,7 @@ from pathlib import Path
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
+from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
 from sandbox.egress import AGENT_CA_PATH, agent_ca_environment, read_network_log
 from sandbox.models import Budget
@@ -58,6 +59,7 @@ class AttemptSpec:
     outside_network: str = "bridge"  # where the gateway and proxy reach the world (or a fake upstream)
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
+    report_data_file: str = "data.js"
     extra_labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -358,6 +360,9 @@ class AttemptSandbox:
                 state: BudgetUse) -> tuple[AttemptReason, str]:
         report = dirs["output"] / "report" / self.spec.report_entry
         if report.is_file():
+            problem = report_problem(report.parent, self.spec.report_data_file)
+            if problem is not None:  # counted and retried as any failure; the folder stays for the audit
+                return AttemptReason.invalid_report, f"output/report/ is {problem}"
             return AttemptReason.success, f"report delivered at output/report/{self.spec.report_entry}"
         if timed_out:
             return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"

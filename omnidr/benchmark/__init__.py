@@ -1,6 +1,6 @@
 """The benchmark snapshot: tasks, fact libraries, Omni-ART trees, hyperparameters, report contract."""
 
-from ._contract import CONTRACT_VERSION, ReportContract, ReportData, ReportDataError, data_schema, is_skeleton, read_report_data
+from ._contract import CONTRACT_VERSION, ReportContract, ReportData, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
 from ._corpus import CorpusPage, WebCorpus
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, RelationType, Verification, VideoRef
 from ._hyperparameters import Hyperparameters
@@ -27,7 +27,7 @@ from ._validate import sha256_file
 __all__ = [
     "CONTRACT_VERSION", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
-    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data",
+    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
     "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "WebCorpus", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",

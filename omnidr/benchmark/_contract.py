@@ -136,3 +136,18 @@ def read_report_data(report_dir: Path, data_file: str = "data.js") -> ReportData
 def is_skeleton(data: ReportData) -> bool:
     """An unfilled interface: no timeline note, no finding and no source record."""
     return not (data.timeline or data.findings or data.sources)
+
+
+def report_problem(report_dir: Path, data_file: str = "data.js") -> str | None:
+    """Why a delivered report folder does not count as a report, or None.
+
+    Paper App. F: a run succeeds "only when its final HTML report is recoverable and can be parsed
+    by the evaluator", and unfilled interface skeletons "are counted as failures". So the data must
+    read and validate against the contract, and the interface must be filled."""
+    try:
+        data = read_report_data(report_dir, data_file)
+    except ReportDataError as exc:
+        return f"not a valid report: {str(exc).replace(str(report_dir / data_file), data_file)}"
+    if is_skeleton(data):
+        return "an unfilled interface skeleton (no timeline note, finding or source record)"
+    return None

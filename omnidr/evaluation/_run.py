@@ -33,6 +33,10 @@ SUMMARY_FILE = "summary.json"
 Progress = Callable[[str], None]
 
 
+JUDGE_CACHE_DIR = "judge-cache"
+"""The judge cache inside an output folder, unless another folder is given."""
+
+
 class _RunFile(BaseModel):
     """The fields of `run.json` the evaluator reads (the attempts stage owns the full model)."""
 
@@ -186,7 +190,7 @@ async def score_run_async(
         probe_file.unlink()
     except OSError as exc:
         raise UserError(f"cannot write to {out_dir} ({exc.strerror}); pass a writable --out folder") from None
-    judge = make_judge(judge_settings, cache_dir or out_dir / "judge-cache")
+    judge = make_judge(judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR)
     if judge_settings is None:
         progress("no judge endpoint configured: J atoms are decided by the offline baseline judge "
                  "(lexical; its scores are not comparable with model-judged scores)")

@@ -205,7 +205,7 @@ class RescoreRecord(BaseModel):
 
 def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None):
     """Score every frozen report of a verified archive again into `out`; returns (board, results, record)."""
-    from omnidr.evaluation import EVALUATOR_VERSION, score_run
+    from omnidr.evaluation import EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
 
     from ._eval import judge_key, judge_settings
 
@@ -224,6 +224,11 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None):
         (out / label).mkdir(parents=True, exist_ok=True)
         new_config = config.model_copy(update={"judge": judge})
         write_json_atomic(out / label / EVAL_FILE, new_config.model_dump_json(indent=2))
+        # the archived judge cache seeds the new one: its votes are keyed by judge, prompt version, atom
+        # and report content, so the same judge reproduces every decision without a call, another asks
+        frozen_cache = Path(archive) / label / "evaluation" / JUDGE_CACHE_DIR
+        if frozen_cache.is_dir():
+            shutil.copytree(frozen_cache, out / label / "evaluation" / JUDGE_CACHE_DIR)
         score_run(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot, judge_settings=settings,
                   tasks=config.tasks, progress=progress)
     first = next(iter(manifest.systems.values()))

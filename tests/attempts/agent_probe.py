@@ -6,7 +6,8 @@ Each argument is an action; results go to /output/probe.json (kept even without 
   chat:N          N chat-completion requests to the gateway (OPENAI_BASE_URL, OPENAI_API_KEY)
   scan:SECRET     look for SECRET in the environment and in every readable file
   sleep:S         sleep S seconds
-  report          write /output/report/index.html
+  report          write a report: /output/report/index.html and a data.js with one timeline note
+  skeleton        write the bare interface: index.html and a data.js with no note, finding or source
   exit:CODE       exit with CODE (after writing probe.json)
 """
 
@@ -85,10 +86,16 @@ for arg in sys.argv[1:]:
         record(arg, hits=hits)
     elif kind == "sleep":
         time.sleep(float(rest))
-    elif kind == "report":
+    elif kind in ("report", "skeleton"):
         os.makedirs("/output/report", exist_ok=True)
         with open("/output/report/index.html", "w") as f:
-            f.write("<!DOCTYPE html><title>probe report</title><p>done</p>")
+            f.write("<!DOCTYPE html><title>probe report</title><script src='data.js'></script><p>done</p>")
+        notes = [] if kind == "skeleton" else [
+            {"id": "s1", "start_s": 0, "end_s": 5, "title": "opening", "note": "what the video shows first"}]
+        data = {"contract": "omnidr-report-1", "title": "probe", "language": "en", "query": "q", "overview": "o",
+                "video": {"src": "video.mp4", "duration_s": 36}, "timeline": notes}
+        with open("/output/report/data.js", "w") as f:
+            f.write("window.DATA = " + json.dumps(data) + ";\n")
     elif kind == "exit":
         code = int(rest)
 sys.exit(code)

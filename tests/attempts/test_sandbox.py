@@ -73,6 +73,22 @@ def test_upstream_failures_are_retried_by_the_gateway(tmp_path, images, upstream
     assert record.budget_use.upstream_retries == 2
 
 
+def test_a_report_that_is_no_report_is_a_failed_attempt_that_is_retried(tmp_path, images, upstream_factory, real_key):
+    """App. F: an unfilled interface skeleton counts as a failure; it earns the next attempt, and the
+    folder stays for the audit."""
+    network, _ = upstream_factory()
+    records = run_attempts(tmp_path / "run", images, network, ["skeleton"], budget={"attempts_per_task": 2})[first_task()]
+    assert [r.reason.value for r in records] == ["invalid_report", "invalid_report"]
+    assert records[0].detail == ("output/report/ is an unfilled interface skeleton (no timeline note, finding or "
+                                 "source record)")
+    assert records[0].report_path == "output/report/index.html"
+    attempt = tmp_path / "run" / "attempts" / first_task() / "1"
+    (attempt / "output" / "report" / "data.js").write_text("window.DATA = {broken")  # and unreadable data
+    from omnidr.benchmark import report_problem
+
+    assert report_problem(attempt / "output" / "report").startswith("not a valid report: data.js:")
+
+
 @pytest.mark.parametrize("budget, exhausted", [
     ({"max_iterations": 2}, "max_iterations"),
     ({"max_total_tokens": 30}, "max_total_tokens"),

@@ -268,10 +268,11 @@ def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     assert run_cli("archive", "verify", archive).returncode == 0  # rescoring wrote nothing into the archive
 
 
-def _scripted_server(port: int, log: Path) -> subprocess.Popen:
+def _scripted_server(port: int, log: Path, scripts: Path | None = None) -> subprocess.Popen:
     """The scripted model as a plain OpenAI-compatible server on the host's loopback."""
-    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    extra = ["--scripts", str(scripts)] if scripts is not None else []
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port),
+                             *extra], cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -303,6 +304,41 @@ def test_make_eval_with_a_loopback_endpoint_uses_the_real_client_path(tmp_path):
     leaked = [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
     assert leaked == []  # the key reached the upstream but no artifact
     assert "scripted-demo / reference / full / default" in (root / "leaderboard.md").read_text()
+
+
+def test_an_unfilled_skeleton_is_a_failed_attempt_that_is_retried(tmp_path):
+    """App. F: unfilled interface skeletons are counted as failures. A model that writes the bare
+    interface for one of the three tasks: that task's attempts end `invalid_report` and are retried
+    up to the budget, it scores as a failure, and the system's Success is 2/3."""
+    import shutil
+
+    scripts = tmp_path / "scripts"
+    shutil.copytree(ROOT / "sandbox" / "scripted_model" / "scripts", scripts)
+    path = scripts / "sky-blue-rayleigh.json"
+    script = json.loads(path.read_text())
+    [write] = [c for step in script["steps"] for c in step.get("tool_calls", []) if c["name"] == "write_report"]
+    write["arguments"]["data"].update(timeline=[], findings=[], sources=[])  # the interface, unfilled
+    path.write_text(json.dumps(script, ensure_ascii=False))
+    port = free_port()
+    server = _scripted_server(port, tmp_path / "server.log", scripts)
+    try:
+        r = make_eval(tmp_path / "runs", f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1", "BUDGET=attempts=2")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    [root] = (tmp_path / "runs").glob("demo-*")
+    system = root / "reference-full-scripted-demo"
+    records = [json.loads(p.read_text()) for p in sorted(system.glob("attempts/sky-blue-rayleigh/*/attempt.json"))]
+    assert [r["reason"] for r in records] == ["invalid_report", "invalid_report"]  # retried within the budget
+    assert "unfilled interface skeleton" in records[0]["detail"] and records[0]["report_path"]
+    others = {p.parent.parent.name: json.loads(p.read_text())["reason"] for p in system.glob("attempts/*/1/attempt.json")}
+    assert others["pendant-lamp-safety"] == others["nd-filter-waterfall"] == "success"
+    [row] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]
+    assert row["successes"] == 2 and row["success_rate"] == pytest.approx(2 / 3) and row["rank"] == 1
+    scored = {t["task_id"]: t for t in json.loads((system / "evaluation" / "summary.json").read_text())["tasks"]}
+    assert scored["sky-blue-rayleigh"]["failed"] and scored["sky-blue-rayleigh"]["total"] == 0
+    assert "| 66.7% |" in (root / "leaderboard.md").read_text()
 
 
 class _Outage:
@@ -554,3 +590,24 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     assert results["incomplete"] == {}
     evaluation = json.loads((system / "evaluation" / "pendant-lamp-safety" / "evaluation.json").read_text())
     assert evaluation["skipped_atoms"] == 0
+
+    # a frozen run rescored with the same model judge reproduces every decision from the archived
+    # cache without one call, although the judge would now answer otherwise; another judge asks again
+    archive = tmp_path / "archive"
+    assert run_cli("archive", root, "--out", archive).returncode == 0
+    judge.default = "No"
+    before = len(judge.requests)
+    same = run_cli("rescore", archive, "--judge", f"judge-x@{judge.url}", "--out", tmp_path / "same", timeout=900)
+    assert same.returncode == 0, same.stdout[-3000:] + same.stderr[-2000:]
+    assert len(judge.requests) == before  # zero judge calls
+    again = json.loads((tmp_path / "same" / system.name / "evaluation" / "pendant-lamp-safety" / "evaluation.json")
+                       .read_text())
+    assert [a["outcome"] for a in again["atoms"]] == [a["outcome"] for a in evaluation["atoms"]]
+    assert again["score"]["total"] == evaluation["score"]["total"]
+    other = run_cli("rescore", archive, "--judge", f"judge-y@{judge.url}", "--out", tmp_path / "other", timeout=900)
+    assert other.returncode == 0, other.stdout[-3000:] + other.stderr[-2000:]
+    assert len(judge.requests) > before  # a different judge is asked
+    changed = json.loads((tmp_path / "other" / system.name / "evaluation" / "pendant-lamp-safety" / "evaluation.json")
+                         .read_text())
+    assert changed["score"]["total"] < evaluation["score"]["total"]
+    judge.stop()
