@@ -123,7 +123,10 @@ async def evaluate_report(
                      report_hash=report_hash, report_dir=Path(report_dir), evaluation_dir=out_dir)
         for a in j_atoms
     ]
-    judged = await asyncio.gather(*(judge_atom(judge, r, 3 if r.atom.direction in gates else 1) for r in requests))
+    # a gate atom is decided by the majority of `gate_votes` votes (hyperparameters.json), others by one
+    gate_votes = (inputs.hyperparameters or Hyperparameters()).gate_votes
+    judged = await asyncio.gather(*(judge_atom(judge, r, gate_votes if r.atom.direction in gates else 1)
+                                    for r in requests))
     decided.update({e.atom_id: e for e in judged})
     ordered = [decided[a.id] for a in atoms]
 

@@ -23,6 +23,15 @@ SCRIPTED_NOTE = "no model endpoint given: using the scripted model (offline demo
 LABEL_SCRIPTED = "org.omnidr.scripted-model"
 
 
+def workflow_args(hp) -> tuple[str, ...]:
+    """The reference workflow's hyperparameters (paper App. D.3, the snapshot's hyperparameters.json) as
+    agent options: T_win, the audiovisual reading window, and R_max, the validation-and-repair rounds."""
+    from omnidr.benchmark import Hyperparameters
+
+    hp = hp or Hyperparameters()
+    return ("--window-s", f"{hp.window_s:g}", "--max-repairs", str(hp.max_repair_rounds))
+
+
 def reference_argv(capability: str, model: str, extra: tuple[str, ...] = ()) -> list[str]:
     return ["python", "-m", "sandbox.reference_agent", "--capability", capability, "--model", model, *extra]
 

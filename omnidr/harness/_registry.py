@@ -29,6 +29,7 @@ from ._reference import (
     reference_argv,
     search_index,
     start_scripted_model,
+    workflow_args,
 )
 
 Family = Literal["openai", "anthropic"]
@@ -45,23 +46,23 @@ class HarnessInfo:
     capabilities: tuple[str, ...]  # capability levels (paper App. F.5) it can run at
     skills: str  # how the research tools reach the agent
     scripted: bool  # the offline scripted model drives it (demo and tests)
-    make: Callable[..., Harness] = field(repr=False, default=None)  # (image_tag, capability, search) -> adapter
+    make: Callable[..., Harness] = field(repr=False, default=None)  # (image_tag, capability, search, hp) -> adapter
     note: str = ""
 
 
-def _reference(image: str, capability: str, search: list[dict]) -> Harness:
-    return ReferenceHarness(capability, image=image, search=search)
+def _reference(image: str, capability: str, search: list[dict], hp) -> Harness:
+    return ReferenceHarness(capability, image=image, search=search, extra_args=workflow_args(hp))
 
 
-def _claude(image: str, _capability: str, _search: list[dict]) -> Harness:
+def _claude(image: str, _capability: str, _search: list[dict], _hp) -> Harness:
     return ClaudeCodeHarness(image_ref=image)
 
 
-def _codex(image: str, _capability: str, _search: list[dict]) -> Harness:
+def _codex(image: str, _capability: str, _search: list[dict], _hp) -> Harness:
     return CodexHarness(image_ref=image)
 
 
-def _openclaw(image: str, _capability: str, _search: list[dict]) -> Harness:
+def _openclaw(image: str, _capability: str, _search: list[dict], _hp) -> Harness:
     return OpenClawHarness(image_ref=image)
 
 
@@ -199,9 +200,10 @@ def run_system(
             check_reach(client, built["gateway"].tag, network, upstreams, reach)
         pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
         adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
-                   else info.make(image, capability, search_index(pages, denylist)))
+                   else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters))
         command = (list(argv) if harness == "command" else
-                   reference_argv(capability, out.model) if harness == "reference" else [harness])
+                   reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
+                   else [harness])
         config = RunConfig(
             snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
             command=command, model=out.model, upstreams=upstreams,

@@ -85,6 +85,24 @@ def test_good_report_evaluation_passes_the_gates(chromium, tmp_path):
     assert (tmp_path / "ev" / "material.json").is_file()
 
 
+@pytest.mark.parametrize("gate_votes", [1, 5])
+def test_the_number_of_gate_votes_comes_from_the_hyperparameters(chromium, tmp_path, gate_votes):
+    from dataclasses import replace
+
+    from omnidr.benchmark import direction_inventory
+    from omnidr.evaluation import BaselineJudge, evaluate_report
+
+    inputs = demo_inputs()
+    inputs = replace(inputs, hyperparameters=inputs.hyperparameters.model_copy(update={"gate_votes": gate_votes}))
+    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), GOOD, inputs, tmp_path / "ev"))
+    gates = {d.id for d in direction_inventory().directions if d.gate}
+    judged_gates = [a for a in ev.atoms if a.evaluator == "J" and a.direction in gates]
+    others = [a for a in ev.atoms if a.evaluator == "J" and a.direction not in gates]
+    assert judged_gates and all(len(a.votes) == gate_votes for a in judged_gates)
+    assert others and all(len(a.votes) == 1 for a in others)
+    assert ev.judge_usage.votes == gate_votes * len(judged_gates) + len(others)
+
+
 def test_same_report_same_results(chromium):
     calls = m_calls()
     runs = [_probe(chromium, GOOD, calls) for _ in range(2)] + [_probe(chromium, SKELETON, calls)]

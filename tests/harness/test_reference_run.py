@@ -76,6 +76,9 @@ def test_the_reference_agent_delivers_a_real_cited_report(full_run, task_id):
             "check_report"} <= tools
     config = json.loads((attempt / "output" / "harness-logs" / "config.json").read_text())
     assert config["capability"]["name"] == "full" and config["search_entries"] == 21
+    # the reference workflow's hyperparameters come from the snapshot's hyperparameters.json (App. D.3)
+    hp = json.loads((DEMO / "hyperparameters.json").read_text())
+    assert (config["window_s"], config["max_repairs"]) == (hp["window_s"], hp["max_repair_rounds"])
 
 
 def test_a_lower_capability_level_is_recorded_and_gets_fewer_tools(tmp_path):
@@ -84,7 +87,8 @@ def test_a_lower_capability_level_is_recorded_and_gets_fewer_tools(tmp_path):
     attempt = tmp_path / "run" / "attempts" / "pendant-lamp-safety" / "1"
     config = json.loads((attempt / "output" / "harness-logs" / "config.json").read_text())
     assert config["capability"]["tools"] == ["write_report", "check_report"]
-    assert record.command[-4:] == ["--capability", "interface_only", "--model", "scripted-demo"]
+    assert record.command[3:7] == ["--capability", "interface_only", "--model", "scripted-demo"]
+    assert record.command[7:] == ["--window-s", "300", "--max-repairs", "3"]
     assert record.network_requests == 0  # no web tools: nothing was fetched
     native = _jsonl(attempt / "output" / "harness-logs" / "reference.jsonl")
     assert {r["name"] for r in native if r["type"] == "tool_call"} <= {"write_report", "check_report"}
