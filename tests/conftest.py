@@ -5,6 +5,7 @@ import secrets
 import shutil
 import socket
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -61,6 +62,10 @@ def upstream_factory(client, images):
         net.disconnect(container)
         net.connect(container, aliases=["upstream"])
         made.append((container, net))
+        deadline = time.monotonic() + 60  # listening before the run probes it (one request, no retry)
+        while b'"listening"' not in container.logs(stdout=True, stderr=False):
+            assert time.monotonic() < deadline, container.logs().decode()[-2000:]
+            time.sleep(0.1)
         return net.name, container
 
     yield start

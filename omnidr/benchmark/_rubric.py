@@ -50,6 +50,10 @@ class Direction(Record):
         "fact an N/A candidate. Failing to explain a mechanism or to solve a reasoning problem is not evidence of "
         "omission, so only fact coverage is one in the released inventory."
     )
+    visual: bool = Field(
+        description="Its judge calls also carry images (App. A.3): screenshots of the report sections the criterion "
+        "needs, the report's figures, and frames of the source video at the moments the report cites."
+    )
     description: str = Field(description="What the direction tests.")
 
     @model_validator(mode="after")

@@ -18,7 +18,7 @@ from ._judge import Judge, JudgeRequest, judge_atom
 from ._material import ReportMaterial
 from ._models import EVALUATOR_VERSION, AtomEvaluation, Evaluation, JudgeUsage
 from ._probes import DEFAULT_SECTIONS, ProbeContext, entry_problem, probe_report
-from ._prompt import is_visual
+from ._prompt import frame_moments, is_visual
 
 EVALUATION_FILE = "evaluation.json"
 MATERIAL_FILE = "material.json"
@@ -33,6 +33,7 @@ class TaskInputs:
     facts: FactLibrary | None = None
     hyperparameters: Hyperparameters | None = None
     contract: ReportContract | None = None
+    video: Path | None = None  # the snapshot's source video: frames of cited moments for visual criteria
 
     @property
     def task_id(self) -> str:
@@ -113,6 +114,8 @@ async def evaluate_report(
     )
     outcome = await probe_report(browser, Path(report_dir), [a.probe for a in m_atoms], context, limits, inputs.entry)
     material: ReportMaterial = outcome.material
+    if any(is_visual(a) for a in j_atoms):
+        material = await asyncio.to_thread(with_frames, material, inputs.video, out_dir)
     write_json_atomic(out_dir / MATERIAL_FILE, material.model_dump_json(indent=2))
 
     gates = gate_directions()
@@ -152,3 +155,37 @@ async def evaluate_report(
 
 def read_evaluation(path: Path) -> Evaluation:
     return Evaluation.model_validate(json.loads(Path(path).read_text("utf-8")))
+
+
+FRAMES_DIR = "frames"
+
+
+def with_frames(material: ReportMaterial, video: Path | None, out_dir: Path) -> ReportMaterial:
+    """The material with frames of the snapshot's source video at the moments the report cites (at most
+    MAX_FRAMES, spread evenly), for visual criteria; what could not be taken is said in `frames_note`.
+    Frames come from the snapshot's video, never from the copy in the report."""
+    import shutil
+    import subprocess
+
+    moments = frame_moments(material.moments)
+    if not moments:
+        return material.model_copy(update={"frames_note": "the report cites no video moment"})
+    if video is None or not Path(video).is_file():
+        return material.model_copy(update={"frames_note": "the snapshot's source video is not available"})
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        return material.model_copy(update={"frames_note": "ffmpeg is not installed where the evaluator runs"})
+    folder = Path(out_dir) / FRAMES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    frames, failed = {}, []
+    for t in moments:
+        path = folder / f"frame-{int(round(t * 1000)):08d}ms.jpg"
+        if not path.is_file():
+            done = subprocess.run([ffmpeg, "-v", "error", "-y", "-ss", f"{t:.3f}", "-i", str(video), "-frames:v", "1",
+                                   "-vf", "scale=640:-2", "-q:v", "4", str(path)], capture_output=True, timeout=60)
+            if done.returncode != 0 or not path.is_file():
+                failed.append(t)
+                continue
+        frames[f"{t:g}"] = path.relative_to(out_dir).as_posix()
+    note = f"no frame at {', '.join(f'{t:g} s' for t in failed)} (past the end of the video?)" if failed else None
+    return material.model_copy(update={"frames": frames, "frames_note": note})

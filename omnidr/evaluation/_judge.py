@@ -159,6 +159,12 @@ def build_messages(request: JudgeRequest) -> tuple[list[dict], str]:
                 part = _image_part(path) if path else None
                 if part:
                     parts += [{"type": "text", "text": f"Figure {fig.path}, captioned: {fig.caption or '(no caption)'}"}, part]
+        if request.evaluation_dir is not None:
+            for moment, rel in material.frames.items():
+                part = _image_part(request.evaluation_dir / rel)
+                if part:
+                    parts += [{"type": "text", "text": f"Frame of the source video at {float(moment):.1f} s "
+                                                       "(a moment the report cites):"}, part]
         content = parts
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}], report_text
 

@@ -7,7 +7,9 @@ from pydantic import Field
 from ._models import EvaluationModel
 
 SECTION_ORDER = ("overview", "timeline", "anchors", "findings", "sources")
-MAX_SECTION_CHARS = 30_000
+MAX_SECTION_CHARS = 200_000
+"""Characters of one section's text the judge is given; a longer section is cut there, and both
+`material.json` (`cut_sections`) and the judge's prompt say so (never silently)."""
 
 
 class MaterialUnit(EvaluationModel):
@@ -34,10 +36,18 @@ class ReportMaterial(EvaluationModel):
 
     title: str = Field("", description="Rendered report title.")
     query: str = Field("", description="The request shown in the report header.")
-    sections: dict[str, str] = Field(default_factory=dict, description="Section id -> rendered text (cut at 30,000 characters).")
+    sections: dict[str, str] = Field(default_factory=dict, description="Section id -> rendered text (at most "
+                                     "MAX_SECTION_CHARS characters).")
+    cut_sections: dict[str, int] = Field(default_factory=dict, description="Section id -> its full length in characters, "
+                                         "for the sections longer than MAX_SECTION_CHARS (their text is the beginning).")
     units: list[MaterialUnit] = Field(default_factory=list, description="The sections split into units, document order.")
     figures: list[Figure] = Field(default_factory=list, description="Local images shown with a caption.")
     screenshots: dict[str, str] = Field(default_factory=dict, description="Screenshot name -> file relative to the evaluation folder.")
+    moments: list[float] = Field(default_factory=list, description="Source-video moments the report cites (its timestamp "
+                                 "links), seconds, distinct and sorted.")
+    frames: dict[str, str] = Field(default_factory=dict, description="Moment (seconds, as text) -> frame of the snapshot's "
+                                   "source video there, relative to the evaluation folder (visual criteria).")
+    frames_note: str | None = Field(None, description="Why no frames were taken, when visual criteria needed them.")
 
     @property
     def empty(self) -> bool:
@@ -48,5 +58,7 @@ class ReportMaterial(EvaluationModel):
         parts = [f"Title: {self.title}"] if self.title else []
         for s in sections:
             body = self.sections.get(s, "").strip()
-            parts.append(f"=== Section '{s}' ===\n{body if body else '(empty)'}")
+            cut = (f" (only its first {MAX_SECTION_CHARS:,} of {self.cut_sections[s]:,} characters are shown)"
+                   if s in self.cut_sections else "")
+            parts.append(f"=== Section '{s}'{cut} ===\n{body if body else '(empty)'}")
         return "\n\n".join(parts)

@@ -30,7 +30,7 @@ FACTS = """(opts) => {
   const nodes = document.getElementsByTagName('*').length;
   if (nodes > opts.maxNodes) return {domNodes: nodes, tooLarge: true};
   const q = (sel, root) => root ? Array.from(root.querySelectorAll(sel)).slice(0, MAXN) : [];
-  const clip = (s) => (s || '').replace(/[ \\t\\r\\f\\v]+/g, ' ').replace(/\\n\\s*\\n+/g, '\\n').trim().slice(0, MAXT);
+  const norm = (s) => (s || '').replace(/[ \\t\\r\\f\\v]+/g, ' ').replace(/\\n\\s*\\n+/g, '\\n').trim();
   const flat = (s) => (s || '').replace(/\\s+/g, ' ').trim().slice(0, 4000);
   const text = (el) => el ? flat(el.innerText || el.textContent) : '';
   const num = (s) => { if (s === undefined || s === null || s === '') return null; const x = Number(s); return Number.isFinite(x) ? x : null; };
@@ -114,8 +114,15 @@ FACTS = """(opts) => {
       for (const line of (el.innerText || '').split('\\n').map(flat).filter(Boolean).slice(1, MAXN)) unit(id, 'line', line);
     }
   }
-  const sectionText = {};
-  for (const id of opts.sections) { const el = byId(id); if (el && el.tagName !== 'VIDEO') sectionText[id] = clip(el.innerText || el.textContent); }
+  const sectionText = {}, sectionLength = {};
+  for (const id of opts.sections) {
+    const el = byId(id);
+    if (el && el.tagName !== 'VIDEO') {
+      const full = norm(el.innerText || el.textContent);
+      sectionText[id] = full.slice(0, MAXT);
+      sectionLength[id] = full.length;
+    }
+  }
   const title = byId('report-title');
   return {
     domNodes: nodes, tooLarge: false, sections: sec,
@@ -127,12 +134,14 @@ FACTS = """(opts) => {
     sources: q('.source', sources).map((s) => ({id: s.id || '', hasQuote: !!s.querySelector('.quote')})),
     citations: citeEls.size,
     stamps: q('.ts', document.body).length,
+    moments: q('.ts', document.body).map((a) => num(a.getAttribute('data-t'))).filter((x) => x !== null),
     media: mediaOf(document.body),
     assets: assets.slice(0, MAXN),
     video: video ? {tag: video.tagName.toLowerCase(), src: video.currentSrc || video.src || '', duration: Number.isFinite(video.duration) ? video.duration : null,
                     readyState: video.readyState, error: video.error ? video.error.code : null} : null,
     units: units.slice(0, MAXN),
     sectionText,
+    sectionLength,
     pageHeight: Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0),
   };
 }"""

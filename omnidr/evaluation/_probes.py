@@ -32,7 +32,7 @@ from omnidr.benchmark import CONTRACT_VERSION, ReportData, probe_catalog
 
 from . import _page_js as js
 from ._browser import ORIGIN, ChromiumBrowser, PageCallError, PageUnusable, ProbeLimits, ReportPage
-from ._material import Figure, MaterialUnit, ReportMaterial
+from ._material import MAX_SECTION_CHARS, Figure, MaterialUnit, ReportMaterial
 from ._models import ProbeResult, ProbeSession
 
 DEFAULT_SECTIONS = ("source-video", "timeline", "overview", "anchors", "findings", "sources")
@@ -523,8 +523,10 @@ def _material(run: _Run) -> ReportMaterial:
                 figures.append(Figure(path=rel, caption=m["caption"]))
     units = [MaterialUnit(section=u["section"], kind=u["kind"], text=u["text"], cited=bool(u.get("cited")),
                           cites=[c for c in u.get("cites", []) if isinstance(c, str)]) for u in f["units"]]
+    cut = {sid: n for sid, n in (f.get("sectionLength") or {}).items() if n > MAX_SECTION_CHARS}
     return ReportMaterial(title=f["title"], query=f["query"], sections=f["sectionText"], units=units,
-                          figures=figures, screenshots=run.screenshots)
+                          figures=figures, screenshots=run.screenshots, cut_sections=cut,
+                          moments=sorted({round(float(t), 1) for t in f.get("moments") or [] if t >= 0}))
 
 
 def _read_data(run: _Run, raw: str | None, problem: str | None) -> None:
@@ -565,7 +567,7 @@ async def _inspect(run: _Run) -> None:
         pass
     except PageUnusable:
         return
-    opts = {"origin": ORIGIN, "maxNodes": run.limits.max_dom_nodes, "sections": list(run.context.sections), "maxText": 30_000}
+    opts = {"origin": ORIGIN, "maxNodes": run.limits.max_dom_nodes, "sections": list(run.context.sections), "maxText": MAX_SECTION_CHARS}
     try:
         facts = await page.call(js.FACTS, opts, "reading the rendered report")
     except PageCallError as exc:

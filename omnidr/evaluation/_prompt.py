@@ -11,13 +11,17 @@ from omnidr.benchmark import Atom, Task, direction_inventory
 
 from ._material import SECTION_ORDER, ReportMaterial
 
-PROMPT_VERSION = "omnidr-judge-1"
+PROMPT_VERSION = "omnidr-judge-2"
+"""2: the expected polarity in the prompt; images for every visual direction (screenshots, figures, frames
+of the cited video moments); a section cut at MAX_SECTION_CHARS is announced."""
 
 SYSTEM_PROMPT = """\
 You check one criterion against one research report about a video. You are given the criterion \
-(a yes/no question with an identifier), a note saying which evidence settles it, the user request \
-the report answers, and excerpts of the rendered report: its text section by section and, for \
-visual criteria, images of the rendered page and of the figures it shows.
+(a yes/no question with an identifier), a note saying which evidence settles it, the answer a \
+report that does what the rubric asks would get (its expected polarity), the user request the \
+report answers, and excerpts of the rendered report: its text section by section and, for visual \
+criteria, images of the rendered page, of the figures it shows and of the source video at the \
+moments it cites.
 
 Decide only from the report material in this message:
 - Do not use anything you know about the subject from elsewhere. A statement counts only if the \
@@ -60,9 +64,9 @@ SECTIONS_BY_DIRECTION: dict[str, tuple[str, ...]] = {
     "P-IT": ("timeline", "findings"),
     "P-RD": SECTION_ORDER,
 }
-VISUAL_DIRECTIONS = frozenset({"P-IT"})
-"""Directions whose criteria are about what images show: the judge also gets screenshots and figures."""
 MAX_FIGURES = 6
+MAX_FRAMES = 6
+"""Frames of cited video moments a visual criterion's call carries at most (spread evenly over the moments)."""
 
 
 def sections_for(atom: Atom) -> tuple[str, ...]:
@@ -74,7 +78,16 @@ def sections_for(atom: Atom) -> tuple[str, ...]:
 
 
 def is_visual(atom: Atom) -> bool:
-    return atom.direction in VISUAL_DIRECTIONS
+    """Its direction is flagged `visual` in the inventory: the call also carries images (App. A.3)."""
+    return direction_inventory().by_id()[atom.direction].visual
+
+
+def frame_moments(moments: list[float], limit: int = MAX_FRAMES) -> list[float]:
+    """At most `limit` of the cited moments, spread evenly (first and last kept); deterministic."""
+    if len(moments) <= limit:
+        return list(moments)
+    step = (len(moments) - 1) / (limit - 1)
+    return [moments[round(i * step)] for i in range(limit)]
 
 
 def user_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
@@ -84,12 +97,15 @@ def user_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
         f"Criterion id: {atom.id}",
         f"Criterion: {atom.criterion}",
         f"Evidence note (not part of the report): {atom.evidence_note}",
+        f"Expected polarity: a report that does what the rubric asks gets the answer "
+        f"{'Yes' if atom.polarity.value == 'yes' else 'No'} here",
         f"Direction: {direction.id} {direction.name}: {direction.description}",
     ]
     if task is not None:
         lines.append(f"User request the report answers: {task.query}")
     if is_visual(atom):
-        lines.append("Images of the rendered report follow the text: section screenshots, then the report's own figures with their captions.")
+        lines.append("Images follow the text: screenshots of the report's sections, the report's own figures with their "
+                     "captions, and frames of the source video at moments the report cites.")
     lines.append("")
     lines.append("Report material:")
     lines.append(material.text_of(sections_for(atom)))

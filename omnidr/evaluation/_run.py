@@ -146,8 +146,9 @@ def task_inputs(snapshot: Path, task_ids: Sequence[str]) -> dict[str, TaskInputs
         if bundle.rubric is None:
             problem = next((p.line() for p in snap.problems if p.file.startswith(f"tasks/{task_id}/")), "rubric.json did not load")
             raise UserError(f"{snapshot}: task '{task_id}': {problem}")
+        video = bundle.folder / bundle.task.video.file if bundle.task is not None else None
         out[task_id] = TaskInputs(rubric=bundle.rubric, task=bundle.task, facts=bundle.facts,
-                                  hyperparameters=snap.hyperparameters, contract=snap.contract)
+                                  hyperparameters=snap.hyperparameters, contract=snap.contract, video=video)
     return out
 
 

@@ -21,7 +21,8 @@ def demo_inputs(task_id: str = TASK):
 
     snap = open_snapshot(DEMO)
     b = snap.tasks[task_id]
-    return TaskInputs(rubric=b.rubric, task=b.task, facts=b.facts, hyperparameters=snap.hyperparameters, contract=snap.contract)
+    return TaskInputs(rubric=b.rubric, task=b.task, facts=b.facts, hyperparameters=snap.hyperparameters, contract=snap.contract,
+                      video=b.folder / b.task.video.file)
 
 
 def m_calls(task_id: str = TASK) -> list:

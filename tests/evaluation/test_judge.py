@@ -183,6 +183,33 @@ def test_visual_criteria_carry_screenshots_and_figures(settings, fake_judge, tmp
     assert isinstance(fake_judge.requests[-1]["body"]["messages"][1]["content"], str)
 
 
+def test_the_prompt_carries_the_expected_polarity(settings, fake_judge):
+    """App. G.4: the judge receives the atom, its evidence note, the expected polarity and the material."""
+    _judge(settings, [_request("C-FC-01"), _request("C-VF-02")])
+    def text(content) -> str:  # a visual criterion's message is a list of parts
+        return content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
+
+    texts = {r["criterion"]: text(r["body"]["messages"][1]["content"]) for r in fake_judge.requests}
+    assert "Expected polarity: a report that does what the rubric asks gets the answer Yes here" in texts["C-FC-01"]
+    assert "Expected polarity: a report that does what the rubric asks gets the answer No here" in texts["C-VF-02"]
+
+
+def test_every_visual_direction_gets_frames_of_the_cited_moments(settings, fake_judge, tmp_path):
+    """Audiovisual grounding is visual in the inventory: its call carries the frames the evaluator took
+    from the snapshot's video at the moments the report cites; fact coverage is not, and gets text."""
+    import shutil
+
+    (tmp_path / "ev" / "frames").mkdir(parents=True)
+    shutil.copy(GOOD / "assets" / "frame_013.jpg", tmp_path / "ev" / "frames" / "f13.jpg")
+    material = _material().model_copy(update={"moments": [13.0], "frames": {"13": "frames/f13.jpg"}})
+    _judge(settings, [_request("C-AV-01", material=material, evaluation_dir=tmp_path / "ev")])
+    parts = fake_judge.requests[-1]["body"]["messages"][1]["content"]
+    assert any("Frame of the source video at 13.0 s" in p.get("text", "") for p in parts)
+    assert sum(p["type"] == "image_url" for p in parts) == 1
+    _judge(settings, [_request("C-FC-01", material=material, evaluation_dir=tmp_path / "ev")])
+    assert isinstance(fake_judge.requests[-1]["body"]["messages"][1]["content"], str)
+
+
 def test_answers_are_parsed_leniently_but_strictly_checked():
     from omnidr.evaluation import parse_answer
     from omnidr.evaluation._judge import AnswerError

@@ -103,6 +103,39 @@ def test_the_number_of_gate_votes_comes_from_the_hyperparameters(chromium, tmp_p
     assert ev.judge_usage.votes == gate_votes * len(judged_gates) + len(others)
 
 
+def test_visual_criteria_get_frames_of_the_cited_moments_from_the_snapshot_video(chromium, tmp_path):
+    from omnidr.evaluation import BaselineJudge, evaluate_report
+    from omnidr.evaluation._prompt import MAX_FRAMES
+
+    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), GOOD, demo_inputs(), tmp_path / "ev"))
+    material = json.loads((tmp_path / "ev" / "material.json").read_text("utf-8"))
+    assert material["moments"] and material["frames_note"] is None
+    assert 0 < len(material["frames"]) == min(MAX_FRAMES, len(material["moments"]))
+    assert {float(t) for t in material["frames"]} <= set(material["moments"])
+    for rel in material["frames"].values():
+        assert (tmp_path / "ev" / rel).read_bytes()[:2] == b"\xff\xd8"  # JPEG frames taken by ffmpeg
+    assert ev.atoms
+
+
+def test_a_section_longer_than_the_limit_is_cut_with_notice(chromium, tmp_path):
+    import re
+    import shutil
+
+    from omnidr.evaluation._material import MAX_SECTION_CHARS
+
+    report = tmp_path / "long"
+    shutil.copytree(GOOD, report)
+    data = (report / "data.js").read_text("utf-8")
+    long_text = "A sentence about the lamp's weight. " * (MAX_SECTION_CHARS // 30)
+    data = re.sub(r'"overview": "', '"overview": "' + long_text, data, count=1)
+    (report / "data.js").write_text(data, "utf-8")
+    material = _probe(chromium, report, m_calls()).material
+    assert material.cut_sections["overview"] > MAX_SECTION_CHARS
+    assert len(material.sections["overview"]) == MAX_SECTION_CHARS
+    shown = material.text_of(("overview",))
+    assert f"only its first {MAX_SECTION_CHARS:,} of {material.cut_sections['overview']:,} characters" in shown
+
+
 def test_same_report_same_results(chromium):
     calls = m_calls()
     runs = [_probe(chromium, GOOD, calls) for _ in range(2)] + [_probe(chromium, SKELETON, calls)]
