@@ -114,5 +114,6 @@ class Upstream(BaseModel):
     family: Literal["openai", "anthropic"] = Field(description="API family the gateway serves from it.")
     base_url: str = Field(description="Base URL including /v1, e.g. https://api.anthropic.com/v1.")
     key_env: str | None = Field(None, description="Host environment variable holding its key; None when none is needed.")
-    via: str | None = Field(None, description="Where the gateway connects instead, when base_url is on the host's "
-                            "loopback (a relay on the gateway's Docker network); logs and messages keep base_url.")
+    via: str | None = Field(None, exclude=True, description="Where the gateway connects instead, when base_url is on "
+                            "the host's loopback (a relay on the gateway's Docker network), for one invocation only: "
+                            "never written to run.json; logs and messages keep base_url.")
