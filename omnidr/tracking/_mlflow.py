@@ -143,7 +143,7 @@ class Tracker:
             self._metrics(run_id, {
                 "success": 1.0 if record.reason.value == "success" else 0.0, "input_tokens": use.input_tokens,
                 "output_tokens": use.output_tokens, "total_tokens": use.input_tokens + use.output_tokens,
-                "steps": use.requests, "tool_calls": use.tool_calls, "wall_time_s": record.wall_time_s,
+                "model_requests": use.requests, "tool_calls": use.tool_calls, "wall_time_s": record.wall_time_s,
                 "network_requests": record.network_requests, "network_blocked": record.network_blocked,
             })
             self.client.set_terminated(run_id, "FINISHED" if record.reason.value == "success" else "FAILED",
@@ -207,6 +207,8 @@ class Tracker:
             self.client.end_trace(trace_id, end_time_ns=t_end, status="OK" if trajectory.complete is not False else "ERROR",
                                   outputs={"complete": trajectory.complete,
                                            "tokens": tokens.model_dump() if tokens else None})
+            # the audit's `steps` (paper Table 23: logged trajectory entries), the same quantity in both places
+            self._metrics(run.info.run_id, {"steps": len(steps), "agent_steps": sum(s.type == "agent" for s in steps)})
             self.client.set_tag(run.info.run_id, "omnidr.trace", trace_id)
             return trace_id
 

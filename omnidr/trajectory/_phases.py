@@ -93,3 +93,41 @@ def phase_of(harness: str, name: str, arguments: object = None) -> Phase:
         if re.search(pattern, lowered):
             return phase
     return "other"
+
+
+# ---- report-writing events (paper App. F.7: "the first report-writing event") ------------------
+
+REPORT_DIR_MARKERS = ("/output/report", "$OMNIDR_REPORT_DIR", "${OMNIDR_REPORT_DIR}")
+"""How a call names the report folder: the contract path inside the sandbox, or the variable that holds it."""
+PATH_KEYS = ("file_path", "path", "filename", "file", "target", "notebook_path")
+PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.M)
+REPORT_TOOLS = frozenset({"write_report"})  # the reference agent's report writer
+
+
+def _in_report(path: str) -> bool:
+    path = path.strip().strip("'\"")
+    return any(m in path for m in REPORT_DIR_MARKERS) or path.startswith(("report/", "./report/"))
+
+
+def writes_report(name: str, arguments: object, phase: Phase) -> bool:
+    """A write that lands under the report folder: a file tool's path, a patch's files, or a shell
+    command with a writing segment (not a bare `mkdir`) that names the report folder."""
+    if name in REPORT_TOOLS:
+        return True
+    if phase != "write":
+        return False
+    if isinstance(arguments, dict):
+        paths = [str(arguments[k]) for k in PATH_KEYS if isinstance(arguments.get(k), str)]
+        if any(_in_report(p) for p in paths):
+            return True
+        patch = next((arguments[k] for k in ("patch", "input") if isinstance(arguments.get(k), str)), "")
+        if any(_in_report(p) for p in PATCH_FILE.findall(patch)):
+            return True
+    command = re.sub(r"https?://[^\s'\"]+", "URL", _command_text(arguments))
+    for segment in re.split(r"&&|\|\||;|\n|\|", command):
+        words = segment.split()
+        if not words or words[0] in ("mkdir", "ls", "cat", "test", "[", "cd", "echo") and ">" not in segment:
+            continue
+        if any(m in segment for m in REPORT_DIR_MARKERS) or re.search(r"(^|[\s'\"=>])\.?/?report/", segment):
+            return True
+    return False

@@ -1,17 +1,23 @@
-"""Process statistics of one trajectory (the paper's Tables 22-24) and their medians.
+"""Process statistics of one trajectory (the paper's Tables 23-24, App. F.7) and their medians.
 
-Positions are over the trajectory's *actions*: its tool calls in order (the events that carry a
-phase). An action at index i of n has position 100 * i / (n - 1) (0% the first action, 100%
-the last; a single action is at 0%).
-
-- first write / last search: position of the first `write` call and of the last `search` call.
-- searches after write: share (%) of `search` calls that come after the first `write` call;
-  0 when there are searches but no write, None when there are no searches.
-- write blocks: maximal runs of consecutive `write` calls (any other call ends a block).
-- interleaved: searches after write >= 30% and write blocks >= 4 (the paper's rule; the paper
-  applies it to a configuration's medians, `summarize` does the same over many trajectories).
+- steps: logged trajectory entries (system, user and agent steps), as Table 23 counts them.
+- Positions are "normalized event positions, where 0% is the start of a trace and 100% is the
+  end": over the trace's events, in order: every tool call is an event, and an entry without tool
+  calls (a message, a system note) is one. An event at index i of n is at 100 * i / (n - 1).
+- first write / last search: position of the first report-writing event (a write under the report
+  folder, `writes_report`: not a scratch file, not a bare `mkdir`) and of the last `search` call.
+- searches after write: share (%) of `search` calls after the first report-writing event; 0 when
+  there are searches but no report write, None when there are no searches.
+- write blocks: "contiguous report-writing episodes separated by other actions": maximal runs of
+  consecutive report-writing tool calls (any other call ends a block).
+- interleaved: searches after write >= 30% and write blocks >= 4 (the paper's rule, applied to a
+  configuration's medians; `summarize` does the same).
 - repeated-failure loop: >= 3 consecutive tool calls that all failed with the same tool name
   and the same arguments (the agent retrying a broken call unchanged).
+
+A configuration's medians are taken over its tasks, one trace per task ("median process statistics
+over available task traces"): `summarize` takes per-task values, and `omnidr audit` gives it each
+task's last attempt, the one whose report is scored.
 """
 
 import json
@@ -20,7 +26,8 @@ from statistics import median
 
 from pydantic import BaseModel, Field
 
-from ._models import PHASES, Phase, SystemStep, ToolCall, Trajectory
+from ._models import PHASES, AgentStep, Phase, SystemStep, ToolCall, Trajectory
+from ._phases import writes_report
 
 INTERLEAVED_SEARCHES_AFTER_WRITE_PCT = 30.0
 INTERLEAVED_WRITE_BLOCKS = 4
@@ -53,10 +60,13 @@ class ProcessStats(BaseModel):
     token_source: str | None = Field(description="`gateway`, `harness`, or None when no counts exist.")
     harness_total_tokens: int | None = Field(description="Tokens the harness itself reported, kept for comparison.")
     phase_counts: dict[str, int] = Field(description="Tool calls per phase.")
-    first_write_pct: float | None = Field(description="Position of the first write call, % of the trace.")
+    events: int = Field(0, description="Events of the trace positions are measured over (tool calls, and entries "
+                        "without any).")
+    report_writes: int = Field(0, description="Tool calls that wrote under the report folder.")
+    first_write_pct: float | None = Field(description="Position of the first report-writing event, % of the trace.")
     last_search_pct: float | None = Field(description="Position of the last search call, % of the trace.")
-    searches_after_write_pct: float | None = Field(description="% of search calls after the first write call.")
-    write_blocks: int = Field(description="Contiguous runs of write calls.")
+    searches_after_write_pct: float | None = Field(description="% of search calls after the first report-writing event.")
+    write_blocks: int = Field(description="Contiguous runs of report-writing calls.")
     interleaved: bool = Field(description="searches_after_write_pct >= 30 and write_blocks >= 4.")
     failure_loops: list[FailureLoop] = Field(description="Repeated-failure loops (>= 3 identical failing calls).")
 
@@ -90,8 +100,14 @@ def process_stats(trajectory: Trajectory, wall_time_s: float | None = None) -> P
     failed = {o.tool_call_id for s in trajectory.agent_steps() for o in s.observations if o.is_error}
     phases: list[Phase] = [c.phase for c in calls]
     n = len(calls)
-    writes = [i for i, p in enumerate(phases) if p == "write"]
-    searches = [i for i, p in enumerate(phases) if p == "search"]
+    report = [writes_report(c.name, c.arguments, c.phase) for c in calls]
+    # the event sequence: each tool call, and each entry that made none
+    events: list[ToolCall | None] = []
+    for step in trajectory.steps:
+        made = step.tool_calls if isinstance(step, AgentStep) else []
+        events += made or [None]
+    writes = [i for i, e in enumerate(events) if e is not None and writes_report(e.name, e.arguments, e.phase)]
+    searches = [i for i, e in enumerate(events) if e is not None and e.phase == "search"]
     first_write = writes[0] if writes else None
     if not searches:
         after = None
@@ -99,7 +115,7 @@ def process_stats(trajectory: Trajectory, wall_time_s: float | None = None) -> P
         after = 0.0
     else:
         after = round(100.0 * sum(1 for i in searches if i > first_write) / len(searches), 1)
-    blocks = sum(1 for i in writes if i == 0 or phases[i - 1] != "write")
+    blocks = sum(1 for i, w in enumerate(report) if w and (i == 0 or not report[i - 1]))
     loops: list[FailureLoop] = []
     i = 0
     while i < n:
@@ -123,9 +139,9 @@ def process_stats(trajectory: Trajectory, wall_time_s: float | None = None) -> P
         total_tokens=tokens.total_tokens if tokens else None,
         token_source=None if tokens is None else ("gateway" if trajectory.final_metrics.gateway_tokens else "harness"),
         harness_total_tokens=harness.total_tokens if harness else None,
-        phase_counts={p: phases.count(p) for p in PHASES},
-        first_write_pct=_position(first_write, n) if first_write is not None else None,
-        last_search_pct=_position(searches[-1], n) if searches else None,
+        phase_counts={p: phases.count(p) for p in PHASES}, events=len(events), report_writes=sum(report),
+        first_write_pct=_position(first_write, len(events)) if first_write is not None else None,
+        last_search_pct=_position(searches[-1], len(events)) if searches else None,
         searches_after_write_pct=after, write_blocks=blocks, interleaved=interleaved(after, blocks),
         failure_loops=loops,
     )
@@ -145,6 +161,7 @@ SUMMARY_FIELDS = ("steps", "tool_calls", "tool_errors", "wall_time_s", "total_to
 
 
 def summarize(stats: list[ProcessStats]) -> StatsSummary:
+    """Medians over the given traces: pass one per task (see the module docstring)."""
     medians: dict[str, float | None] = {}
     for name in SUMMARY_FIELDS:
         values = [getattr(s, name) for s in stats if getattr(s, name) is not None]

@@ -159,6 +159,7 @@ def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
         m = child.data.metrics
         assert m["score"] == pytest.approx(scores[child.data.tags["omnidr.task"]])
         assert m["success"] == 1.0 and m["steps"] > 0 and m["tool_calls"] > 0 and m["total_tokens"] > 0
+        assert m["model_requests"] > 0
         assert {"score_C", "score_R", "score_P", "wall_time_s"} <= set(m)
         attempt = client.list_artifacts(child.info.run_id, "attempt")
         names = {a.path for a in attempt}
@@ -175,6 +176,9 @@ def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
         spans = trace.data.spans
         assert sorted(s.name for s in spans if s.span_type == "TOOL") == sorted(calls)
         assert sum(s.span_type == "CHAT_MODEL" for s in spans) == sum(s["type"] == "agent" for s in traj["steps"])
+        # `steps` is the audit's quantity (logged trajectory entries, Table 23), not the gateway's request count
+        audit_html = (attempt_dir / "audit.html").read_text()
+        assert f'<span id="step-count">{int(m["steps"])}</span>' in audit_html and m["steps"] == len(traj["steps"])
 
 
 def _wait_http(url: str, timeout_s: float = 90) -> None:

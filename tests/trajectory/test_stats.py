@@ -8,11 +8,15 @@ from omnidr.trajectory import (
 
 
 def trajectory(phases: str, failing: set[int] = frozenset(), same_args: bool = False) -> Trajectory:
-    """One agent step per letter: v(ideo) s(earch) r(ead) w(rite) c(heck=verify) o(ther)."""
-    names = {"v": "video", "s": "search", "r": "read", "w": "write", "c": "verify", "o": "other"}
+    """A user step, then one agent step per letter: v(ideo) s(earch) r(ead) w(rite into the report)
+    x (write a scratch file) c(heck=verify) o(ther)."""
+    names = {"v": "video", "s": "search", "r": "read", "w": "write", "x": "write", "c": "verify", "o": "other"}
     steps = [UserStep(index=1, message="task")]
     for i, letter in enumerate(phases):
-        call = ToolCall(id=f"c{i}", name=f"tool_{letter}", arguments={"n": 0 if same_args else i}, phase=names[letter])
+        args = {"n": 0 if same_args else i}
+        if letter in "wx":
+            args["file_path"] = "/output/report/index.html" if letter == "w" else f"/tmp/work/notes-{i}.md"
+        call = ToolCall(id=f"c{i}", name=f"tool_{letter}", arguments=args, phase=names[letter])
         steps.append(AgentStep(index=i + 2, tool_calls=[call],
                                observations=[Observation(tool_call_id=f"c{i}", is_error=i in failing)]))
     return Trajectory(harness="test", source_format="common", steps=steps)
@@ -20,8 +24,9 @@ def trajectory(phases: str, failing: set[int] = frozenset(), same_args: bool = F
 
 def test_phase_order_statistics():
     stats = process_stats(trajectory("vsswssrwsww"))
-    # actions 0..10: first write at 3 -> 30%, last search at 8 -> 80%
-    assert stats.first_write_pct == 30.0 and stats.last_search_pct == 80.0
+    # events 0..11 (the user's request, then the 11 calls): first report write at 4 -> 36.4%, last search at 9
+    assert stats.events == 12 and stats.report_writes == 4
+    assert stats.first_write_pct == round(100 * 4 / 11, 1) and stats.last_search_pct == round(100 * 9 / 11, 1)
     assert stats.searches_after_write_pct == 60.0  # 3 of 5 searches come after the first write
     assert stats.write_blocks == 3  # w | w | ww
     assert not stats.interleaved  # needs >= 4 blocks
@@ -41,7 +46,24 @@ def test_edge_cases():
     no_write = process_stats(trajectory("ss"))
     assert no_write.searches_after_write_pct == 0.0 and no_write.last_search_pct == 100.0
     single = process_stats(trajectory("w"))
-    assert single.first_write_pct == 0.0 and single.write_blocks == 1
+    assert single.first_write_pct == 100.0 and single.write_blocks == 1  # after the request, the last event
+
+
+def test_only_writes_under_the_report_folder_are_report_writing_events():
+    """App. F.7 counts report-writing events: a scratch file or a bare mkdir is not one."""
+    stats = process_stats(trajectory("sxsxsw"))
+    assert stats.report_writes == 1 and stats.write_blocks == 1
+    assert stats.first_write_pct == 100.0 and stats.searches_after_write_pct == 0.0
+    assert stats.phase_counts["write"] == 3  # still write-phase calls
+    from omnidr.trajectory._phases import writes_report
+
+    shell = lambda command: writes_report("Bash", {"command": command}, "write")  # noqa: E731
+    assert not shell('mkdir -p "$OMNIDR_REPORT_DIR/assets"')
+    assert shell('mkdir -p "$OMNIDR_REPORT_DIR" && cat > "$OMNIDR_REPORT_DIR/data.js" <<EOF')
+    assert shell("cp /input/contract/template.html /output/report/index.html")
+    assert not shell("cat > /tmp/work/draft.json <<EOF")
+    assert writes_report("apply_patch", {"input": "*** Begin Patch\n*** Add File: /output/report/data.js\n+x"}, "write")
+    assert writes_report("write_report", {"data": {}}, "write")
 
 
 def test_repeated_failure_loops():
@@ -57,9 +79,9 @@ def test_repeated_failure_loops():
 
 def test_openclaw_fixture_statistics(fixtures: Path):
     stats = process_stats(parse_native_log(fixtures / "openclaw-session.jsonl"))
-    # actions: video search write read read read search write
-    assert stats.tool_calls == 8 and stats.tool_errors == 3
-    assert stats.first_write_pct == round(100 * 2 / 7, 1) and stats.last_search_pct == round(100 * 6 / 7, 1)
+    # events: system, user, video search write read read read search write, final answer (11)
+    assert stats.tool_calls == 8 and stats.tool_errors == 3 and stats.events == 11 and stats.report_writes == 2
+    assert stats.first_write_pct == 40.0 and stats.last_search_pct == 80.0
     assert stats.searches_after_write_pct == 50.0 and stats.write_blocks == 2
     assert len(stats.failure_loops) == 1 and stats.failure_loops[0].tool == "web_fetch"
     assert stats.wall_time_s == 59.99  # model_change step at 10:00:00.010 to the last answer at 10:01:00
