@@ -97,8 +97,9 @@ def phase_of(harness: str, name: str, arguments: object = None) -> Phase:
 
 # ---- report-writing events (paper App. F.7: "the first report-writing event") ------------------
 
-REPORT_DIR_MARKERS = ("/output/report", "$OMNIDR_REPORT_DIR", "${OMNIDR_REPORT_DIR}")
-"""How a call names the report folder: the contract path inside the sandbox, or the variable that holds it."""
+REPORT_DIR_MARKERS = ("/output/report", "OMNIDR_REPORT_DIR")
+"""How a call names the report folder: the contract path inside the sandbox, or the variable that holds
+it (`$OMNIDR_REPORT_DIR` in a shell, `os.environ["OMNIDR_REPORT_DIR"]` in a script)."""
 PATH_KEYS = ("file_path", "path", "filename", "file", "target", "notebook_path")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.M)
 REPORT_TOOLS = frozenset({"write_report"})  # the reference agent's report writer

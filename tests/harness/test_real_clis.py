@@ -116,6 +116,10 @@ def test_the_trajectory_comes_from_the_native_logs_with_the_gateways_tokens(cli_
         assert (exchanges - steps).total() == sub_requests
         phases = {c.phase for s in traj.agent_steps() for c in s.tool_calls}
         assert {"video", "read", "write", "verify"} <= phases
+        # the report is written by a script that names $OMNIDR_REPORT_DIR: a report-writing event, after
+        # the searches and reads; the scratch draft under /tmp/work is not one
+        assert result.stats.report_writes == 1 and result.stats.write_blocks == 1
+        assert 50 < result.stats.first_write_pct < 100
         assert (attempt / "audit.html").is_file()
 
 
