@@ -115,8 +115,19 @@ def unanswered_from_network(client, image: str, network: str, urls: list[str]) -
 
     if not urls:
         return {}
-    out = client.containers.run(image, ["-m", "sandbox.reach", *urls], entrypoint=["python"], network=network,
-                                remove=True, stdout=True, stderr=False, labels={"org.omnidr.role": "reach-probe"})
+    container = client.containers.run(image, ["-m", "sandbox.reach", *urls], entrypoint=["python"], network=network,
+                                      detach=True, labels={"org.omnidr.role": "reach-probe"})
+    from requests.exceptions import RequestException
+
+    try:  # removed in every case, a Ctrl-C included: nothing of the probe outlives it
+        try:
+            container.wait(timeout=30 + 15 * len(urls))
+        except RequestException:
+            raise UserError(f"the reachability probe on Docker network {network} did not finish; "
+                            "check that the engine is not overloaded and rerun") from None
+        out = container.logs(stdout=True, stderr=False)
+    finally:
+        container.remove(force=True)
     try:
         return json.loads(out.decode("utf-8", "replace").strip().splitlines()[-1])
     except (ValueError, IndexError):
