@@ -359,15 +359,15 @@ class AttemptSandbox:
     def _reason(self, dirs, timed_out: bool, exit_code: int | None, wall_s: float,
                 state: BudgetUse) -> tuple[AttemptReason, str]:
         report = dirs["output"] / "report" / self.spec.report_entry
-        if report.is_file():
-            problem = report_problem(report.parent, self.spec.report_data_file)
-            if problem is not None:  # counted and retried as any failure; the folder stays for the audit
-                return AttemptReason.invalid_report, f"output/report/ is {problem}"
+        problem = report_problem(report.parent, self.spec.report_data_file) if report.is_file() else None
+        if report.is_file() and problem is None:
             return AttemptReason.success, f"report delivered at output/report/{self.spec.report_entry}"
         if timed_out:
             return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"
         if state.exhausted:
             return AttemptReason.budget_exhausted, f"budget {state.exhausted} spent and no report"
+        if problem is not None:  # counted and retried as any failure; the folder stays for the audit
+            return AttemptReason.invalid_report, f"output/report/ is {problem}"
         outages = _outage_requests(dirs["logs"] / "gateway.jsonl") if state.failed_requests else 0
         if outages:
             return AttemptReason.upstream_error, (
