@@ -139,6 +139,8 @@ def test_rerun_with_other_settings_is_refused(demo_run):
 def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
     from mlflow import MlflowClient
 
+    from omnidr.evaluation import EVALUATOR_VERSION
+
     root, _ = demo_run
     client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
     exp = client.get_experiment_by_name(f"omnidr/{root.name}")
@@ -146,7 +148,7 @@ def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
     p = parent.data.params
     assert (p["model"], p["harness"], p["capability"], p["budget"]) == ("scripted-demo", "reference", "full", "default")
     assert p["snapshot_id"] == root.name and p["judge"].startswith("offline-baseline")
-    assert p["budget.max_iterations"] == "500" and p["evaluator_version"] == "omnidr-evaluator-1"
+    assert p["budget.max_iterations"] == "500" and p["evaluator_version"] == EVALUATOR_VERSION
     assert len(p["git_commit"]) == 40 and p["image.reference"].startswith("omnidr/reference:")
     assert p["package.mlflow"] == "3.17.2"
     board = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
@@ -265,7 +267,9 @@ def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     assert new.returncode == 0, new.stdout + new.stderr
     assert judge.calls > 0
     results = json.loads((tmp_path / "new" / "leaderboard.json").read_text())
-    assert results["judge"] == "openai-compatible:judge-x:omnidr-judge-1"
+    from omnidr.evaluation import PROMPT_VERSION
+
+    assert results["judge"] == f"openai-compatible:judge-x:{PROMPT_VERSION}"
     record = json.loads((tmp_path / "new" / "RESCORE.json").read_text())
     assert record["archive_id"] == manifest["archive_id"]
     assert all(v < totals(root / SYSTEM)[t] for t, v in totals(tmp_path / "new" / SYSTEM).items())  # every J atom fails
