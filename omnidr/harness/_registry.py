@@ -83,7 +83,6 @@ HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
 
 
 def harness_info(name: str) -> HarnessInfo:
-
     if name not in HARNESSES:
         raise UserError(f"unknown harness {name!r}; choose one of {', '.join(HARNESSES)}")
     return HARNESSES[name]

@@ -63,8 +63,7 @@ def compare_folders(folders, snapshot: Path, console: Console):
 
 
 def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
-    from omnidr.scoring import paired_comparisons, score_systems, snapshot_trees
-    from omnidr.scoring import comparisons_grid
+    from omnidr.scoring import comparisons_grid, paired_comparisons, score_systems, snapshot_trees
 
     trees, hp = snapshot_trees(snapshot)
     scored = score_systems([f[3] for f in chosen], trees, hp, task_ids=task_ids)

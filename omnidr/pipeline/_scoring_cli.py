@@ -62,6 +62,13 @@ _seed = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True
 _format = click.option("--format", "fmt", type=FORMATS, default="terminal", show_default=True, help="Output format.")
 
 
+def _ranking_options(command):
+    """The options `leaderboard` and `compare` share: snapshot, tasks, hyperparameters, guard, bootstrap."""
+    for option in reversed((_snapshot, _tasks, _hyper, _no_guard, _replicates, _seed)):
+        command = option(command)
+    return command
+
+
 def _console() -> Console:
     return make_console()
 
@@ -151,12 +158,7 @@ def _found_notes(found) -> list[str]:
 
 @click.command("leaderboard")
 @click.argument("systems", nargs=-1, required=True, type=click.Path(path_type=Path))
-@_snapshot
-@_tasks
-@_hyper
-@_no_guard
-@_replicates
-@_seed
+@_ranking_options
 @click.option("--pairs", is_flag=True, help="Also compare every pair of systems (paired bootstrap).")
 @click.option("--sensitivity", is_flag=True, help="Also re-aggregate under alternative lambda, tau and kappa (Table 15).")
 @_format
@@ -187,12 +189,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
 @click.command("compare")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
-@_snapshot
-@_tasks
-@_hyper
-@_no_guard
-@_replicates
-@_seed
+@_ranking_options
 @_format
 def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
             replicates: int | None, seed: int, fmt: str) -> None:

@@ -101,13 +101,14 @@ def process_stats(trajectory: Trajectory, wall_time_s: float | None = None) -> P
     phases: list[Phase] = [c.phase for c in calls]
     n = len(calls)
     report = [writes_report(c.name, c.arguments, c.phase) for c in calls]
-    # the event sequence: each tool call, and each entry that made none
-    events: list[ToolCall | None] = []
+    # the event sequence: each tool call (with whether it wrote the report), and each entry that made none
+    flags = iter(report)
+    events: list[tuple[ToolCall, bool] | None] = []
     for step in trajectory.steps:
         made = step.tool_calls if isinstance(step, AgentStep) else []
-        events += made or [None]
-    writes = [i for i, e in enumerate(events) if e is not None and writes_report(e.name, e.arguments, e.phase)]
-    searches = [i for i, e in enumerate(events) if e is not None and e.phase == "search"]
+        events += [(c, next(flags)) for c in made] or [None]
+    writes = [i for i, e in enumerate(events) if e is not None and e[1]]
+    searches = [i for i, e in enumerate(events) if e is not None and e[0].phase == "search"]
     first_write = writes[0] if writes else None
     if not searches:
         after = None

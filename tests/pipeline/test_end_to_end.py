@@ -291,15 +291,22 @@ def _scripted_server(port: int, log: Path, scripts: Path | None = None) -> subpr
             time.sleep(0.2)
 
 
-def test_make_eval_with_a_loopback_endpoint_uses_the_real_client_path(tmp_path):
-    port, secret = free_port(), "sk-test-loopback-secret-7f3a"
-    server = _scripted_server(port, tmp_path / "server.log")
+def _eval_with_loopback_model(tmp_path: Path, *settings: str, scripts: Path | None = None, env: dict | None = None):
+    """`make eval MODEL=scripted-demo@http://127.0.0.1:PORT/v1 SETTINGS` against the scripted model served
+    on the host's loopback (its log: tmp_path/server.log); returns (port, the make result)."""
+    port = free_port()
+    server = _scripted_server(port, tmp_path / "server.log", scripts)
     try:
-        r = make_eval(tmp_path / "runs", f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1",
-                      "EVAL_ARGS=--task pendant-lamp-safety", env={"OMNIDR_MODEL_API_KEY": secret})
+        return port, make_eval(tmp_path / "runs", f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1", *settings, env=env)
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_make_eval_with_a_loopback_endpoint_uses_the_real_client_path(tmp_path):
+    secret = "sk-test-loopback-secret-7f3a"
+    port, r = _eval_with_loopback_model(tmp_path, "EVAL_ARGS=--task pendant-lamp-safety",
+                                        env={"OMNIDR_MODEL_API_KEY": secret})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     [root] = (tmp_path / "runs").glob("demo-*")
     system = root / "reference-full-scripted-demo"
@@ -327,13 +334,7 @@ def test_an_unfilled_skeleton_is_a_failed_attempt_that_is_retried(tmp_path):
     [write] = [c for step in script["steps"] for c in step.get("tool_calls", []) if c["name"] == "write_report"]
     write["arguments"]["data"].update(timeline=[], findings=[], sources=[])  # the interface, unfilled
     path.write_text(json.dumps(script, ensure_ascii=False))
-    port = free_port()
-    server = _scripted_server(port, tmp_path / "server.log", scripts)
-    try:
-        r = make_eval(tmp_path / "runs", f"MODEL=scripted-demo@http://127.0.0.1:{port}/v1", "BUDGET=attempts=2")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    _, r = _eval_with_loopback_model(tmp_path, "BUDGET=attempts=2", scripts=scripts)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     [root] = (tmp_path / "runs").glob("demo-*")
     system = root / "reference-full-scripted-demo"
