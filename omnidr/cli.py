@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from omnidr._console import make_console
@@ -57,27 +58,32 @@ def snapshot() -> None:
     """Validate, freeze, verify and complete benchmark snapshots."""
 
 
-def _print_problems(problems) -> None:
+def _print_problems(report, problems) -> None:
     for p in problems:
         style = "red" if p.severity == "error" else "yellow"
-        out.print(f"[{style}]{p.line()}[/{style}]", soft_wrap=True)
+        review = report.review(p) if p.severity == "warning" else None
+        note = f" (accepted by {review.reviewer}: {review.reason})" if review else ""
+        out.print(f"[{style}]{escape(p.line())}{escape(note)}[/{style}]", soft_wrap=True)
 
 
 @snapshot.command("validate")
 @SNAPSHOT_ARG
-@click.option("--no-videos", is_flag=True, help="Skip the presence and checksum checks of source videos.")
+@click.option("--no-videos", is_flag=True, help="Skip the presence and checksum checks of source videos (and the browser check).")
 def snapshot_validate(path: Path, no_videos: bool) -> None:
     """Static checks of a snapshot (schema, identifiers, directions, gates, evidence binding, ...).
 
-    Exits 1 when there is an error; warnings are printed and need a review decision.
+    Exits 1 when there is an error; warnings are printed and need a review decision in
+    reviewed-warnings.json before `snapshot freeze` accepts them.
     """
-    from omnidr.benchmark import validate_snapshot
+    from omnidr.pipeline import full_validation
 
-    report = validate_snapshot(path, check_videos=not no_videos)
-    _print_problems(report.problems)
+    report = full_validation(path, check_videos=not no_videos)
+    _print_problems(report, report.problems)
     snap = report.snapshot
     atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
-    summary = f"{path}: {len(snap.tasks)} task(s), {atoms} atom(s): {len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    pending = len(report.unreviewed)
+    summary = (f"{path}: {len(snap.tasks)} task(s), {atoms} atom(s): {len(report.errors)} error(s), "
+               f"{len(report.warnings)} warning(s)" + (f", {pending} without a review decision" if pending else ""))
     if report.errors:
         out.print(f"[red]{summary}[/red]")
         sys.exit(1)
@@ -87,13 +93,21 @@ def snapshot_validate(path: Path, no_videos: bool) -> None:
 @snapshot.command("freeze")
 @SNAPSHOT_ARG
 def snapshot_freeze(path: Path) -> None:
-    """Validate, then write MANIFEST.json (sha256 of every file) and print the snapshot id."""
-    from omnidr.benchmark import freeze_snapshot
+    """Validate, then write MANIFEST.json (sha256 of every file) and print the snapshot id.
 
-    manifest, report = freeze_snapshot(path)
+    Refuses on an error, and on a warning without a review decision in reviewed-warnings.json.
+    """
+    from omnidr.benchmark import REVIEW_FILE
+    from omnidr.pipeline import freeze
+
+    manifest, report = freeze(path)
     if manifest is None:
-        _print_problems(report.errors)
-        out.print(f"[red]{path}: not frozen: {len(report.errors)} validation error(s)[/red]")
+        _print_problems(report, report.errors + report.unreviewed)
+        why = [f"{len(report.errors)} validation error(s)"] if report.errors else []
+        if report.unreviewed:
+            why.append(f"{len(report.unreviewed)} warning(s) without a review decision (record each in "
+                       f"{path / REVIEW_FILE}: file, field, message, decision 'accept', reviewer, reason)")
+        out.print(f"[red]{escape(f'{path}: not frozen: ' + '; '.join(why))}[/red]", soft_wrap=True)
         sys.exit(1)
     out.print(f"{path}: froze {len(manifest.files)} files as [bold]{manifest.snapshot_id}[/bold] ({path / 'MANIFEST.json'})")
 

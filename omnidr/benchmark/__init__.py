@@ -1,11 +1,13 @@
 """The benchmark snapshot: tasks, fact libraries, Omni-ART trees, hyperparameters, report contract."""
 
+from ._calibration import Calibration, CalibrationScores, calibration_problem
 from ._contract import CONTRACT_VERSION, ReportContract, ReportData, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
 from ._corpus import CorpusPage, WebCorpus
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, RelationType, Verification, VideoRef
-from ._hyperparameters import Hyperparameters
+from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._manifest import ManifestDiff, SnapshotManifest
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
+from ._review import REVIEW_FILE, WarningReview, WarningReviews
 from ._rubric import (
     Atom,
     Difficulty,
@@ -25,9 +27,10 @@ from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
 __all__ = [
+    "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "CONTRACT_VERSION", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
-    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
+    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
     "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "WebCorpus", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",

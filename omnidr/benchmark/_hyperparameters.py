@@ -19,6 +19,11 @@ class ReferenceBudgets(Record):
     documents: int = Field(3, ge=0, description="B_doc: minimum documents (PDFs, standards, papers).")
     records_per_anchor: int = Field(3, ge=0, description="B_anchor: minimum source records per research anchor.")
 
+    def minimum(self, source_type: str) -> int | None:
+        """The budget for source records of one type (web, video, document); None for a type the
+        released budgets do not count (image)."""
+        return {"web": self.web_sources, "video": self.related_videos, "document": self.documents}.get(source_type)
+
 
 class Hyperparameters(Record):
     """Everything numeric that the score and the reference workflow depend on; fixed before comparison."""

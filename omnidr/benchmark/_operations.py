@@ -1,11 +1,13 @@
 """What the `omnidr snapshot` commands do, callable without the CLI."""
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omnidr.errors import UserError
 
 from ._manifest import ManifestDiff, SnapshotManifest, compute_manifest, diff_manifest, read_manifest, write_manifest
+from ._review import REVIEW_FILE, WarningReview
 from ._snapshot import Problem, Snapshot, load_snapshot
 from ._validate import validate
 
@@ -25,6 +27,7 @@ def open_snapshot(path: Path | str) -> Snapshot:
 class ValidationReport:
     snapshot: Snapshot
     problems: list[Problem]
+    reviewed: dict[tuple[str, str, str], WarningReview] = field(default_factory=dict)  # warnings with a decision
 
     @property
     def errors(self) -> list[Problem]:
@@ -34,16 +37,43 @@ class ValidationReport:
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
 
+    def review(self, problem: Problem) -> WarningReview | None:
+        """The recorded decision on a warning, if there is one."""
+        return self.reviewed.get((problem.file, problem.path, problem.message))
 
-def validate_snapshot(path: Path | str, check_videos: bool = True) -> ValidationReport:
+    @property
+    def unreviewed(self) -> list[Problem]:
+        """Warnings without a review decision: `snapshot freeze` refuses while there is one."""
+        return [p for p in self.warnings if self.review(p) is None]
+
+
+Check = Callable[[Snapshot], list[Problem]]
+
+
+def validate_snapshot(path: Path | str, check_videos: bool = True, checks: Sequence[Check] = ()) -> ValidationReport:
+    """The static checks, then `checks` (the pipeline adds the evaluator's empty-report check; with
+    `check_videos` off they are skipped with the video checks), then the review decisions."""
     snap = open_snapshot(path)
-    return ValidationReport(snap, validate(snap, check_videos=check_videos))
+    problems = validate(snap, check_videos=check_videos)
+    if check_videos:
+        for check in checks:
+            problems.extend(check(snap))
+    reviewed: dict[tuple[str, str, str], WarningReview] = {}
+    current = {(p.file, p.path, p.message) for p in problems if p.severity == "warning"}
+    for i, r in enumerate(snap.reviews.reviews if snap.reviews else []):
+        if r.key() in current:
+            reviewed[r.key()] = r
+        else:
+            problems.append(Problem("error", REVIEW_FILE, f"reviews[{i}]", (
+                f"matches no current warning ({r.file}: {r.field}: {r.message}); remove the entry")))
+    return ValidationReport(snap, problems, reviewed)
 
 
-def freeze_snapshot(path: Path | str) -> tuple[SnapshotManifest | None, ValidationReport]:
-    """Validate, then write MANIFEST.json atomically. Refuses (returns no manifest) on errors."""
-    report = validate_snapshot(path)
-    if report.errors:
+def freeze_snapshot(path: Path | str, checks: Sequence[Check] = ()) -> tuple[SnapshotManifest | None, ValidationReport]:
+    """Validate, then write MANIFEST.json atomically. Refuses (returns no manifest) on an error or on a
+    warning without a review decision (App. E.4)."""
+    report = validate_snapshot(path, checks=checks)
+    if report.errors or report.unreviewed:
         return None, report
     root = report.snapshot.root
     assert report.snapshot.info is not None

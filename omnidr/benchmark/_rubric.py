@@ -4,7 +4,7 @@ import json
 from enum import Enum
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -54,6 +54,10 @@ class Direction(Record):
         description="Its judge calls also carry images (App. A.3): screenshots of the report sections the criterion "
         "needs, the report's figures, and frames of the source video at the moments the report cites."
     )
+    fact_origin: Literal["video", "web"] | None = Field(None, description=(
+        "Direction boundary (App. E.4, this project's reading): the origin a linked fact must have. Statements "
+        "about the source video (C-VF, C-AV) check video facts; checks of external support (C-XV, R-CS, R-SA) "
+        "check web facts; None: either."))
     description: str = Field(description="What the direction tests.")
 
     @model_validator(mode="after")
@@ -82,6 +86,11 @@ class ProbeSpec(Record):
     name: str = Field(description="Probe name atoms reference.")
     description: str = Field(description="What the probe checks.")
     params: dict[str, str] = Field(description="Parameter name -> JSON type (number, integer, string, boolean).")
+    directions: list[str] = Field(description=(
+        "Direction boundary (App. E.4): the directions whose atoms may use this probe; another direction's atom is "
+        "outside the boundary of what the probe measures."))
+    defaults: dict[str, str] = Field(default_factory=dict, description=(
+        "Parameters an atom may leave out -> the hyperparameter (hyperparameters.json) that then supplies the value."))
 
 
 class ProbeCatalog(Record):

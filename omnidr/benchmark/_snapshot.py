@@ -7,10 +7,12 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
 from ._corpus import WebCorpus
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
+from ._review import REVIEW_FILE, WarningReviews
 from ._rubric import RubricTree
 from ._snapshot_info import SnapshotInfo
 from ._task import Task
@@ -59,6 +61,8 @@ class Snapshot:
     contract_file: str | None = None
     tasks: dict[str, TaskBundle] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    reviews: WarningReviews | None = None  # reviewed-warnings.json, when the snapshot has one
+    calibration: Calibration | None = None  # calibration.json, when the snapshot has one
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -114,6 +118,10 @@ def load_snapshot(root: Path | str) -> Snapshot:
     corpus = load_model(root, CORPUS_FILE, WebCorpus, problems) if (root / CORPUS_FILE).exists() else None
     contract = None
     snap = Snapshot(root, info, hyper, None, corpus, problems=problems)
+    if (root / REVIEW_FILE).exists():
+        snap.reviews = load_model(root, REVIEW_FILE, WarningReviews, problems)
+    if (root / CALIBRATION_FILE).exists():
+        snap.calibration = load_model(root, CALIBRATION_FILE, Calibration, problems)
     if info is None:
         return snap
     contract_refs: set[str] = set()

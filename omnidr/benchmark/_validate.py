@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from ._contract import data_schema
 from ._facts import Origin
+from ._calibration import CALIBRATION_FILE, calibration_problem
+from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._rubric import AtomEvaluator, Difficulty, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
 from ._snapshot import Problem, Snapshot, TaskBundle
 from ._task import Language
@@ -65,14 +67,24 @@ def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
             out.append(Problem("error", "snapshot.json", f"reports.{label}", f"report folder {folder}/ is missing"))
     for task_id, bundle in snap.tasks.items():
         _check_task(snap, task_id, bundle, out, check_videos)
-    if check_videos:
-        # The empty-report check of the evaluation stage: every M atom runs in Chromium against a
-        # content-free report built from the contract and the task's video. It needs the videos,
-        # so `--no-videos` (the fast path) skips it along with the other video checks.
-        from omnidr.evaluation import check_empty_reports
-
-        out.extend(check_empty_reports(snap))
+    _check_calibration(snap, out)
     return out
+
+
+def _check_calibration(snap: Snapshot, out: list[Problem]) -> None:
+    """R1 < R2 < R3 and R3 - R1 > delta_cal per task (App. E.4); a failing task is a warning, so a
+    recorded review decision can keep it, as for every warning."""
+    if snap.calibration is None:
+        return
+    gap = (snap.hyperparameters or Hyperparameters()).calibration_gap
+    for task_id, scores in snap.calibration.tasks.items():
+        if task_id not in snap.tasks:
+            out.append(Problem("error", CALIBRATION_FILE, f"tasks.{task_id}", f"'{task_id}' is not a task of the snapshot"))
+        elif (problem := calibration_problem(scores, gap)) is not None:
+            out.append(Problem("warning", CALIBRATION_FILE, f"tasks.{task_id}", f"calibration fails: {problem}"))
+    for task_id in snap.tasks:
+        if task_id not in snap.calibration.tasks:
+            out.append(Problem("warning", CALIBRATION_FILE, "tasks", f"task '{task_id}' has no calibration record"))
 
 
 def _check_contract(snap: Snapshot, out: list[Problem]) -> None:
@@ -200,6 +212,7 @@ def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Pro
     if rubric.task_id != task_id:
         out.append(Problem("error", rf, "task_id", f"'{rubric.task_id}' differs from task '{task_id}'"))
     zh = b.task is not None and b.task.language is Language.zh
+    origins = {f.id: f.origin.value for f in b.facts.facts} if b.facts is not None else {}
     seen_ids: dict[str, int] = {}
     seen_text: dict[str, int] = {}
     per_direction: Counter[str] = Counter()
@@ -225,6 +238,11 @@ def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Pro
                                    f"direction {direction.id} takes {direction.evaluator.value} atoms, not {atom.evaluator.value}"))
         if atom.fact_id is not None and atom.fact_id not in fact_ids:
             out.append(Problem("error", rf, f"{at}.fact_id", f"unknown fact id '{atom.fact_id}'"))
+        fact = origins.get(atom.fact_id or "")
+        if direction is not None and direction.fact_origin and fact and fact != direction.fact_origin:
+            out.append(Problem("warning", rf, f"{at}.fact_id", (
+                f"direction boundary: {direction.id} checks {direction.fact_origin} facts, "
+                f"but '{atom.fact_id}' is a {fact} fact")))
         if atom.evaluator is AtomEvaluator.J and atom.fact_id is None:
             out.append(Problem("error", rf, f"{at}.fact_id", "a J atom must name the fact it checks"))
         if atom.evaluator is AtomEvaluator.M and atom.probe is not None:
@@ -232,8 +250,17 @@ def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Pro
             if spec is None:
                 out.append(Problem("error", rf, f"{at}.probe.name", f"unknown probe '{atom.probe.name}'"))
             else:
-                for name in sorted(set(spec.params) - set(atom.probe.params)):
+                if direction is not None and atom.direction not in spec.directions:
+                    out.append(Problem("warning", rf, f"{at}.probe.name", (
+                        f"direction boundary: probe '{spec.name}' measures {', '.join(spec.directions)}, "
+                        f"not {atom.direction}")))
+                for name in sorted(set(spec.params) - set(atom.probe.params) - set(spec.defaults)):
                     out.append(Problem("error", rf, f"{at}.probe.params", f"missing parameter '{name}'"))
+                kind = atom.probe.params.get("source_type")
+                if (spec.name == "source_budget" and "min_count" not in atom.probe.params and isinstance(kind, str)
+                        and ReferenceBudgets().minimum(kind) is None):
+                    out.append(Problem("error", rf, f"{at}.probe.params", (
+                        f"the budgets set no minimum for {kind} sources: give min_count")))
                 for name, value in sorted(atom.probe.params.items()):
                     if name not in spec.params:
                         out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"probe '{spec.name}' takes no parameter '{name}'"))

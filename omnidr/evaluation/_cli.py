@@ -156,9 +156,11 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
         raise UserError(f"{report_dir}: no such report folder; pass the folder that holds the report's entry page "
                         "(e.g. an attempt's output/report)")
     calls: list = [_parse_probe(p) for p in probes]
-    duration, entry, sections = None, "index.html", None
+    duration, entry, sections, budgets = None, "index.html", None, {}
     if snapshot_path is not None:
         snap = open_snapshot(snapshot_path)
+        if snap.hyperparameters is not None:
+            budgets = {"budgets": snap.hyperparameters.budgets}
         if snap.contract is not None:
             entry, sections = snap.contract.entry, tuple(snap.contract.required_sections)
         if task_id is not None:
@@ -172,7 +174,7 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
         raise UserError("nothing to probe: give --snapshot with --task, or --probe NAME")
     async def go(shots: Path | None):
         context = ProbeContext(duration_s=duration, screenshots_dir=shots, screenshots_rel=str(shots or "screenshots"),
-                               **({"sections": sections} if sections else {}))
+                               **({"sections": sections} if sections else {}), **budgets)
         async with ChromiumBrowser() as browser:
             return await probe_report(browser, report_dir, calls, context, ProbeLimits(), entry)
 

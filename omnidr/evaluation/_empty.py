@@ -11,7 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from omnidr.benchmark import CONTRACT_VERSION, Problem, ReportData, Snapshot, Task
+from omnidr.benchmark import CONTRACT_VERSION, Problem, ReferenceBudgets, ReportData, Snapshot, Task
 from omnidr.errors import UserError
 
 from ._browser import ChromiumBrowser, ProbeLimits
@@ -49,7 +49,8 @@ async def _probe_all(snap: Snapshot, work: Path) -> list[Problem]:
         video = bundle.folder / bundle.task.video.file
         folder = content_free_report(work / task_id, template, bundle.task, video if video.is_file() else None,
                                      snap.contract.entry, snap.contract.data_file)
-        context = ProbeContext(duration_s=bundle.task.video.duration_s, sections=tuple(snap.contract.required_sections))
+        context = ProbeContext(duration_s=bundle.task.video.duration_s, sections=tuple(snap.contract.required_sections),
+                               budgets=snap.hyperparameters.budgets if snap.hyperparameters else ReferenceBudgets())
         outcome = await probe_report(browser, folder, [a.probe for _, a in m_atoms], context, limits, snap.contract.entry)
         problems = []
         for i, atom in m_atoms:

@@ -111,6 +111,7 @@ async def evaluate_report(
     context = ProbeContext(
         duration_s=inputs.task.video.duration_s if inputs.task else None, sections=inputs.sections,
         screenshots_dir=out_dir / "screenshots" if wants_shots else None,
+        budgets=(inputs.hyperparameters or Hyperparameters()).budgets,
     )
     outcome = await probe_report(browser, Path(report_dir), [a.probe for a in m_atoms], context, limits, inputs.entry)
     material: ReportMaterial = outcome.material

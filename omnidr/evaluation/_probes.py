@@ -28,7 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
-from omnidr.benchmark import CONTRACT_VERSION, ReportData, probe_catalog
+from omnidr.benchmark import CONTRACT_VERSION, ReferenceBudgets, ReportData, probe_catalog
 
 from . import _page_js as js
 from ._browser import ORIGIN, ChromiumBrowser, PageCallError, PageUnusable, ProbeLimits, ReportPage
@@ -66,6 +66,8 @@ class ProbeContext:
     sections: tuple[str, ...] = DEFAULT_SECTIONS  # element ids the contract requires
     screenshots_dir: Path | None = None  # where to write screenshots; None: take none
     screenshots_rel: str = "screenshots"  # how the folder is named in records
+    # the snapshot's evidence budgets (App. D.3): the min_count of a budget probe that leaves it out
+    budgets: ReferenceBudgets = field(default_factory=ReferenceBudgets)
 
 
 @dataclass
@@ -342,7 +344,11 @@ def _rendered_sources(run: _Run) -> list[dict]:
 async def _source_budget(run: _Run, params: dict) -> tuple[bool, str]:
     if run.data is None:
         return False, run.data_problem or "window.DATA is not readable"
-    kind, need = str(params["source_type"]), int(params["min_count"])
+    kind = str(params["source_type"])
+    budget = run.context.budgets.minimum(kind)
+    if "min_count" not in params and budget is None:
+        return False, f"no min_count given and the budgets set none for {kind} sources"
+    need = int(params["min_count"]) if "min_count" in params else budget
     urls = {_norm_url(s["url"]) for s in _rendered_sources(run) if s.get("type") == kind and _text(s.get("url"))}
     return len(urls) >= need, f"{len(urls)} rendered {kind} source record(s) with distinct URLs (need {need})"
 
@@ -351,7 +357,7 @@ async def _source_budget(run: _Run, params: dict) -> tuple[bool, str]:
 async def _sources_per_anchor(run: _Run, params: dict) -> tuple[bool, str]:
     if run.data is None:
         return False, run.data_problem or "window.DATA is not readable"
-    need = int(params["min_count"])
+    need = int(params.get("min_count", run.context.budgets.records_per_anchor))
     anchors = run.rendered("anchors", "anchor-")
     if not anchors:
         return False, "the report renders no research anchor"

@@ -25,11 +25,14 @@ LABEL_SCRIPTED = "org.omnidr.scripted-model"
 
 def workflow_args(hp) -> tuple[str, ...]:
     """The reference workflow's hyperparameters (paper App. D.3, the snapshot's hyperparameters.json) as
-    agent options: T_win, the audiovisual reading window, and R_max, the validation-and-repair rounds."""
+    agent options: T_win, the audiovisual reading window, R_max, the validation-and-repair rounds, and
+    the evidence budgets B_web, B_video, B_doc and B_anchor its checks aim for."""
     from omnidr.benchmark import Hyperparameters
 
     hp = hp or Hyperparameters()
-    return ("--window-s", f"{hp.window_s:g}", "--max-repairs", str(hp.max_repair_rounds))
+    b = hp.budgets
+    budgets = f"web={b.web_sources},video={b.related_videos},document={b.documents},anchor={b.records_per_anchor}"
+    return ("--window-s", f"{hp.window_s:g}", "--max-repairs", str(hp.max_repair_rounds), "--budgets", budgets)
 
 
 def reference_argv(capability: str, model: str, extra: tuple[str, ...] = ()) -> list[str]:

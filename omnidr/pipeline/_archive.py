@@ -232,7 +232,7 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None):
         score_run(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot, judge_settings=settings,
                   tasks=config.tasks, progress=progress)
     first = next(iter(manifest.systems.values()))
-    board, results = build_results(out, snapshot, manifest.snapshot_id, key, first.tasks)
+    board, results = build_results(out, snapshot, manifest.snapshot_id, key, first.tasks, traces=Path(archive))
     if board is None:
         raise UserError(f"nothing in {archive} could be scored")
     write_results(out, board, results)

@@ -7,10 +7,35 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omnidr.benchmark import ReportDataError, is_skeleton, read_report_data, validate_snapshot, verify_snapshot
+from omnidr.benchmark import (
+    ReportDataError,
+    freeze_snapshot,
+    is_skeleton,
+    read_report_data,
+    validate_snapshot,
+    verify_snapshot,
+)
 from omnidr.benchmark._manifest import MANIFEST_FILE
 from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
+
+def full_validation(path: Path, check_videos: bool = True):
+    """`omnidr snapshot validate`: the benchmark's static checks plus the evaluation stage's
+    empty-report check (App. E.4), which runs every M atom in Chromium. The benchmark package never
+    imports the evaluator; the pipeline joins the two. `check_videos` off skips the browser check."""
+    return validate_snapshot(path, check_videos=check_videos, checks=_stage_checks() if check_videos else ())
+
+
+def freeze(path: Path):
+    """`omnidr snapshot freeze`: the full validation, then the manifest (see `freeze_snapshot`)."""
+    return freeze_snapshot(path, checks=_stage_checks())
+
+
+def _stage_checks():
+    from omnidr.evaluation import check_empty_reports
+
+    return (check_empty_reports,)
+
 
 @dataclass
 class StageResult:
@@ -44,7 +69,7 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         raise UserError(f"snapshot folder {path} does not exist; pass SNAPSHOT=<folder> (the demo is snapshots/demo)")
     result = SnapshotCheck()
     progress("validating the snapshot")
-    report = validate_snapshot(path)
+    report = full_validation(path)
     snap = report.snapshot
     atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
     detail = f"{len(snap.tasks)} tasks, {atoms} atoms, {len(report.errors)} errors, {len(report.warnings)} warnings"

@@ -73,6 +73,7 @@ class ScoringSystems:
     incomplete: dict[str, list[str]] = field(default_factory=dict)  # label -> tasks whose score is not final
     skipped: dict[str, str] = field(default_factory=dict)  # folder -> why it holds no usable system
     task_ids: list[str] | None = None  # the tasks eval folders were evaluated on (None: the snapshot's)
+    folders: dict[str, Path] = field(default_factory=dict)  # label -> the system's folder
 
 
 def _kind(folder: Path) -> str | None:
@@ -128,8 +129,9 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
         for f in [f for f in found if f[2] is not None and tuple(sorted(f[2])) != best]:
             out.skipped[f[1].name] = f"evaluated on other tasks ({len(f[2])}); pass --task to rank on those"
             found.remove(f)
-    for label, _folder, _config, decisions, incomplete in _distinct_labels(found):
+    for label, folder, _config, decisions, incomplete in _distinct_labels(found):
         out.systems.append(decisions)
+        out.folders[label] = folder
         if incomplete:
             out.incomplete[label] = incomplete
     if not out.systems:

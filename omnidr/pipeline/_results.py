@@ -22,6 +22,7 @@ from ._specs import Endpoint, SystemSpec
 
 EVAL_FILE = "eval.json"
 RESULT_FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.png", "index.html")
+TABLES_DIR = "tables"
 
 
 class EvalConfig(BaseModel):
@@ -81,6 +82,9 @@ class Results(BaseModel):
         default_factory=dict, description="System folder -> tasks whose score is not final (judge atoms skipped, or the "
         "last attempt ended by an outage); those systems' rows are provisional and unranked.")
     leaderboard: dict = Field(description="The scoring stage's Leaderboard.")
+    analysis: dict[str, dict] = Field(default_factory=dict, description=(
+        "The paper's analysis tables by name (paired, by_family, by_subcategory, by_query_form, directions, "
+        "difficulty, sensitivity), each a table of strings (title, headers, rows); also tables/<name>.csv and .md."))
 
 
 def read_system(folder: Path, evaluation: str = "evaluation"):
@@ -152,9 +156,11 @@ def primary_task_set(root: Path, task_ids: list[str]) -> list[str]:
 
 
 def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, task_ids: list[str],
-                  evaluation: str = "evaluation"):
-    """The leaderboard of the run root (see `collect_systems`), or None when nothing is scored."""
-    from omnidr.scoring import build_leaderboard, score_systems, snapshot_trees
+                  evaluation: str = "evaluation", traces: Path | None = None):
+    """The leaderboard of the run root (see `collect_systems`) and its analysis tables, or None when
+    nothing is scored. `traces`: where the system folders' attempts are, when not in `root` (a rescore
+    reads them from the archive)."""
+    from omnidr.scoring import analysis_grids, build_leaderboard, score_systems, sensitivity_analysis, snapshot_trees
 
     found, left_out = collect_systems(root, judge_key, task_ids, evaluation)
     if not found:
@@ -165,21 +171,46 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
     board = build_leaderboard(scored, task_ids, with_comparisons=len(found) > 1,
                               incomplete={f[0]: f[4] for f in found if f[4]},
                               **({"replicates": replicates} if replicates else {}))
+    # Table 15 is part of every run root's results (App. F.2)
+    board = board.model_copy(update={"sensitivity": sensitivity_analysis([f[3] for f in found], trees, hp,
+                                                                         task_ids=task_ids)})
+    process = {f[0]: process_medians((traces or root) / f[1].relative_to(root)) for f in found}
+    analysis = analysis_grids(board, scored, task_labels(snapshot), process)
     results = Results(
         snapshot_id=snapshot_id, judge=judge_key, generated_at=datetime.now(UTC),
         systems={f[0]: f[1].relative_to(root).as_posix() for f in found}, left_out=left_out,
         incomplete={f[1].name: f[4] for f in found if f[4]}, leaderboard=board.model_dump(mode="json"),
+        analysis={name: grid.as_dict() for name, grid in analysis.items()},
     )
     return board, results
 
 
-def write_results(root: Path, board, results: Results) -> list[Path]:
-    """leaderboard.json, leaderboard.md, leaderboard.png and index.html in `root`."""
-    from omnidr.scoring import leaderboard_grids
+def task_labels(snapshot: Path) -> dict[str, dict[str, str]]:
+    """Task id -> family, subcategory and query form, for the breakdown tables."""
+    from omnidr.benchmark import open_snapshot
 
+    return {t: {"family": b.task.family.value, "subcategory": b.task.subcategory, "query_form": b.task.query_form.value}
+            for t, b in open_snapshot(snapshot).tasks.items() if b.task is not None}
+
+
+def process_medians(folder: Path):
+    """A system's steps, time and tokens: medians over its tasks, one trace per task (App. F.7)."""
+    from omnidr.scoring import ProcessMedians
+    from omnidr.trajectory import scored_trace_stats, summarize
+
+    stats = scored_trace_stats(folder)
+    if not stats:
+        return ProcessMedians(traces=0)
+    m = summarize(stats).medians
+    return ProcessMedians(traces=len(stats), steps=m["steps"], wall_time_s=m["wall_time_s"], total_tokens=m["total_tokens"])
+
+
+def write_results(root: Path, board, results: Results) -> list[Path]:
+    """leaderboard.json, leaderboard.md, leaderboard.png and index.html in `root`, and the analysis
+    tables in `root/tables/` (returned as the folder)."""
     paths = [root / name for name in RESULT_FILES]
     write_json_atomic(paths[0], results.model_dump_json(indent=2))
-    grids = leaderboard_grids(board)
+    grids = result_grids(board, results)
     md = [f"# OmniDR leaderboard: {results.snapshot_id}", "",
           f"Judge `{results.judge}`; {len(board.task_ids)} tasks; generated {results.generated_at:%Y-%m-%d %H:%M} UTC.", ""]
     for grid in grids:
@@ -188,7 +219,37 @@ def write_results(root: Path, board, results: Results) -> list[Path]:
     paths[1].write_text("\n".join(md).rstrip() + "\n", "utf-8")
     plot_scores(board, paths[2], f"{results.snapshot_id}\njudge {results.judge}")
     paths[3].write_text(summary_page(board, results, grids, root), "utf-8")
-    return paths
+    return [*paths, write_tables(root / TABLES_DIR, results)]
+
+
+def result_grids(board, results: Results) -> list:
+    """The tables of leaderboard.md and index.html: the leaderboard, then the analysis tables."""
+    from omnidr.scoring import Grid, leaderboard_grids
+
+    return [leaderboard_grids(board)[0], *(Grid.from_dict(g) for g in results.analysis.values())]
+
+
+def write_tables(folder: Path, results: Results) -> Path:
+    """tables/<name>.csv and tables/<name>.md for each analysis table of leaderboard.json."""
+    from omnidr.scoring import Grid
+
+    write_table_files(folder, {name: Grid.from_dict(data) for name, data in results.analysis.items()})
+    return folder
+
+
+def write_table_files(folder: Path, grids: dict) -> list[Path]:
+    """<name>.csv and <name>.md for each table; a table of an earlier run that is no longer made (the
+    paired one, when a system left) is removed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in [*folder.glob("*.csv"), *folder.glob("*.md")]:
+        if old.stem not in grids:
+            old.unlink()
+    written = []
+    for name, grid in grids.items():
+        written += [folder / f"{name}.csv", folder / f"{name}.md"]
+        written[-2].write_text(grid.csv(), "utf-8")
+        written[-1].write_text(grid.markdown() + "\n", "utf-8")
+    return written
 
 
 def _notes(results: Results) -> list[str]:
@@ -255,6 +316,10 @@ def summary_page(board, results: Results, grids, root_dir: Path | None = None) -
             parts.append("<tr>" + "".join(f"<td{' class=r' if i in grid.right else ''}>{e(c)}</td>"
                                           for i, c in enumerate(row)) + "</tr>")
         parts.append("</table>")
+    if results.analysis:
+        parts.append("<p id='tables'>These tables as CSV and Markdown: " + ", ".join(
+            f"<a href='{TABLES_DIR}/{e(n)}.csv'>{e(n)}.csv</a> (<a href='{TABLES_DIR}/{e(n)}.md'>md</a>)"
+            for n in results.analysis) + ".</p>")
     if root_dir is not None:
         parts += _per_task_table(board, results, root_dir)
     if root_dir is not None:
@@ -342,7 +407,7 @@ def _comparisons_section(root_dir: Path) -> list[str]:
 def refresh_index(root: Path) -> bool:
     """Render the run root's index.html again from its leaderboard.json (after a comparison was added);
     False when the root has no leaderboard yet."""
-    from omnidr.scoring import Leaderboard, leaderboard_grids
+    from omnidr.scoring import Leaderboard
 
     path = root / RESULT_FILES[0]
     if not path.is_file():
@@ -352,7 +417,7 @@ def refresh_index(root: Path) -> bool:
         board = Leaderboard.model_validate(results.leaderboard)
     except ValueError:
         return False
-    (root / RESULT_FILES[3]).write_text(summary_page(board, results, leaderboard_grids(board), root), "utf-8")
+    (root / RESULT_FILES[3]).write_text(summary_page(board, results, result_grids(board, results), root), "utf-8")
     return True
 
 

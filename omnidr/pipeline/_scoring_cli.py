@@ -21,6 +21,7 @@ from omnidr.benchmark import Hyperparameters
 from omnidr.scoring import (
     DEFAULT_SEED,
     Grid,
+    analysis_grids,
     ScoringInputError,
     build_leaderboard,
     check_na_order,
@@ -161,9 +162,13 @@ def _found_notes(found) -> list[str]:
 @_ranking_options
 @click.option("--pairs", is_flag=True, help="Also compare every pair of systems (paired bootstrap).")
 @click.option("--sensitivity", is_flag=True, help="Also re-aggregate under alternative lambda, tau and kappa (Table 15).")
+@click.option("--tables", "tables_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Also write the paper's analysis tables (paired, breakdowns, pass rates, sensitivity) as CSV and "
+                   "Markdown into this folder, as `omnidr eval` does in a run root's tables/.")
 @_format
 def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None,
-                no_na_guard: bool, replicates: int | None, seed: int, pairs: bool, sensitivity: bool, fmt: str) -> None:
+                no_na_guard: bool, replicates: int | None, seed: int, pairs: bool, sensitivity: bool,
+                tables_dir: Path | None, fmt: str) -> None:
     """Rank systems over the snapshot's tasks: Avg with task-bootstrap 95% interval, Success,
     Avg succ., Content, Citation, Presentation, pass rates by difficulty and direction.
 
@@ -176,10 +181,16 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     """
     found, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
     board = build_leaderboard(scored, task_ids or sorted(trees), replicates=replicates or hp.bootstrap_replicates,
-                              seed=seed, with_comparisons=pairs, incomplete=found.incomplete)
-    if sensitivity:
+                              seed=seed, with_comparisons=pairs or tables_dir is not None, incomplete=found.incomplete)
+    if sensitivity or tables_dir is not None:
         table = sensitivity_analysis(found.systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
         board = board.model_copy(update={"sensitivity": table})
+    if tables_dir is not None:
+        from ._results import process_medians, task_labels, write_table_files
+
+        process = {label: process_medians(folder) for label, folder in found.folders.items()}
+        written = write_table_files(tables_dir, analysis_grids(board, scored, task_labels(snapshot_path), process))
+        click.echo(f"wrote {len(written) // 2} analysis tables (CSV and Markdown) to {tables_dir}", err=True)
     if fmt == "json":
         _dump(board)
         return

@@ -1,5 +1,7 @@
 """Tables of scoring results for the terminal (rich) and as Markdown. JSON output is the model dump."""
 
+import csv
+import io
 from dataclasses import dataclass
 
 from rich.table import Table
@@ -30,6 +32,21 @@ class Grid:
         for row in self.rows:
             table.add_row(*row)
         return table
+
+    def csv(self) -> str:
+        """The table as CSV: a header row, then the rows (the title is the file's name, not a row)."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(self.headers)
+        writer.writerows(self.rows)
+        return buffer.getvalue()
+
+    def as_dict(self) -> dict:
+        return {"title": self.title, "headers": self.headers, "rows": self.rows, "right": sorted(self.right)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Grid":
+        return cls(data["title"], list(data["headers"]), [list(r) for r in data["rows"]], frozenset(data["right"]))
 
     def markdown(self) -> str:
         align = ["---:" if i in self.right else ":---" for i in range(len(self.headers))]

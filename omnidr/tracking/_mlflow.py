@@ -234,6 +234,8 @@ class Tracker:
             for path in files:
                 if path.is_file():
                     self.client.log_artifact(parent_id, str(path), artifact_path="results")
+                elif path.is_dir():  # the analysis tables
+                    self.client.log_artifacts(parent_id, str(path), artifact_path=f"results/{path.name}")
             self.client.set_terminated(parent_id, "FINISHED")
 
     def run_link(self, run_id: str) -> str:

@@ -185,10 +185,31 @@ def attempt_dirs(run_dir: Path, task: str | None = None) -> list[Path]:
     return found
 
 
+def scored_trace_stats(run_dir: Path) -> list[ProcessStats]:
+    """Process statistics of each task's last attempt (the one whose report is scored), from the
+    trajectory.json its audit wrote; a task whose last attempt has none is left out. The input of a
+    system's process medians (App. F.7: one trace per task)."""
+    out = []
+    root = Path(run_dir) / "attempts"
+    for task in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        attempts = sorted((p for p in task.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
+        path = attempts[-1] / "trajectory.json" if attempts else None
+        if path is None or not path.is_file():
+            continue
+        try:
+            traj = Trajectory.model_validate_json(path.read_text("utf-8"))
+        except ValueError:
+            continue
+        record = _record(attempts[-1])
+        out.append(process_stats(traj, wall_time_s=record.wall_time_s if record else None))
+    return out
+
+
 def audit_run(run_dir: Path, task: str | None = None) -> list[AttemptAudit]:
     """Audit every attempt of a run folder (or of one task)."""
     harness = run_harness(run_dir)
     return [audit_attempt(a, harness) for a in attempt_dirs(run_dir, task)]
 
 
-__all__ = ["AttemptAudit", "TrajectoryFormatError", "audit_attempt", "audit_run", "load_attempt_trajectory"]
+__all__ = ["AttemptAudit", "TrajectoryFormatError", "audit_attempt", "audit_run", "load_attempt_trajectory",
+           "scored_trace_stats"]

@@ -36,6 +36,17 @@ def _user_message(instruction: str, contract_dir: Path, video: str) -> str:
     return "\n".join(parts)
 
 
+def _budgets(text: str) -> dict[str, int]:
+    """`web=25,video=5,document=3,anchor=3` -> {"web": 25, ...}."""
+    out = {}
+    for part in filter(None, text.split(",")):
+        key, sep, value = part.partition("=")
+        if not sep or key not in ("web", "video", "document", "anchor") or not value.isdigit():
+            raise argparse.ArgumentTypeError(f"{part!r}: give KIND=COUNT with KIND web, video, document or anchor")
+        out[key] = int(value)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sandbox.reference_agent")
     p.add_argument("--capability", choices=LEVELS, default="full")
@@ -43,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-steps", type=int, default=200, help="model calls at most (the gateway has its own budget)")
     p.add_argument("--max-repairs", type=int, default=2, help="automatic check-and-repair turns (full workflow)")
     p.add_argument("--window-s", type=float, default=WINDOW_S)
+    p.add_argument("--budgets", type=_budgets, default={},
+                   help="minimum counts the workflow aims for, e.g. web=25,video=5,document=3,anchor=3 (App. D.3)")
     p.add_argument("--frames-per-window", type=int, default=6)
     p.add_argument("--search", choices=("index", "none"), default="index")
     p.add_argument("--attach-frames", action="store_true",
@@ -60,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logs_dir.mkdir(parents=True, exist_ok=True)
     config = {"agent": "reference", "capability": cap.as_record(), "model": args.model, "max_steps": args.max_steps,
-              "max_repairs": args.max_repairs, "window_s": args.window_s, "frames_per_window": args.frames_per_window,
+              "max_repairs": args.max_repairs, "window_s": args.window_s, "budgets": args.budgets, "frames_per_window": args.frames_per_window,
               "search_backend": args.search if search else "none",
               "search_entries": len(search.entries) if search else 0, "attach_frames": args.attach_frames,
               "log": LOG_FILE,
@@ -73,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
     tools = ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
-                    frames_per_window=args.frames_per_window)
+                    frames_per_window=args.frames_per_window, budgets=args.budgets)
     t0 = time.monotonic()
     summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
                         max_steps=max(1, args.max_steps), max_repairs=args.max_repairs,

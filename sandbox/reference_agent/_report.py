@@ -67,9 +67,11 @@ def _num(x) -> bool:
 
 
 def check_report(report_dir: Path, contract_dir: Path, contract: dict, duration_s: float | None,
-                 fetched: dict[str, dict] | None, workflow: bool) -> dict:
+                 fetched: dict[str, dict] | None, workflow: bool, budgets: dict[str, int] | None = None) -> dict:
     """Problems (must be fixed) and warnings. `fetched` maps URL -> {status, text} of pages opened in this
-    run (None: the agent has no web tools, citations are not checked against fetches)."""
+    run (None: the agent has no web tools, citations are not checked against fetches). `budgets` are the
+    minimum counts the full workflow aims for (App. D.3: web, video, document sources and records per
+    anchor); falling short is a warning, because what the open web offers decides what is reachable."""
     problems: list[str] = []
     warnings: list[str] = []
     entry = report_dir / contract.get("entry", "index.html")
@@ -178,4 +180,21 @@ def check_report(report_dir: Path, contract_dir: Path, contract: dict, duration_
             problems.append("process: no external source is cited")
         if fetched is not None and sources and not any(s.get("type") == "video" for s in sources):
             warnings.append("process: no related video was inspected")
+        if fetched is not None and budgets:
+            warnings.extend(_budget_shortfalls(sources, anchor_ids, budgets))
     return {"ok": not problems, "problems": problems, "warnings": warnings}
+
+
+def _budget_shortfalls(sources: list, anchor_ids: set, budgets: dict[str, int]) -> list[str]:
+    out = []
+    for kind in ("web", "video", "document"):
+        need = budgets.get(kind, 0)
+        have = len({s.get("url") for s in sources if s.get("type") == kind and s.get("url")})
+        if have < need:
+            out.append(f"budget: {have} {kind} source(s), the reference budget asks for at least {need}")
+    need = budgets.get("anchor", 0)
+    short = sorted(a for a in anchor_ids if a and len({s.get("url") for s in sources
+                                                        if a in (s.get("anchor_ids") or [])}) < need)
+    if short:
+        out.append(f"budget: anchor(s) {', '.join(map(str, short))} have fewer than {need} source records each")
+    return out

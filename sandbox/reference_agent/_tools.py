@@ -75,6 +75,7 @@ class ToolBox:
     search: _web.SearchIndex | None = None
     window_s: float = _media.WINDOW_S
     frames_per_window: int = 6
+    budgets: dict[str, int] = field(default_factory=dict)  # App. D.3 minimum counts (--budgets)
     max_tool_chars: int = 6000
     probe: dict | None = None
     fetched: dict[str, dict] = field(default_factory=dict)
@@ -204,7 +205,7 @@ class ToolBox:
         dur = self.probe["duration_s"] if self.probe else None
         web = "fetch_url" in self.cap.tools
         return _report.check_report(self.report_dir, self.contract_dir, self.contract, dur,
-                                    self.fetched if web else None, self.cap.workflow)
+                                    self.fetched if web else None, self.cap.workflow, self.budgets)
 
 
 def tool_result_text(result: dict, limit: int = 20_000) -> str:

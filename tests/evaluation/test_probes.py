@@ -47,6 +47,31 @@ def test_good_report_passes_its_m_atoms(chromium, tmp_path):
     assert "24.00 s" in seek.reason
 
 
+def test_budget_probes_without_min_count_hold_the_report_to_the_snapshots_budgets(chromium):
+    """App. D.3: B_web, B_video, B_doc and B_anchor are the minimum counts; an atom that leaves out
+    min_count is held to them, so changing hyperparameters.json changes the verdict."""
+    from omnidr.benchmark import ReferenceBudgets
+    from omnidr.evaluation import Call
+
+    calls = [Call("source_budget", {"source_type": "web"}), Call("source_budget", {"source_type": "document"}),
+             Call("sources_per_anchor", {})]
+    zero = _probe(chromium, GOOD, calls, budgets=ReferenceBudgets(web_sources=0, documents=0, records_per_anchor=0))
+    have = [int(zero.result(c).reason.split()[0]) for c in calls[:2]]
+    assert have[0] >= 5 and have[1] >= 1 and all(r.status == "pass" for r in zero.results.values())
+    exact = ReferenceBudgets(web_sources=have[0], documents=have[1], records_per_anchor=2)
+    above = ReferenceBudgets(web_sources=have[0] + 1, documents=have[1] + 1, records_per_anchor=50)
+    at, over = _probe(chromium, GOOD, calls, budgets=exact), _probe(chromium, GOOD, calls, budgets=above)
+    assert [at.result(c).status for c in calls] == ["pass"] * 3
+    assert [over.result(c).status for c in calls] == ["fail"] * 3
+    assert f"(need {have[0] + 1})" in over.result(calls[0]).reason
+    assert "fewer than 50 source records" in over.result(calls[2]).reason
+    # an explicit min_count still wins over the budgets
+    assert _probe(chromium, GOOD, [Call("source_budget", {"source_type": "web", "min_count": 1})],
+                  budgets=above).results.popitem()[1].status == "pass"
+    image = _probe(chromium, GOOD, [Call("source_budget", {"source_type": "image"})])
+    assert "the budgets set none for image sources" in image.results.popitem()[1].reason
+
+
 def test_every_probe_passes_on_the_good_report_and_fails_on_the_skeleton(chromium, tmp_path):
     from omnidr.benchmark import probe_catalog
     from omnidr.evaluation import Call

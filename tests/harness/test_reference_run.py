@@ -79,6 +79,11 @@ def test_the_reference_agent_delivers_a_real_cited_report(full_run, task_id):
     # the reference workflow's hyperparameters come from the snapshot's hyperparameters.json (App. D.3)
     hp = json.loads((DEMO / "hyperparameters.json").read_text())
     assert (config["window_s"], config["max_repairs"]) == (hp["window_s"], hp["max_repair_rounds"])
+    b = hp["budgets"]
+    assert config["budgets"] == {"web": b["web_sources"], "video": b["related_videos"], "document": b["documents"],
+                                 "anchor": b["records_per_anchor"]}
+    # the demo's small corpus cannot meet the released B_web of 25: the agent's own check says so
+    assert f"the reference budget asks for at least {b['web_sources']}" in " ".join(end["check"]["warnings"])
 
 
 def test_a_lower_capability_level_is_recorded_and_gets_fewer_tools(tmp_path):
@@ -88,7 +93,7 @@ def test_a_lower_capability_level_is_recorded_and_gets_fewer_tools(tmp_path):
     config = json.loads((attempt / "output" / "harness-logs" / "config.json").read_text())
     assert config["capability"]["tools"] == ["write_report", "check_report"]
     assert record.command[3:7] == ["--capability", "interface_only", "--model", "scripted-demo"]
-    assert record.command[7:] == ["--window-s", "300", "--max-repairs", "3"]
+    assert record.command[7:] == ["--window-s", "300", "--max-repairs", "3", "--budgets", "web=25,video=5,document=3,anchor=3"]
     assert record.network_requests == 0  # no web tools: nothing was fetched
     native = _jsonl(attempt / "output" / "harness-logs" / "reference.jsonl")
     assert {r["name"] for r in native if r["type"] == "tool_call"} <= {"write_report", "check_report"}

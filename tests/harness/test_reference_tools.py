@@ -147,6 +147,17 @@ def test_check_report_finds_bad_times_unknown_citations_and_unopened_sources(tmp
     assert "outside the video" in problems and "'S9' is not a source id" in problems
     assert "was not opened" in problems and "not found verbatim" in problems
 
+    # the App. D.3 budgets: a report below them is warned, one at them is not
+    box.budgets = {"web": 2, "video": 0, "document": 1, "anchor": 1}
+    warned = box.call("write_report", {"data": data})["check"]
+    assert warned["ok"] and "budget: 1 web source(s), the reference budget asks for at least 2" in warned["warnings"]
+    assert "budget: 0 document source(s), the reference budget asks for at least 1" in warned["warnings"]
+    box.budgets = {"web": 1, "video": 0, "document": 0, "anchor": 2}
+    assert [w for w in box.call("write_report", {"data": data})["check"]["warnings"] if w.startswith("budget")] == [
+        "budget: anchor(s) A1 have fewer than 2 source records each"]
+    box.budgets = {"web": 1, "anchor": 0}
+    assert not [w for w in box.call("write_report", {"data": data})["check"]["warnings"] if w.startswith("budget")]
+
 
 def test_tools_refuse_what_the_level_does_not_offer_and_evidence_needs_an_opened_source(tmp_path):
     box = _box(tmp_path, "video")

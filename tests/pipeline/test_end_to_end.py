@@ -104,7 +104,16 @@ def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
         browser.close()
     assert width > 500
     assert f"{row['avg']:.1f}" in text and "scripted-demo / reference / full / default" in text
-    assert "6 of 23 directions shown" in text
+    # the analysis tables (App. F) follow the leaderboard; each links to its CSV and Markdown file
+    assert "Direction pass rates (%)" in text and "Avg by subcategory" in text and "Sensitivity of the all-task" in text
+    # (Chromium downloads a CSV file instead of showing it, so the links are resolved, not followed)
+    values, _, _ = follow_links(root / "index.html", "#none", links=(
+        "[...document.querySelectorAll('#tables a')].map(a => [a.textContent, a.href])"))
+    files = {n: Path(urllib.request.url2pathname(h.removeprefix("file://"))) for n, h in values["links"]}
+    assert {n for n in files if n.endswith(".csv")} == {f"{n}.csv" for n in (
+        "by_family", "by_subcategory", "by_query_form", "directions", "difficulty", "sensitivity")}  # 1 system: no pair
+    assert files["directions.csv"].read_text().startswith("system,C-FC,")
+    assert all(f.is_file() for f in files.values())
     assert len(links) == 3 * len(TASKS) and {k for k, _ in links} == {"report", "audit", "evaluation"}
     for _, href in links:
         assert Path(urllib.request.url2pathname(href.removeprefix("file://"))).is_file(), href
@@ -258,6 +267,8 @@ def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     same = run_cli("rescore", archive, "--out", tmp_path / "same", env=no_docker)
     assert same.returncode == 0, same.stdout + same.stderr
     assert totals(tmp_path / "same" / SYSTEM) == totals(root / SYSTEM)  # same judge, same numbers
+    for name in ("by_family", "by_subcategory", "by_query_form", "directions", "difficulty", "sensitivity"):
+        assert (tmp_path / "same" / "tables" / f"{name}.csv").read_text() == (root / "tables" / f"{name}.csv").read_text()
 
     sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
     from fake_judge import FakeJudge
@@ -476,6 +487,7 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
     assert (pair["a"], pair["b"], pair["mean_difference"]) == (c["a"], c["b"], pytest.approx(c["mean_difference"]))
     assert c["mean_difference"] < 0  # the interface-only skeleton scores below the full agent
     _index_lists_the_comparison(root, c)
+    _tables_hold_the_paired_analysis(root, c)
     data_file.unlink()  # the same comparison from the evaluated folders, running nothing
     again = run_cli("compare", root / "reference-full-scripted", root / "reference-interface_only-scripted",
                     env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
@@ -487,6 +499,36 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads(data_file.read_text())["comparisons"] == [c]
     _scoring_commands_read_what_eval_wrote(root, c)
+
+
+def _tables_hold_the_paired_analysis(root: Path, c: dict) -> None:
+    """tables/paired.csv (Tables 5, 21, 22): the pair's differences, and each system's process
+    medians over its tasks, recomputed here from the trajectories; the tables are in MLflow too."""
+    import csv
+    from statistics import median
+
+    from mlflow import MlflowClient
+
+    [pair] = list(csv.DictReader((root / "tables" / "paired.csv").open()))
+    rows = {r["label"]: r for r in json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]}
+    a, b = rows[c["a"]], rows[c["b"]]
+    assert (pair["A"], pair["B"], pair["Avg A - B"]) == (c["a"], c["b"], f"{c['mean_difference']:+.1f}")
+    assert pair["W/T/L"] == f"{c['wins']}/{c['ties']}/{c['losses']}"
+    for column, key in (("Content", "content"), ("Citation", "citation"), ("Presentation", "presentation")):
+        assert pair[column] == f"{a[key] - b[key]:+.1f}"
+    steps = []
+    for label in (c["a"], c["b"]):
+        folder = root / json.loads((root / "leaderboard.json").read_text())["systems"][label]
+        lasts = [max(t.iterdir(), key=lambda p: int(p.name)) for t in (folder / "attempts").iterdir() if t.is_dir()]
+        steps.append(median(len(json.loads((p / "trajectory.json").read_text())["steps"]) for p in lasts))
+    assert pair["steps A / B"] == f"{steps[0]:,.1f} / {steps[1]:,.1f}"
+    assert "**Paired comparisons, A - B" in (root / "leaderboard.md").read_text()
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    [experiment] = [e for e in client.search_experiments() if e.name.startswith("omnidr/")]
+    parents = client.search_runs([experiment.experiment_id], "tags.`omnidr.kind` = 'system'")
+    shown = [{f.path for f in client.list_artifacts(r.info.run_id, "results/tables")} for r in parents]
+    assert len(shown) == 2 and all("results/tables/by_family.md" in s for s in shown)
+    assert any("results/tables/paired.csv" in s for s in shown)  # logged once both systems were scored
 
 
 def _index_lists_the_comparison(root: Path, c: dict) -> None:
@@ -584,7 +626,8 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     [row] = results["leaderboard"]["rows"]
     assert row["rank"] is None and row["incomplete"] == ["pendant-lamp-safety"]  # no perfect score published
     md = (root / "leaderboard.md").read_text()
-    assert "(provisional)" in md and "| 1 |" not in md
+    assert "(provisional)" in md and not re.search(r"^\| 1 \|", md, re.M)  # no row ranked first
+    assert "| scripted-demo / reference / full / default (provisional) |" in (root / "tables" / "directions.md").read_text()
     rescored = run_cli("score", system, "--judge-base-url", judge.url, "--judge-model", "judge-x",
                        "--out", tmp_path / "rescored", timeout=900)
     assert rescored.returncode == 1 and "not final: pendant-lamp-safety" in rescored.stdout, rescored.stdout

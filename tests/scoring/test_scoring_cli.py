@@ -184,7 +184,7 @@ def test_na_order_passes_and_flags(files):
 
 def mini_snapshot(root: Path, trees: list[RubricTree]) -> Path:
     write(root / "snapshot.json", {"name": "mini", "version": "1", "description": "test", "tasks": [t.task_id for t in trees],
-                                   "inventory_version": "omniart-directions-1", "probes_version": "probes-1"})
+                                   "inventory_version": "omniart-directions-1", "probes_version": "probes-2"})
     write(root / "hyperparameters.json", {})
     for t in trees:
         write(root / "tasks" / t.task_id / "rubric.json", t)
@@ -224,6 +224,36 @@ def test_leaderboard_terminal_markdown_json(runs):
     c = board.comparisons[0]  # each system minus those ranked above it
     assert (c.a, c.b, c.mean_difference) == ("weak / h", "good / h", pytest.approx(-37.5))
     assert board.sensitivity.rows[0].variant.name == "released"
+
+
+@pytest.mark.parametrize("replicates", [200, 3000])
+def test_the_snapshots_bootstrap_replicates_set_the_intervals_unless_given(runs, replicates):
+    snap, folder = runs
+    write(snap / "hyperparameters.json", {"bootstrap_replicates": replicates})
+    board = Leaderboard.model_validate_json(invoke("leaderboard", folder, "--snapshot", snap, "--format", "json").output)
+    assert board.replicates == replicates
+    pair = PairedComparison.model_validate_json(invoke("compare", folder / "good", folder / "weak", "--snapshot", snap,
+                                                  "--format", "json").output)
+    assert pair.replicates == replicates
+    given = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 150, "--format", "json").output
+    assert Leaderboard.model_validate_json(given).replicates == 150
+
+
+def test_leaderboard_writes_the_analysis_tables_of_any_system_folders(runs, tmp_path):
+    import csv
+
+    snap, folder = runs
+    r = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 300, "--tables", tmp_path / "tables")
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert names == sorted(f"{n}.{x}" for n in ("paired", "by_family", "by_subcategory", "by_query_form", "directions",
+                                                   "difficulty", "sensitivity") for x in ("csv", "md"))
+    [pair] = list(csv.DictReader((tmp_path / "tables" / "paired.csv").open()))
+    assert (pair["A"], pair["B"], pair["Avg A - B"], pair["W/T/L"]) == ("weak / h", "good / h", "-37.5", "0/1/3")
+    assert pair["steps A / B"] == "- / -"  # decisions folders hold no trajectory
+    # the mini snapshot has no task.json: every task is "unlabelled"
+    [group] = list(csv.DictReader((tmp_path / "tables" / "by_family.csv").open()))
+    assert group == {"family": "unlabelled", "tasks": "4", "good / h": "70.0", "weak / h": "32.5"}
 
 
 def test_leaderboard_task_filter(runs):

@@ -93,6 +93,15 @@ def test_hyperparameters_change_tau_and_kappa():
     assert (s.settings.tau, s.settings.kappa) == (0.5, 5)
 
 
+def test_hyperparameters_dimension_weights_change_the_total():
+    # C-LC 4/4 -> D_C = 1; R-CS 1/4 -> D_R = 0.25; P-LY 0/2 -> D_P = 0
+    t = tree("t", many("lc", "C-LC", 4) + many("cs", "R-CS", 4) + many("ly", "P-LY", 2))
+    d = passes(ids("lc", 4), 4) | passes(ids("cs", 4), 1) | passes(ids("ly", 2), 0)
+    assert score_report(t, d).total == pytest.approx(100 * (0.5 + 0.3 * 0.25))  # released 0.5 / 0.3 / 0.2
+    hp = Hyperparameters(dimension_weights={"C": 1, "R": 1, "P": 2})
+    assert score_report(t, d, hp).total == pytest.approx(100 * (1 + 0.25) / 4)
+
+
 def test_gate_any_passes_with_one_pass_and_all_needs_every_atom():
     t = tree("t", many("tn", "P-TN", 3) + many("ri", "P-RI", 2))
     s = score_report(t, passes(ids("tn", 3), 1) | passes(ids("ri", 2), 2))

@@ -1,0 +1,137 @@
+"""The paper's analysis tables from a leaderboard and its systems' report scores (App. F).
+
+- Paired comparisons (Tables 5, 21, 22): for each pair of the leaderboard (A minus B, the
+  orientation of `omnidr compare`), the Avg difference with its paired task-bootstrap interval,
+  wins/ties/losses, the differences in success and in the C/R/P dimension means, and each
+  system's process medians: steps, wall time and tokens. A system's process median is taken over
+  its tasks, one trace per task (its last attempt, the one whose report is scored); with one trace
+  per task this is the paper's median of per-task medians (App. F.6-F.7). The pipeline supplies
+  the medians, because they come from the trajectories, not from the scores.
+- Breakdowns (Tables 4, 18-20): each system's Avg (failures 0) over the tasks of one family,
+  subcategory or query form, with the number of tasks. Groups with one to five tasks are
+  descriptive only, as the paper says of its subcategories.
+- Pass rates (Table 16): every direction's pass rate and the L0-L3 rates of each system, each the
+  mean over successful reports of the report's rate (the leaderboard's definition), and a last row
+  with the unweighted mean over systems, the paper's "unweighted mean of configuration-level"
+  rates.
+- Sensitivity (Table 15): the leaderboard's re-aggregation under other lambda, tau and kappa.
+"""
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import Field
+
+from omnidr.benchmark import Difficulty, direction_inventory
+
+from ._base import ScoringModel
+from ._render import Grid, pct_number, pts, sensitivity_grid
+from ._tables import Leaderboard, SystemScores
+
+BREAKDOWNS = ("family", "subcategory", "query_form")
+
+
+class ProcessMedians(ScoringModel):
+    """A system's process medians over its tasks (one trace per task)."""
+
+    traces: int = Field(description="Tasks with a trace.")
+    steps: float | None = Field(None, description="Median logged trajectory entries.")
+    wall_time_s: float | None = Field(None, description="Median wall time of an attempt, seconds.")
+    total_tokens: float | None = Field(None, description="Median tokens over the attempt's model requests.")
+
+
+def _name(row) -> str:
+    """A system's label, marked when its row is provisional (some task's score is not final)."""
+    return row.label + (" (provisional)" if row.provisional else "")
+
+
+def _delta(a: float | None, b: float | None, scale: float = 1.0) -> str:
+    return "-" if a is None or b is None else f"{scale * (a - b):+.1f}"
+
+
+def _number(x: float | None, digits: int = 0) -> str:
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+def paired_grid(board: Leaderboard, process: Mapping[str, ProcessMedians] | None = None) -> Grid | None:
+    """Tables 5, 21, 22: one row per pair of the leaderboard; None when it has no pair."""
+    if not board.comparisons:
+        return None
+    rows = {r.label: r for r in board.rows}
+    process = process or {}
+    level = int(round(100 * board.confidence))
+    out = []
+    for c in board.comparisons:
+        a, b = rows[c.a], rows[c.b]
+        pa, pb = process.get(c.a), process.get(c.b)
+        out.append([
+            _name(a), _name(b), f"{c.mean_difference:+.1f}", f"[{c.ci_low:.1f}, {c.ci_high:.1f}]",
+            _delta(a.success_rate, b.success_rate, 100), _delta(a.content, b.content),
+            _delta(a.citation, b.citation), _delta(a.presentation, b.presentation), f"{c.wins}/{c.ties}/{c.losses}",
+            *[f"{_number(getattr(pa, k, None), d)} / {_number(getattr(pb, k, None), d)}"
+              for k, d in (("steps", 1), ("wall_time_s", 0), ("total_tokens", 0))],
+        ])
+    return Grid(
+        f"Paired comparisons, A - B ({len(board.task_ids)} tasks; {level}% paired task-bootstrap interval; "
+        "C/R/P: means over successful reports; process: medians over tasks, A / B)",
+        ["A", "B", "Avg A - B", f"{level}% CI", "Success (pp)", "Content", "Citation", "Presentation", "W/T/L",
+         "steps A / B", "time (s) A / B", "tokens A / B"],
+        out, frozenset(range(2, 12)))
+
+
+def breakdown_grids(board: Leaderboard, systems: Sequence[SystemScores],
+                    task_labels: Mapping[str, Mapping[str, str]]) -> dict[str, Grid]:
+    """Tables 4, 18-20: Avg per family, subcategory and query form (`task_labels`: task id ->
+    {"family", "subcategory", "query_form"} -> value), systems in leaderboard order."""
+    totals = {s.system.label: {r.task_id: r.total for r in s.reports} for s in systems}
+    shown = [r for r in board.rows if r.label in totals]
+    labels = [r.label for r in shown]
+    grids = {}
+    for key in BREAKDOWNS:
+        groups: dict[str, list[str]] = {}
+        for task in board.task_ids:
+            groups.setdefault(task_labels.get(task, {}).get(key, "unlabelled"), []).append(task)
+        rows = [[group, str(len(tasks)), *[pts(sum(totals[x].get(t, 0.0) for t in tasks) / len(tasks)) for x in labels]]
+                for group, tasks in sorted(groups.items())]
+        name = key.replace("_", " ")
+        grids[f"by_{key}"] = Grid(f"Avg by {name} (points, failures 0; a group of few tasks is descriptive only)",
+                                  [name, "tasks", *map(_name, shown)], rows, frozenset(range(1, 2 + len(labels))))
+    return grids
+
+
+def rate_grids(board: Leaderboard) -> dict[str, Grid]:
+    """Table 16: every direction's pass rate and the L0-L3 rates, per system and their unweighted mean."""
+    directions = [d.id for d in direction_inventory().directions]
+    levels = list(Difficulty)
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    def table(keys, get, title, first):
+        rows = [[_name(r), *[pct_number(get(r).get(k)) for k in keys]] for r in board.rows]
+        if len(board.rows) > 1:
+            rows.append(["mean over systems", *[pct_number(mean([get(r)[k] for r in board.rows if k in get(r)]))
+                                               for k in keys]])
+        return Grid(title, [first, *[k.value if isinstance(k, Difficulty) else k for k in keys]], rows,
+                    frozenset(range(1, 1 + len(keys))))
+
+    return {
+        "directions": table(directions, lambda r: r.direction_pass_rates,
+                            "Direction pass rates (%), mean over successful reports of the report's rate", "system"),
+        "difficulty": table(levels, lambda r: r.difficulty_pass_rates,
+                            "L0-L3 pass rates (%), mean over successful reports of the report's rate", "system"),
+    }
+
+
+def analysis_grids(board: Leaderboard, systems: Sequence[SystemScores], task_labels: Mapping[str, Mapping[str, str]],
+                   process: Mapping[str, ProcessMedians] | None = None) -> dict[str, Grid]:
+    """Every analysis table, by file name: paired, by_family, by_subcategory, by_query_form,
+    directions, difficulty and (when the leaderboard has it) sensitivity."""
+    out: dict[str, Grid] = {}
+    paired = paired_grid(board, process)
+    if paired is not None:
+        out["paired"] = paired
+    out.update(breakdown_grids(board, systems, task_labels))
+    out.update(rate_grids(board))
+    if board.sensitivity is not None:
+        out["sensitivity"] = sensitivity_grid(board.sensitivity)
+    return out
