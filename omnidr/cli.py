@@ -32,6 +32,8 @@ STAGE_COMMANDS = {
     "audit": "omnidr.trajectory._cli:audit",
     "score": "omnidr.evaluation._cli:score",
     "probe": "omnidr.evaluation._cli:probe",
+    "labels": "omnidr.reliability._cli:labels",
+    "judge": "omnidr.reliability._cli:judge",
 }
 
 

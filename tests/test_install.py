@@ -51,7 +51,7 @@ def test_plain_install_runs_the_commands(plain_venv, tmp_path):
 
     helped = _omnidr(plain_venv, "--help", cwd=tmp_path)
     assert helped.returncode == 0, helped.stderr
-    for command in ("eval", "snapshot", "images", "aggregate", "score", "audit"):
+    for command in ("eval", "snapshot", "images", "aggregate", "score", "audit", "judge", "labels"):
         assert command in helped.stdout
 
     valid = _omnidr(plain_venv, "snapshot", "validate", str(DEMO), "--no-videos", cwd=tmp_path)
@@ -68,7 +68,7 @@ def test_plain_install_runs_the_commands(plain_venv, tmp_path):
 
     # every stage imports (the stage commands load their modules only when invoked)
     for module in ("omnidr.trajectory", "omnidr.evaluation", "omnidr.pipeline", "omnidr.tracking",
-                   "omnidr.attempts", "sandbox.gateway"):
+                   "omnidr.attempts", "omnidr.reliability", "sandbox.gateway"):
         imported = subprocess.run([str(plain_venv / "bin" / "python"), "-c", f"import {module}"],
                                   capture_output=True, text=True, cwd=tmp_path)
         assert imported.returncode == 0, f"{module}: {imported.stderr.strip().splitlines()[-1:]}"

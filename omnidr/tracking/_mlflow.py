@@ -238,5 +238,21 @@ class Tracker:
                     self.client.log_artifacts(parent_id, str(path), artifact_path=f"results/{path.name}")
             self.client.set_terminated(parent_id, "FINISHED")
 
+    def reliability_run(self, name: str, metrics: dict[str, float | None], files: list[Path]) -> str:
+        """A judge-reliability result of the run root (stability, agreement): its figures and files, in
+        a run of its own, found again and updated when the command is run again."""
+        with self._lock:
+            run = self._find(**{"omnidr.kind": "reliability", "omnidr.reliability": name})
+            if run is None:
+                run = self.client.create_run(self.experiment_id, run_name=f"judge {name}",
+                                             tags={"omnidr.kind": "reliability", "omnidr.reliability": name})
+            run_id = run.info.run_id
+            self._metrics(run_id, metrics)
+            for path in files:
+                if path.is_file():
+                    self.client.log_artifact(run_id, str(path), artifact_path="reliability")
+            self.client.set_terminated(run_id, "FINISHED")
+            return run_id
+
     def run_link(self, run_id: str) -> str:
         return f"#/experiments/{self.experiment_id}/runs/{run_id}"

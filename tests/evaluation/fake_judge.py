@@ -12,11 +12,14 @@ test sets: per criterion, a list of behaviours consumed one per request (the las
   "refuse"               an assistant message with `refusal` set
 
 Unscripted criteria answer `default`. Every request is counted; the peak number of requests in
-flight is kept, so a test can check the client's concurrency bound.
+flight is kept, so a test can check the client's concurrency bound. With `flip_rate`, a seeded share
+of the answers to unscripted criteria is the opposite of `default` (a judge that is not perfectly
+stable); `answers` records (criterion id, user request, verdict) in the order they were given.
 """
 
 import asyncio
 import json
+import random
 import re
 import threading
 from collections import defaultdict
@@ -38,7 +41,11 @@ def _message_text(messages: list) -> str:
 
 
 class FakeJudge:
-    def __init__(self, host: str = "127.0.0.1", default: str = "Yes", hang_s: float = 5.0, latency_s: float = 0.0):
+    def __init__(self, host: str = "127.0.0.1", default: str = "Yes", hang_s: float = 5.0, latency_s: float = 0.0,
+                 flip_rate: float = 0.0, seed: int = 0):
+        self.flip_rate = flip_rate
+        self._rng = random.Random(seed)
+        self.answers: list[tuple[str, str, str]] = []
         self.host = host
         self.default = default
         self.hang_s = hang_s
@@ -74,6 +81,8 @@ class FakeJudge:
             self.per_criterion[cid] += 1
             steps = self.script.get(cid)
             if not steps:
+                if self.flip_rate and self._rng.random() < self.flip_rate:
+                    return {"Yes": "No", "No": "Yes"}.get(self.default, self.default)
                 return self.default
             return steps[min(n, len(steps) - 1)]
 
@@ -89,7 +98,11 @@ class FakeJudge:
         try:
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            return await self._answer(cid, self._behaviour(cid), len(text))
+            how = self._behaviour(cid)
+            query = next((line for line in text.splitlines() if line.startswith("User request")), "")
+            with self._lock:
+                self.answers.append((cid, query, how))
+            return await self._answer(cid, how, len(text))
         finally:
             with self._lock:
                 self.in_flight -= 1

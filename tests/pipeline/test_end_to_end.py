@@ -663,3 +663,115 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
                          .read_text())
     assert changed["score"]["total"] < evaluation["score"]["total"]
     judge.stop()
+
+
+def test_judge_agreement_with_human_labels_of_the_demo_reports(demo_run, tmp_path):
+    """Three raters label ten atoms of one report and rate all three reports; every figure is worked
+    out by hand from the machine's own outcomes (App. A.5-A.6)."""
+    root, _ = demo_run
+    evaluations = {t: json.loads((root / SYSTEM / "evaluation" / t / "evaluation.json").read_text()) for t in TASKS}
+    outcome = {(t, a["atom_id"]): a["outcome"] for t, e in evaluations.items() for a in e["atoms"]}
+    passed = [k for k, o in outcome.items() if o == "pass"][:6]
+    failed = [k for k, o in outcome.items() if o == "fail"][:4]
+    assert len(passed) == 6 and len(failed) == 4  # the demo's offline scores fail four atoms of 134
+    lines = []
+
+    def label(rater, item, verdict):
+        lines.append({"rater": rater, "system": SYSTEM, "task": item[0], "atom": item[1], "verdict": verdict})
+
+    # five passed and three failed atoms: all three raters agree with the machine
+    for item in [*passed[:5], *failed[:3]]:
+        for rater in ("r1", "r2", "r3"):
+            label(rater, item, outcome[item])
+    # a passed atom: the majority agrees with the machine, r3 does not
+    label("r1", passed[5], "pass"), label("r2", passed[5], "pass"), label("r3", passed[5], "fail")
+    # a failed atom: the majority says pass, so the machine disagrees with it
+    label("r1", failed[3], "pass"), label("r2", failed[3], "pass"), label("r3", failed[3], "fail")
+    order = sorted(TASKS, key=lambda t: evaluations[t]["score"]["total"])
+    assert len({evaluations[t]["score"]["total"] for t in TASKS}) == 3
+    for rating, task in enumerate(order, start=2):  # ratings rise with the total score
+        for rater in ("r1", "r2", "r3"):
+            lines.append({"rater": rater, "system": SYSTEM, "task": task, "rating": rating})
+    file = tmp_path / "labels.jsonl"
+    file.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    r = run_cli("labels", "import", file, root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "imported 30 atom label(s) and 9 rating(s) by 3 rater(s) on 3 report(s)" in r.stdout
+    r = run_cli("judge", "agreement", root, "--replicates", 500)
+    assert r.returncode == 0, r.stdout + r.stderr
+    a = json.loads((root / "reliability" / "agreement.json").read_text())
+    assert (a["reports"], a["atoms"], a["raters"]) == (3, 10, ["r1", "r2", "r3"])
+    assert a["unanimity"]["value"] == pytest.approx(0.8) and a["unanimity"]["n"] == 10
+    assert a["machine_agreement"]["value"] == pytest.approx(0.9) and a["machine_agreement"]["n"] == 10
+    # machine 6 pass, 4 fail; majority 7 pass, 3 fail; they differ on one atom: p_o 0.9, p_e 0.6*0.7 + 0.4*0.3
+    assert a["cohen_kappa"] == pytest.approx((0.9 - 0.54) / (1 - 0.54))
+    # rater counts (pass, fail): eight unanimous rows and two (2, 1): P-bar 26/30, P_e (19^2 + 11^2) / 30^2
+    assert a["fleiss_kappa"] == pytest.approx((780 - 482) / (900 - 482)) and a["fleiss_raters"] == 3
+    assert a["spearman"]["value"] == pytest.approx(1.0) and a["spearman"]["n"] == 3
+    assert "human unanimity" in r.stdout and "80.0%" in r.stdout and "90.0%" in r.stdout
+    assert "| machine = human majority | 90.0% |" in (root / "reliability" / "agreement.md").read_text()
+    run = _reliability_run(root, "agreement")
+    assert run.data.metrics["unanimity"] == pytest.approx(0.8) and run.data.metrics["fleiss_kappa"] == pytest.approx(a["fleiss_kappa"])
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(lines[0]) + "\n" + json.dumps({**lines[0], "atom": "NO-SUCH-ATOM"}) + "\n")
+    r = run_cli("labels", "import", bad, root)
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"error: {bad}:2: atom: 'NO-SUCH-ATOM' is not an atom of task '{lines[0]['task']}'")
+    bad.write_text(json.dumps({**lines[0], "verdict": "maybe"}) + "\n")
+    r = run_cli("labels", "import", bad, root)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {bad}:1: verdict: Input should be 'pass', 'fail' or 'na'")
+    bad.write_text("{not json\n")
+    assert run_cli("labels", "import", bad, root).stderr.startswith(f"error: {bad}:1: not a JSON object")
+
+
+def test_judge_stability_finds_exactly_the_criteria_an_unstable_judge_decided_two_ways(demo_run):
+    """A loopback judge flips a seeded 1% of its answers; three repeats of the three demo reports. The
+    criteria the command calls non-unanimous are exactly those whose decided verdict (a gate's majority
+    of three votes) differs between repeats in the judge's own answer log."""
+    from collections import Counter
+
+    sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
+    from fake_judge import FakeJudge
+
+    root, _ = demo_run
+    judge = FakeJudge(default="Yes", flip_rate=0.01, seed=7).start()
+    r = run_cli("judge", "stability", root, "--repeats", "3", "--judge", f"judge-x@{judge.url}", "--replicates", 500,
+                timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    s = json.loads((root / "reliability" / "stability.json").read_text())
+    assert s["repeats"] == 3 and len(s["reports"]) == 3
+    # the judge's log, cut into the three repeats (each asks the same questions: no cache, no retry)
+    queries = {json.loads((DEMO / "tasks" / t / "task.json").read_text())["query"]: t for t in TASKS}
+    per_repeat = len(judge.answers) // 3
+    assert per_repeat * 3 == len(judge.answers) and any(how == "No" for _, _, how in judge.answers)
+    decided: dict[tuple[str, str], set[str]] = {}
+    for k in range(3):
+        votes: dict[tuple[str, str], list[str]] = {}
+        for cid, query, how in judge.answers[k * per_repeat:(k + 1) * per_repeat]:
+            votes.setdefault((queries[query.split(": ", 1)[1]], cid), []).append(how)
+        for key, given in votes.items():
+            decided.setdefault(key, set()).add(Counter(given).most_common(1)[0][0])
+    expected = {key for key, verdicts in decided.items() if len(verdicts) > 1}
+    found = {(rep["task"], atom) for rep in s["reports"] for atom in rep["non_unanimous"]}
+    assert found == expected and expected  # the seed makes at least one criterion waver
+    applicable = sum(rep["applicable"] for rep in s["reports"])
+    assert s["pooled_rate"] == pytest.approx(len(expected) / applicable)
+    assert s["mean_rate"]["low"] <= s["mean_rate"]["value"] <= s["mean_rate"]["high"]
+    assert len(list((root / "reliability" / "stability" / SYSTEM).glob("*/summary.json"))) == 3  # votes are kept
+    assert "Repeat-scoring stability" in r.stdout and "non-unanimous" in r.stdout
+    assert _reliability_run(root, "stability").data.metrics["non_unanimous_pooled"] == pytest.approx(s["pooled_rate"])
+
+
+def _reliability_run(root: Path, name: str):
+    """The MLflow run a reliability command logged into the run root's store, with its files."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    [experiment] = [e for e in client.search_experiments() if e.name.startswith("omnidr/")]
+    [run] = client.search_runs([experiment.experiment_id],
+                               f"tags.`omnidr.kind` = 'reliability' and tags.`omnidr.reliability` = '{name}'")
+    shown = {f.path for f in client.list_artifacts(run.info.run_id, "reliability")}
+    assert {f"reliability/{name}.json", f"reliability/{name}.md"} <= shown
+    return run

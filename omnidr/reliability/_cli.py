@@ -1,0 +1,156 @@
+"""`omnidr labels import` and `omnidr judge agreement` (the main group loads them on demand)."""
+
+from pathlib import Path
+
+import click
+
+from omnidr._console import make_console
+from omnidr.scoring import Grid
+
+from ._agreement import Agreement, agreement
+from ._stability import Stability, score_repeats, stability_of
+from ._store import RELIABILITY_DIR, import_labels, log_reliability, machine_reports, stored_labels
+
+_ROOT = click.argument("run_root", type=click.Path(path_type=Path))
+
+
+@click.group("labels")
+def labels() -> None:
+    """Human labels of generated reports (paper App. A.5-A.6)."""
+
+
+@labels.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+@_ROOT
+def labels_import(file: Path, run_root: Path) -> None:
+    """Check a JSON Lines labels FILE against RUN_ROOT's evaluations and add it to RUN_ROOT/labels/labels.jsonl.
+
+    Each line: {"rater", "system", "task", "atom", "verdict": "pass"|"fail"|"na"}, or a holistic
+    rating {"rater", "system", "task", "rating": 1-5}. A later label of the same rater replaces an earlier one.
+    """
+    new, target = import_labels(file, run_root)
+    atoms = sum(1 for x in new if x.atom is not None)
+    reports = len({x.report for x in new})
+    make_console().print(f"imported {atoms} atom label(s) and {len(new) - atoms} rating(s) by "
+                         f"{len({x.rater for x in new})} rater(s) on {reports} report(s) into {target}", soft_wrap=True)
+
+
+@click.group("judge")
+def judge() -> None:
+    """How far the judge can be trusted: repeat-scoring stability, agreement with human labels."""
+
+
+@judge.command("stability")
+@_ROOT
+@click.option("--repeats", default=3, show_default=True, type=click.IntRange(2), help="Times each report is scored.")
+@click.option("--judge", "judge_text", default=None,
+              help="offline-baseline, openai/NAME or NAME@BASE_URL, as for `omnidr eval` (default: the judge the run "
+                   "root was scored with).")
+@click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
+@click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
+              help="The snapshot the run used (default: the path its run.json names).")
+@click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
+              help="Bootstrap replicates over reports.")
+def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_key_env: str | None,
+                    snapshot: Path | None, replicates: int) -> None:
+    """Score every delivered report of RUN_ROOT REPEATS times with an empty judge cache and report the
+    share of applicable criteria whose decision is not unanimous: per report, per direction and
+    overall (App. E.4). The repeats, votes included, stay in RUN_ROOT/reliability/stability/."""
+    from omnidr.pipeline._results import read_eval_config
+    from omnidr.pipeline._specs import parse_judge, require_key
+    from omnidr.pipeline import _eval
+
+    if judge_text is None:
+        configs = [c for p in sorted(Path(run_root).glob("*/")) if (c := read_eval_config(p)) is not None]
+        endpoint = configs[0].judge if configs else parse_judge(None)
+    else:
+        endpoint = parse_judge(judge_text, judge_key_env)
+    require_key(endpoint, "judge")
+    out = make_console()
+    with out.status("scoring again") as status:
+        outcomes, key = score_repeats(run_root, repeats, _eval.judge_settings(endpoint), snapshot,
+                                      progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
+    result = stability_of(outcomes, key, replicates=replicates)
+    grids = stability_grids(result)
+    folder = Path(run_root) / RELIABILITY_DIR
+    (folder / "stability.json").write_text(result.model_dump_json(indent=2), "utf-8")
+    (folder / "stability.md").write_text("\n\n".join(g.markdown() for g in grids) + "\n", "utf-8")
+    for g in grids:
+        out.print(g.rich())
+    files = [folder / "stability.json", folder / "stability.md"]
+    uri = log_reliability(run_root, "stability", {"non_unanimous_mean": result.mean_rate.value,
+                                                  "non_unanimous_pooled": result.pooled_rate,
+                                                  "repeats": float(result.repeats)}, files)
+    out.print(f"wrote {files[0]} and {files[1]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
+
+
+def stability_grids(s: Stability) -> list[Grid]:
+    m = s.mean_rate
+    interval = "" if m.low is None else f", 95% CI [{_pct(m.low)}, {_pct(m.high)}]"
+    head = (f"Repeat-scoring stability: judge {s.judge}, {s.repeats} repeats; non-unanimous "
+            f"{_pct(m.value)} of applicable criteria on average over {m.n} report(s){interval}; pooled "
+            f"{_pct(s.pooled_rate)}")
+    reports = Grid(head, ["system", "task", "applicable", "non-unanimous", "rate", "atoms"],
+                   [[r.system, r.task, str(r.applicable), str(len(r.non_unanimous)), _pct(r.rate),
+                     ", ".join(r.non_unanimous[:8]) + (" ..." if len(r.non_unanimous) > 8 else "")] for r in s.reports],
+                   frozenset({2, 3, 4}))
+    directions = Grid("By direction (pooled over reports)", ["direction", "applicable", "non-unanimous", "rate"],
+                      [[d.direction, str(d.applicable), str(d.non_unanimous), _pct(d.rate)] for d in s.by_direction],
+                      frozenset({1, 2, 3}))
+    return [reports, directions]
+
+
+@judge.command("agreement")
+@_ROOT
+@click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
+              help="Bootstrap replicates over reports.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
+    """Human unanimity, machine agreement with the human majority, kappas and Spearman against the
+    holistic ratings, with bootstrap intervals and per dimension and direction; written to
+    RUN_ROOT/reliability/agreement.json and .md."""
+    result = agreement(stored_labels(run_root), machine_reports(run_root), replicates=replicates, seed=seed)
+    grids = agreement_grids(result)
+    folder = Path(run_root) / RELIABILITY_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "agreement.json").write_text(result.model_dump_json(indent=2), "utf-8")
+    (folder / "agreement.md").write_text("\n\n".join(g.markdown() for g in grids) + "\n", "utf-8")
+    out = make_console()
+    for g in grids:
+        out.print(g.rich())
+    files = [folder / "agreement.json", folder / "agreement.md"]
+    uri = log_reliability(run_root, "agreement", {
+        "unanimity": result.unanimity.value, "machine_agreement": result.machine_agreement.value,
+        "cohen_kappa": result.cohen_kappa, "fleiss_kappa": result.fleiss_kappa, "spearman": result.spearman.value},
+        files)
+    out.print(f"wrote {files[0]} and {files[1]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def agreement_grids(a: Agreement) -> list[Grid]:
+    def ci(e, fmt) -> str:
+        return "-" if e.low is None else f"[{fmt(e.low)}, {fmt(e.high)}]"
+
+    main = Grid(
+        f"Agreement: {a.reports} report(s), {a.atoms} labelled atom(s), raters {', '.join(a.raters)} "
+        f"({a.replicates} bootstrap replicates over reports)",
+        ["measure", "value", "95% CI", "over"],
+        [["human unanimity", _pct(a.unanimity.value), ci(a.unanimity, _pct), f"{a.unanimity.n} atoms with 2+ labels"],
+         ["machine = human majority", _pct(a.machine_agreement.value), ci(a.machine_agreement, _pct),
+          f"{a.machine_agreement.n} atoms"],
+         ["Cohen's kappa (machine, majority)", _num(a.cohen_kappa), "", f"{a.machine_agreement.n} atoms"],
+         ["Fleiss' kappa (raters)", _num(a.fleiss_kappa), "", f"atoms with {a.fleiss_raters} labels"],
+         ["Spearman (total, rating)", _num(a.spearman.value), ci(a.spearman, _num), f"{a.spearman.n} rated reports"]],
+        frozenset({1, 2}))
+    groups = [Grid(f"By {name}", [name, "atoms", "unanimity", "machine = majority"],
+                   [[g.group, str(g.atoms), _pct(g.unanimity), _pct(g.machine_agreement)] for g in rows],
+                   frozenset({1, 2, 3}))
+              for name, rows in (("dimension", a.by_dimension), ("direction", a.by_direction))]
+    return [main, *groups]
