@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from omnidr.benchmark import direction_inventory
+from omnidr.errors import UserError
 from omnidr.scoring import bootstrap_counts
 
 from ._labels import HumanLabel
@@ -101,7 +102,8 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
 
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return None
-    return float(spearmanr(x, y).statistic)
+    value = float(spearmanr(x, y).statistic)
+    return None if np.isnan(value) else value
 
 
 def agreement(labels: list[HumanLabel], machine: Mapping[tuple[str, str], MachineReport],
@@ -127,7 +129,11 @@ def agreement(labels: list[HumanLabel], machine: Mapping[tuple[str, str], Machin
     by_n: dict[int, list[Counter]] = {}
     for (system, task, atom), given in verdicts.items():
         i = index[(system, task)]
-        direction, outcome = machine[(system, task)].atoms[atom]
+        report = machine.get((system, task))
+        if report is None or atom not in report.atoms:
+            raise UserError(f"the labels name {system}/{task} atom {atom}, which the run root's evaluations no longer "
+                            "hold (was it scored again?); import labels for the current evaluations")
+        direction, outcome = report.atoms[atom]
         cells = [groups.setdefault(g, [0, 0, 0, 0, 0]) for g in (f"dim:{dimension.get(direction, '?')}", direction)]
         for cell in cells:
             cell[0] += 1
@@ -161,7 +167,8 @@ def agreement(labels: list[HumanLabel], machine: Mapping[tuple[str, str], Machin
     if machine_agree.value is not None:
         machine_agree.low, machine_agree.high = _interval(ratio(s[2], s[3]) for s in sums)
 
-    rated = [(machine[r].total, float(np.mean(v))) for r, v in sorted(ratings.items()) if machine[r].total is not None]
+    rated = [(machine[r].total, float(np.mean(v))) for r, v in sorted(ratings.items())
+             if r in machine and machine[r].total is not None]
     spearman = Estimate(value=None, n=len(rated))
     if rated:
         x, y = np.array([a for a, _ in rated]), np.array([b for _, b in rated])
