@@ -238,12 +238,14 @@ def write_tables(folder: Path, results: Results) -> Path:
 
 
 def write_table_files(folder: Path, grids: dict) -> list[Path]:
-    """<name>.csv and <name>.md for each table; a table of an earlier run that is no longer made (the
-    paired one, when a system left) is removed."""
+    """<name>.csv and <name>.md for each table; an analysis table of an earlier run that is no longer
+    made (the paired one, when a system left) is removed. No other file of the folder is touched."""
+    from omnidr.scoring import TABLE_NAMES
+
     folder.mkdir(parents=True, exist_ok=True)
-    for old in [*folder.glob("*.csv"), *folder.glob("*.md")]:
-        if old.stem not in grids:
-            old.unlink()
+    for name in set(TABLE_NAMES) - set(grids):
+        for old in (folder / f"{name}.csv", folder / f"{name}.md"):
+            old.unlink(missing_ok=True)
     written = []
     for name, grid in grids.items():
         written += [folder / f"{name}.csv", folder / f"{name}.md"]

@@ -4,7 +4,7 @@ Pure and fast: no Docker, browser, network or judge. Everything is re-computable
 tree and the saved atom decisions (paper Sec. 3.3, App. A.4 and F.2).
 """
 
-from ._analysis import BREAKDOWNS, ProcessMedians, analysis_grids
+from ._analysis import BREAKDOWNS, TABLE_NAMES, ProcessMedians, analysis_grids
 from ._decisions import AtomDecision, Decisions, Outcome
 from ._errors import ScoringInputError
 from ._files import read_decisions, read_hyperparameters, read_model, read_rubric, read_system, read_systems, snapshot_trees
@@ -35,7 +35,7 @@ from ._tables import (
 )
 
 __all__ = [
-    "BREAKDOWNS", "ProcessMedians", "analysis_grids",
+    "BREAKDOWNS", "TABLE_NAMES", "ProcessMedians", "analysis_grids",
     "DEFAULT_SEED", "Grid", "comparisons_grid", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
     "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
     "GuardStep", "Leaderboard", "NaGuard", "NaOrderCheck", "Outcome", "PairedComparison", "ReportScore",

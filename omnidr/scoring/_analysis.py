@@ -28,6 +28,7 @@ from ._render import Grid, pct_number, pts, sensitivity_grid
 from ._tables import Leaderboard, SystemScores
 
 BREAKDOWNS = ("family", "subcategory", "query_form")
+TABLE_NAMES = ("paired", *(f"by_{b}" for b in BREAKDOWNS), "directions", "difficulty", "sensitivity")
 
 
 class ProcessMedians(ScoringModel):

@@ -243,11 +243,19 @@ def test_leaderboard_writes_the_analysis_tables_of_any_system_folders(runs, tmp_
     import csv
 
     snap, folder = runs
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "mine.csv").write_text("a user's own file\n")  # never touched
     r = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 300, "--tables", tmp_path / "tables")
     assert r.exit_code == 0, r.output
     names = sorted(p.name for p in (tmp_path / "tables").iterdir())
-    assert names == sorted(f"{n}.{x}" for n in ("paired", "by_family", "by_subcategory", "by_query_form", "directions",
-                                                   "difficulty", "sensitivity") for x in ("csv", "md"))
+    assert names == sorted(["mine.csv", *(f"{n}.{x}" for n in ("paired", "by_family", "by_subcategory", "by_query_form",
+                                                               "directions", "difficulty", "sensitivity")
+                                          for x in ("csv", "md"))])
+    # one system: the paired table of the earlier call goes, the user's file stays
+    assert invoke("leaderboard", folder / "good", "--snapshot", snap, "--replicates", 300, "--tables",
+                  tmp_path / "tables").exit_code == 0
+    assert not (tmp_path / "tables" / "paired.csv").exists() and (tmp_path / "tables" / "mine.csv").is_file()
+    r = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 300, "--tables", tmp_path / "tables")
     [pair] = list(csv.DictReader((tmp_path / "tables" / "paired.csv").open()))
     assert (pair["A"], pair["B"], pair["Avg A - B"], pair["W/T/L"]) == ("weak / h", "good / h", "-37.5", "0/1/3")
     assert pair["steps A / B"] == "- / -"  # decisions folders hold no trajectory
