@@ -1,11 +1,11 @@
-"""`omnidr labels import` and `omnidr judge agreement` (the main group loads them on demand)."""
+"""`omnidr labels import`, `omnidr judge stability` and `omnidr judge agreement` (the main group loads them on demand)."""
 
 from pathlib import Path
 
 import click
 
 from omnidr._console import make_console
-from omnidr.scoring import Grid
+from omnidr.scoring import Grid, pct
 
 from ._agreement import Agreement, agreement
 from ._stability import Stability, score_repeats, stability_of
@@ -71,31 +71,23 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
         outcomes, key = score_repeats(run_root, repeats, _eval.judge_settings(endpoint), snapshot,
                                       progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
     result = stability_of(outcomes, key, replicates=replicates)
-    grids = stability_grids(result)
-    folder = Path(run_root) / RELIABILITY_DIR
-    (folder / "stability.json").write_text(result.model_dump_json(indent=2), "utf-8")
-    (folder / "stability.md").write_text("\n\n".join(g.markdown() for g in grids) + "\n", "utf-8")
-    for g in grids:
-        out.print(g.rich())
-    files = [folder / "stability.json", folder / "stability.md"]
-    uri = log_reliability(run_root, "stability", {"non_unanimous_mean": result.mean_rate.value,
-                                                  "non_unanimous_pooled": result.pooled_rate,
-                                                  "repeats": float(result.repeats)}, files)
-    out.print(f"wrote {files[0]} and {files[1]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
+    _publish(run_root, "stability", result, stability_grids(result), {
+        "non_unanimous_mean": result.mean_rate.value, "non_unanimous_pooled": result.pooled_rate,
+        "repeats": float(result.repeats)}, out)
 
 
 def stability_grids(s: Stability) -> list[Grid]:
     m = s.mean_rate
-    interval = "" if m.low is None else f", 95% CI [{_pct(m.low)}, {_pct(m.high)}]"
+    interval = "" if m.low is None else f", 95% CI [{pct(m.low)}, {pct(m.high)}]"
     head = (f"Repeat-scoring stability: judge {s.judge}, {s.repeats} repeats; non-unanimous "
-            f"{_pct(m.value)} of applicable criteria on average over {m.n} report(s){interval}; pooled "
-            f"{_pct(s.pooled_rate)}")
+            f"{pct(m.value)} of applicable criteria on average over {m.n} report(s){interval}; pooled "
+            f"{pct(s.pooled_rate)}")
     reports = Grid(head, ["system", "task", "applicable", "non-unanimous", "rate", "atoms"],
-                   [[r.system, r.task, str(r.applicable), str(len(r.non_unanimous)), _pct(r.rate),
+                   [[r.system, r.task, str(r.applicable), str(len(r.non_unanimous)), pct(r.rate),
                      ", ".join(r.non_unanimous[:8]) + (" ..." if len(r.non_unanimous) > 8 else "")] for r in s.reports],
                    frozenset({2, 3, 4}))
     directions = Grid("By direction (pooled over reports)", ["direction", "applicable", "non-unanimous", "rate"],
-                      [[d.direction, str(d.applicable), str(d.non_unanimous), _pct(d.rate)] for d in s.by_direction],
+                      [[d.direction, str(d.applicable), str(d.non_unanimous), pct(d.rate)] for d in s.by_direction],
                       frozenset({1, 2, 3}))
     return [reports, directions]
 
@@ -110,24 +102,23 @@ def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
     holistic ratings, with bootstrap intervals and per dimension and direction; written to
     RUN_ROOT/reliability/agreement.json and .md."""
     result = agreement(stored_labels(run_root), machine_reports(run_root), replicates=replicates, seed=seed)
-    grids = agreement_grids(result)
+    _publish(run_root, "agreement", result, agreement_grids(result), {
+        "unanimity": result.unanimity.value, "machine_agreement": result.machine_agreement.value,
+        "cohen_kappa": result.cohen_kappa, "fleiss_kappa": result.fleiss_kappa, "spearman": result.spearman.value})
+
+
+def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, out=None) -> None:
+    """RUN_ROOT/reliability/<name>.json and .md, the tables on the console, the figures in MLflow."""
     folder = Path(run_root) / RELIABILITY_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "agreement.json").write_text(result.model_dump_json(indent=2), "utf-8")
-    (folder / "agreement.md").write_text("\n\n".join(g.markdown() for g in grids) + "\n", "utf-8")
-    out = make_console()
+    files = [folder / f"{name}.json", folder / f"{name}.md"]
+    files[0].write_text(result.model_dump_json(indent=2), "utf-8")
+    files[1].write_text("\n\n".join(g.markdown() for g in grids) + "\n", "utf-8")
+    out = out or make_console()
     for g in grids:
         out.print(g.rich())
-    files = [folder / "agreement.json", folder / "agreement.md"]
-    uri = log_reliability(run_root, "agreement", {
-        "unanimity": result.unanimity.value, "machine_agreement": result.machine_agreement.value,
-        "cohen_kappa": result.cohen_kappa, "fleiss_kappa": result.fleiss_kappa, "spearman": result.spearman.value},
-        files)
+    uri = log_reliability(run_root, name, metrics, files)
     out.print(f"wrote {files[0]} and {files[1]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def _num(x: float | None) -> str:
@@ -142,15 +133,15 @@ def agreement_grids(a: Agreement) -> list[Grid]:
         f"Agreement: {a.reports} report(s), {a.atoms} labelled atom(s), raters {', '.join(a.raters)} "
         f"({a.replicates} bootstrap replicates over reports)",
         ["measure", "value", "95% CI", "over"],
-        [["human unanimity", _pct(a.unanimity.value), ci(a.unanimity, _pct), f"{a.unanimity.n} atoms with 2+ labels"],
-         ["machine = human majority", _pct(a.machine_agreement.value), ci(a.machine_agreement, _pct),
+        [["human unanimity", pct(a.unanimity.value), ci(a.unanimity, pct), f"{a.unanimity.n} atoms with 2+ labels"],
+         ["machine = human majority", pct(a.machine_agreement.value), ci(a.machine_agreement, pct),
           f"{a.machine_agreement.n} atoms"],
          ["Cohen's kappa (machine, majority)", _num(a.cohen_kappa), "", f"{a.machine_agreement.n} atoms"],
          ["Fleiss' kappa (raters)", _num(a.fleiss_kappa), "", f"atoms with {a.fleiss_raters} labels"],
          ["Spearman (total, rating)", _num(a.spearman.value), ci(a.spearman, _num), f"{a.spearman.n} rated reports"]],
         frozenset({1, 2}))
     groups = [Grid(f"By {name}", [name, "atoms", "unanimity", "machine = majority"],
-                   [[g.group, str(g.atoms), _pct(g.unanimity), _pct(g.machine_agreement)] for g in rows],
+                   [[g.group, str(g.atoms), pct(g.unanimity), pct(g.machine_agreement)] for g in rows],
                    frozenset({1, 2, 3}))
               for name, rows in (("dimension", a.by_dimension), ("direction", a.by_direction))]
     return [main, *groups]

@@ -106,10 +106,10 @@ def score_repeats(root: Path, repeats: int, judge_settings, snapshot: Path | Non
         tasks = [t.task_id for t in summary.tasks if not t.failed]
         if not tasks:
             continue
+        mine = root / "reliability" / STABILITY_DIR / folder.name
+        shutil.rmtree(mine, ignore_errors=True)  # repeats are fresh scorings; an earlier run's are not kept beside them
         for k in range(1, repeats + 1):
-            out = root / "reliability" / STABILITY_DIR / folder.name / str(k)
-            if out.exists():
-                shutil.rmtree(out)  # a repeat is a fresh scoring: nothing of an earlier one is reused
+            out = mine / str(k)
             progress(f"{folder.name}: repeat {k} of {repeats} ({len(tasks)} report(s))")
             result = score_run(folder, out_dir=out, snapshot=snapshot, judge_settings=judge_settings, tasks=tasks)
             judges.add(result.judge.key)

@@ -70,12 +70,11 @@ def stored_labels(root: Path) -> list[HumanLabel]:
 def log_reliability(root: Path, name: str, metrics: dict[str, float | None], files: list[Path]) -> str | None:
     """Log a reliability result into the run root's MLflow store (the experiment `omnidr eval` made);
     returns the tracking URI, or None when the root has no evaluated system to name the experiment."""
-    import json
-
+    from omnidr.pipeline._results import read_eval_config
     from omnidr.tracking import Tracker, default_tracking_uri
 
-    ids = [json.loads(p.read_text("utf-8")).get("snapshot_id") for p in sorted(Path(root).glob("*/eval.json"))]
-    if not ids or not ids[0]:
+    ids = [c.snapshot_id for p in sorted(Path(root).iterdir()) if p.is_dir() and (c := read_eval_config(p)) is not None]
+    if not ids:
         return None
     uri = default_tracking_uri(Path(root))
     Tracker(uri, f"omnidr/{ids[0]}", Path(root) / "mlartifacts").reliability_run(name, metrics, files)

@@ -10,7 +10,7 @@ from ._errors import ScoringInputError
 from ._files import read_decisions, read_hyperparameters, read_model, read_rubric, read_system, read_systems, snapshot_trees
 from ._leaderboard import DEFAULT_SEED, bootstrap_counts, build_leaderboard, compare_systems, paired_comparisons
 from ._na_order import FactOrder, NaOrderCheck, check_na_order
-from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, report_grids, report_notes
+from ._render import Grid, comparisons_grid, pct, leaderboard_grids, na_order_grid, report_grids, report_notes
 from ._reaggregate import default_variants, score_systems, sensitivity_analysis, variant
 from ._report import settings_from, score_report
 from ._report_models import (
@@ -36,7 +36,7 @@ from ._tables import (
 
 __all__ = [
     "BREAKDOWNS", "TABLE_NAMES", "ProcessMedians", "analysis_grids",
-    "DEFAULT_SEED", "Grid", "comparisons_grid", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
+    "DEFAULT_SEED", "Grid", "comparisons_grid", "pct", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
     "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
     "GuardStep", "Leaderboard", "NaGuard", "NaOrderCheck", "Outcome", "PairedComparison", "ReportScore",
     "ScoringInputError", "ScoringSettings", "Sensitivity", "SensitivityRow", "SensitivityVariant", "SystemDecisions",
