@@ -5,6 +5,10 @@ Only pydantic is needed here, so that the gateway and proxy images stay small.
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# How an evidence brief (calibration's R3) marks a question no source answers: `- [<fact id> open question] <claim>`.
+# The host writes it (omnidr.benchmark.evidence_brief); the scripted model reads it.
+OPEN_QUESTION_TAG = "open question"
+
 
 class Budget(BaseModel):
     """Everything one attempt is allowed (paper App. F.1). Frozen: it must not change once a run starts."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnidr.benchmark import Snapshot
+from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
 from sandbox.models import Budget
 
@@ -44,9 +44,13 @@ class RunConfig(BaseModel):
     gateway_image: str = Field(description="Gateway image reference.")
     egress_image: str = Field(description="Egress proxy image reference.")
     outside_network: str = Field("bridge", description="Docker network the gateway and proxy reach the world through.")
+    evidence_brief: bool = Field(False, description="Append the task's evidence brief to the instruction "
+                                                    "(behavioural calibration's R3, App. E.4).")
 
     def run_id(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        # a run without the brief keeps the id it had before the field existed
+        exclude = None if self.evidence_brief else {"evidence_brief"}
+        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 def changed_settings(old, new, limit: int = 80) -> tuple[list[str], str]:
@@ -138,7 +142,8 @@ def run_task_attempts(
             spec = AttemptSpec(
                 run_id=config.run_id(), task_id=task_id, attempt=n, folder=folder,
                 video=bundle.folder / task.video.file,
-                instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract"),
+                instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract")
+                + ("\n" + evidence_brief(bundle.facts, task.language) if config.evidence_brief and bundle.facts else ""),
                 contract_dir=(snap.root / snap.contract_file).parent, model=config.model,
                 upstreams=tuple(u.model_copy(update={"via": reach[u.base_url]}) if u.base_url in reach else u
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,

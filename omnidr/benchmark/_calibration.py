@@ -28,11 +28,18 @@ class Calibration(Record):
     tasks: dict[str, CalibrationScores] = Field(description="Task id -> its three report scores.")
 
 
+def _points(x: float, sign: str = "") -> str:
+    """A score to one decimal, without a trailing .0 (97.3, 20, +5.5)."""
+    text = f"{x:{sign}.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
 def calibration_problem(scores: CalibrationScores, gap: float) -> str | None:
     """Why a task fails the calibration rule (None when it passes)."""
     if not scores.R1 < scores.R2 < scores.R3:
-        return f"R1 < R2 < R3 does not hold (R1 {scores.R1:g}, R2 {scores.R2:g}, R3 {scores.R3:g})"
+        return (f"R1 < R2 < R3 does not hold (R1 {_points(scores.R1)}, R2 {_points(scores.R2)}, R3 {_points(scores.R3)}: "
+                f"R2 - R1 = {_points(scores.R2 - scores.R1, '+')}, R3 - R2 = {_points(scores.R3 - scores.R2, '+')} points)")
     gain = scores.R3 - scores.R1
     if not gain > 100 * gap:
-        return f"R3 - R1 = {gain:g} points, not above the calibration gap of {100 * gap:g} points"
+        return f"R3 - R1 = {_points(gain)} points, not above the calibration gap of {100 * gap:g} points"
     return None

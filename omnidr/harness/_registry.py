@@ -123,6 +123,7 @@ def run_system(
     image: str | None = None,
     argv: list[str] | None = None,
     extra_upstreams: list[Upstream] = (),
+    evidence_brief: bool = False,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -133,7 +134,8 @@ def run_system(
     `scripted` can be driven by it. The `command` harness runs `image` with `argv`. Defaults:
     `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay mode (the snapshot's web corpus), no
     denylist. A loopback `model_base_url` is reached through a relay on the host (see
-    omnidr.attempts._relay); `executor` places the attempts (default: threads here)."""
+    omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
+    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3)."""
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
@@ -208,7 +210,7 @@ def run_system(
             command=command, model=out.model, upstreams=upstreams,
             budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
             proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
-            egress_image=built["egress"].tag, outside_network=network,
+            egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
         )
         open_run(Path(run_dir), config)  # refuses a changed configuration before any work
         out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,

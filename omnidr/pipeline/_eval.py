@@ -189,7 +189,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         request.snapshot, folder, spec.harness, task_ids, spec.capability, model_base_url=spec.model.base_url,
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
-        executor=request.executor, on_task=on_task,
+        executor=request.executor, on_task=on_task, evidence_brief=spec.brief,
     )
     return ran.records
 
@@ -208,7 +208,8 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
 
     return {
         "model": spec.model.name, "model_endpoint": spec.model.base_url or "offline (scripted)",
-        "harness": spec.harness, "capability": spec.capability, "budget": request.budget_label,
+        "harness": spec.harness, "capability": spec.capability, "evidence_brief": spec.brief,
+        "budget": request.budget_label,
         **{f"budget.{k}": v for k, v in request.budget.model_dump().items()},
         "snapshot_id": snapshot_id, "judge": judge_key(request.judge), "judge_endpoint": request.judge.base_url,
         "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],

@@ -131,20 +131,28 @@ def parse_budget(text: str | None) -> tuple[str, Budget]:
 
 
 class SystemSpec(BaseModel):
-    """One evaluated system: harness x capability x model (the budget is shared by a run)."""
+    """One evaluated system: harness x capability x model (the budget is shared by a run). `brief` adds
+    the task's evidence brief to the instruction: behavioural calibration's R3 (App. E.4), never a
+    leaderboard configuration."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     harness: str
     capability: str
     model: Endpoint
+    brief: bool = False
+
+    @property
+    def setting(self) -> str:
+        """The capability, with `+brief` when the evidence brief is given."""
+        return self.capability + ("+brief" if self.brief else "")
 
     @property
     def label(self) -> str:
-        return f"{self.harness}-{self.capability}-{self.model.slug}"
+        return f"{self.harness}-{self.capability}{'-brief' if self.brief else ''}-{self.model.slug}"
 
 
-def make_system(harness: str, capability: str, model: Endpoint) -> SystemSpec:
+def make_system(harness: str, capability: str, model: Endpoint, brief: bool = False) -> SystemSpec:
     if harness not in HARNESSES:
         raise UserError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
     if capability not in CAPABILITIES:
@@ -158,7 +166,7 @@ def make_system(harness: str, capability: str, model: Endpoint) -> SystemSpec:
     if model.offline and not info.scripted:
         raise UserError(f"the scripted model does not drive the {harness} harness; give it a real model, "
                         "e.g. MODEL=NAME@BASE_URL")
-    return SystemSpec(harness=harness, capability=capability, model=model)
+    return SystemSpec(harness=harness, capability=capability, model=model, brief=brief)
 
 
 def parse_system(text: str, default_model: Endpoint) -> SystemSpec:

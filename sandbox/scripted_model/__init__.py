@@ -17,7 +17,11 @@ already in the request. So a re-sent request (gateway retry) gets the same answe
 conversations do not mix. Arguments may refer to what the tools returned earlier in the conversation:
 `{"$ref": "<tool call id>.<path>"}` (path parts split on dots; numbers index lists) is replaced by that
 value of the JSON tool result. If the value does not exist (the tool failed or was not offered), the
-nearest enclosing object inside a list is dropped, or else the value becomes null. Tool calls to tools
+nearest enclosing object inside a list is dropped, or else the value becomes null. `{"$join": [...]}`
+concatenates texts, leaving out a missing part. `{"$given": REF, "value": V}` is V once the tool call REF
+names has returned it (what the model learned from a tool), and missing before. `{"$brief": "open_questions", "prefix": P}` is P and the
+open questions of the evidence brief in the instruction (calibration's R3; see sandbox.models
+OPEN_QUESTION_TAG), and missing when the instruction has no brief. Tool calls to tools
 the request does not offer are left out, and steps left with nothing to do are skipped, so one script
 serves every capability level. Every answer carries `usage` (about 4 characters a token).
 

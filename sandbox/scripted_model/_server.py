@@ -2,11 +2,14 @@
 script format), Anthropic Messages and OpenAI Responses for the real CLIs (see `_episodes`)."""
 
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from sandbox.models import OPEN_QUESTION_TAG
 
 from ._episodes import (Episode, load_episodes, messages_answer, messages_events, responses_answer, responses_events,
                         tokens)
@@ -60,23 +63,37 @@ def _lookup(results: dict, ref: str):
     return value
 
 
-def _resolve(value, results: dict, under_list: bool = False):
-    """Replace refs. A missing value drops the nearest enclosing list item; outside any list it becomes null."""
+def open_questions(instruction: str) -> list[str]:
+    """The claims an evidence brief in the instruction marks as open questions (calibration's R3)."""
+    return re.findall(rf"^- \[\S+ {OPEN_QUESTION_TAG}\] (.+)$", instruction, re.MULTILINE)
+
+
+def _resolve(value, results: dict, under_list: bool = False, brief: tuple[str, ...] = ()):
+    """Replace refs. A missing value drops the nearest enclosing list item; outside any list it becomes null.
+    `{"$given": REF, "value": V}` is V when REF resolves, else missing.
+    `{"$brief": "open_questions", "prefix": P}` is P and the brief's open questions, missing without a brief."""
     if isinstance(value, dict):
         if set(value) == {"$ref"}:
             return _lookup(results, value["$ref"])
+        if set(value) == {"$given", "value"}:  # the value, once the tool call it names has succeeded
+            _lookup(results, value["$given"])
+            return _resolve(value["value"], results, under_list, brief)
+        if "$brief" in value:
+            if not brief:
+                raise _Missing("$brief")
+            return value.get("prefix", "") + " ".join(brief)
         if set(value) == {"$join"}:  # concatenation of texts; a missing part is left out
             parts = []
             for part in value["$join"]:
                 try:
-                    parts.append(str(_resolve(part, results)))
+                    parts.append(str(_resolve(part, results, brief=brief)))
                 except _Missing:
                     continue
             return "".join(parts)
         out = {}
         for k, v in value.items():
             try:
-                out[k] = _resolve(v, results, under_list)
+                out[k] = _resolve(v, results, under_list, brief)
             except _Missing:
                 if under_list:
                     raise
@@ -86,16 +103,16 @@ def _resolve(value, results: dict, under_list: bool = False):
         items = []
         for v in value:
             try:
-                items.append(_resolve(v, results, True))
+                items.append(_resolve(v, results, True, brief))
             except _Missing:
                 continue
         return items
     return value
 
 
-def _resolve_top(value, results: dict):
+def _resolve_top(value, results: dict, brief: tuple[str, ...] = ()):
     try:
-        return _resolve(value, results)
+        return _resolve(value, results, brief=brief)
     except _Missing:
         return None
 
@@ -129,7 +146,7 @@ def answer(body: dict, scripts: list[Script]) -> dict:
         results = _tool_results(messages)
         calls = []
         for c in step.get("tool_calls") or []:
-            args = _resolve_top(c.get("arguments", {}), results)
+            args = _resolve_top(c.get("arguments", {}), results, tuple(open_questions(first_user)))
             calls.append({"id": c["id"], "type": "function",
                           "function": {"name": c["name"], "arguments": json.dumps(args, ensure_ascii=False)}})
         message = {"role": "assistant", "content": step.get("content")}

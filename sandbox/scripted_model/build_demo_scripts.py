@@ -24,10 +24,11 @@ TEXT = {
     "en": {"narration": " Narration: ", "final": "The report is written and passes its checks.",
            "video_says": "What the video shows and says: ", "outside": "What outside evidence adds: ",
            "plan": "Plan: probe the video, read its window, research each anchor, write and check the report.",
-           "open": "Opening every source before citing it.", "frame": "Frame at {}"},
+           "open": "Opening every source before citing it.", "frame": "Frame at {}",
+           "open_questions": "Open questions (no source answers them): "},
     "zh": {"narration": " 旁白：", "final": "报告已写好并通过检查。", "video_says": "视频展示与讲述的内容：",
            "outside": "外部证据补充的内容：", "plan": "计划：探测视频、读取时间窗、逐个锚点检索、写报告并检查。",
-           "open": "引用前先打开每个来源。", "frame": "{} 处的画面"},
+           "open": "引用前先打开每个来源。", "frame": "{} 处的画面", "open_questions": "尚无来源能回答的问题："},
 }
 QUERIES = {
     "pendant-lamp-safety": ["ceiling box fixture support weight", "voltage tester test before touch",
@@ -80,8 +81,9 @@ def build(snapshot: Path, task_id: str) -> dict:
         for s in f["sources"]:
             if s["url"] not in url_id:
                 url_id[s["url"]] = f"S{len(url_id) + 1}"
+                # the URL as fetch_url returned it: a source the agent could not open is not in the report
                 sources.append({"id": url_id[s["url"]], "type": KIND.get(s["kind"], "web"),
-                                "title": corpus[s["url"]]["title"], "url": s["url"],
+                                "title": corpus[s["url"]]["title"], "url": {"$ref": f"open{len(url_id)}.url"},
                                 "publisher": urlsplit(s["url"]).hostname, "date": s.get("published", ""),
                                 "quote": s["quote"], "anchor_ids": []})
 
@@ -92,6 +94,16 @@ def build(snapshot: Path, task_id: str) -> dict:
             if r["target"].startswith("V") and r["target"] not in targets:
                 targets.append(r["target"])
     vby = {f["id"]: f for f in vfacts}
+    # what outside evidence says is written only once the agent has recorded it (record_evidence ev<k>)
+    learned = {f["id"]: f"ev{i + 1}.id" for i, f in enumerate(wfacts)}
+
+    def given(fact: dict, value):
+        return {"$given": learned[fact["id"]], "value": value}
+
+    def joined(parts: list[tuple[dict, str]]) -> dict:
+        """The texts joined by spaces, each one only once its fact is recorded."""
+        return {"$join": [given(f, text + (" " if k < len(parts) - 1 else "")) for k, (f, text) in enumerate(parts)]}
+
     anchors, findings = [], []
     for n, vid in enumerate(sorted(targets, key=lambda v: (vby[v]["video_ref"]["start_s"], v)), 1):
         v = vby[vid]
@@ -99,25 +111,27 @@ def build(snapshot: Path, task_id: str) -> dict:
         aid = f"A{n}"
         anchors.append({"id": aid, "time_s": float(v["video_ref"]["start_s"]), "label": v["claim"],
                         "goal": GOAL[rels[0][1]]})
-        claims = []
+        claims, said = [], []
         for f, rel in rels:
             cites = [url_id[s["url"]] for s in f["sources"]]
             for sid in cites:
                 src = next(s for s in sources if s["id"] == sid)
                 if aid not in src["anchor_ids"]:
                     src["anchor_ids"].append(aid)
-            claims.append({"text": f["claim"], "citations": cites, "video_times_s": [float(v["video_ref"]["start_s"])],
-                           "relation": rel})
-        findings.append({"id": f"F{n}", "title": v["claim"][:90], "anchor_ids": [aid],
-                         "summary": " ".join(c["text"] for c in claims), "claims": claims})
+            claims.append(given(f, {"text": f["claim"], "citations": cites,
+                                    "video_times_s": [float(v["video_ref"]["start_s"])], "relation": rel}))
+            said.append((f, f["claim"]))
+        findings.append(given(rels[0][0], {"id": f"F{n}", "title": v["claim"][:90], "anchor_ids": [aid],
+                                           "summary": joined(said), "claims": claims}))
 
-    good = snapshot / "reports" / task_id / "good" / "data.js"
-    if good.is_file():
-        overview = json.loads(good.read_text("utf-8").split("=", 1)[1].strip().rstrip(";"))["overview"]
-    else:
-        lead = [f"{c['text']} ({_fmt(c['video_times_s'][0])}, {c['relation']})" for fd in findings for c in fd["claims"]]
-        overview = (words["video_says"] + " ".join(f["claim"] for f in vfacts) + "\n\n" + words["outside"]
-                    + " ".join(lead))
+    # the overview sums up what the tools gave; with an evidence brief in the instruction (calibration's
+    # R3) it also names the brief's open questions, which no search can show to be open
+    lead = [(f, f"{f['claim']} ({_fmt(vby[vid]['video_ref']['start_s'])}, {rel})")
+            for vid in sorted(targets, key=lambda v: (vby[v]["video_ref"]["start_s"], v))
+            for f in wfacts for r in f.get("relations", []) if r["target"] == vid for rel in [r["type"]]]
+    overview = {"$join": [words["video_says"] + " ".join(f["claim"] for f in vfacts) + "\n\n" + words["outside"],
+                          *joined(lead)["$join"],
+                          {"$brief": "open_questions", "prefix": "\n\n" + words["open_questions"]}]}
 
     data = {"title": task["title"], "language": lang, "query": task["query"],
             "video": {"src": "video.mp4", "duration_s": {"$ref": "probe.duration_s"}, "source_url": task["video"]["url"]},
@@ -128,8 +142,8 @@ def build(snapshot: Path, task_id: str) -> dict:
         {"tool_calls": [{"id": "rw0", "name": "read_window", "arguments": {"index": 0, "frames": frames}}]},
         {"tool_calls": [{"id": f"q{i + 1}", "name": "search_web", "arguments": {"query": q}}
                         for i, q in enumerate(QUERIES.get(task_id, [task["title"]]))]},
-        {"content": words["open"], "tool_calls": [{"id": f"open{i + 1}", "name": "fetch_url", "arguments": {"url": s["url"]}}
-                                                  for i, s in enumerate(sources)]},
+        {"content": words["open"], "tool_calls": [{"id": f"open{i + 1}", "name": "fetch_url", "arguments": {"url": url}}
+                                                  for i, url in enumerate(url_id)]},
         {"tool_calls": [{"id": f"ev{i + 1}", "name": "record_evidence", "arguments": {
             "claim": f["claim"], "modality": KIND.get(f["sources"][0]["kind"], "web"),
             "source_url": f["sources"][0]["url"], "excerpt": f["sources"][0]["quote"],
@@ -213,19 +227,27 @@ print(json.dumps({"ok": not problems, "problems": problems, "sources": len(data[
 """.replace("WORK", WORK)
 
 
-def _shell_refs(value):
-    """The reference script's `$ref`s to tool results, as placeholders the write program fills."""
+def _shell_refs(value, urls: dict[str, str]):
+    """The reference script's `$ref`s to tool results, as placeholders the write program fills; a fetched
+    URL is the literal one (`urls`: fetch call id -> URL), and the brief's open questions are left out
+    (the shell episodes play R2 only)."""
     if isinstance(value, dict):
+        if "$join" in value:
+            return {"$join": [_shell_refs(v, urls) for v in value["$join"] if not (isinstance(v, dict) and "$brief" in v)]}
+        if set(value) == {"$given", "value"}:
+            return _shell_refs(value["value"], urls)
         ref = value.get("$ref") if set(value) == {"$ref"} else None
+        if ref and ref.split(".")[0] in urls:
+            return urls[ref.split(".")[0]]
         if ref == "probe.duration_s":
             return {"$duration": True}
         if ref and ref.startswith("rw0.transcript."):
             return {"$cue": int(ref.split(".")[2])}
         if ref and ref.startswith("rw0.frames."):
             return f"frames/frame-{int(ref.split('.')[2]):02d}.jpg"
-        return {k: _shell_refs(v) for k, v in value.items()}
+        return {k: _shell_refs(v, urls) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shell_refs(v) for v in value]
+        return [_shell_refs(v, urls) for v in value]
     return value
 
 
@@ -239,7 +261,10 @@ def build_shell(snapshot: Path, task_id: str, script: dict) -> dict:
     task = json.loads((snapshot / "tasks" / task_id / "task.json").read_text("utf-8"))
     words = TEXT[task["language"]]
     steps = {c["name"]: c for st in script["steps"] for c in st.get("tool_calls", [])}
-    data = _shell_refs(steps["write_report"]["arguments"]["data"])
+    # (the shell episodes play R2, where every $given holds)
+    urls = {c["id"]: c["arguments"]["url"] for st in script["steps"] for c in st.get("tool_calls", [])
+            if c["name"] == "fetch_url"}
+    data = _shell_refs(steps["write_report"]["arguments"]["data"], urls)
     data["video"]["src"] = "video.mp4"
     video = str(snapshot / "tasks" / task_id / task["video"]["file"])
     probe = _media.probe_video(video)

@@ -58,7 +58,7 @@ def test_calibration_holds_each_task_to_r1_r2_r3_and_the_calibration_gap(demo_co
     assert r.returncode == 0, r.stdout
     assert f"calibration.json: tasks.{ids[0]}: calibration fails" not in r.stdout  # gain 25 > 20
     assert (f"warning: calibration.json: tasks.{ids[1]}: calibration fails: R1 < R2 < R3 does not hold "
-            "(R1 20, R2 45, R3 35)") in r.stdout
+            "(R1 20, R2 45, R3 35: R2 - R1 = +25, R3 - R2 = -10 points)") in r.stdout
     assert (f"warning: calibration.json: tasks.{ids[2]}: calibration fails: R3 - R1 = 18 points, not above the "
             "calibration gap of 20 points") in r.stdout
     # calibration_gap drives the check: at 0.30 the first task fails too, at 0.10 the third passes

@@ -14,7 +14,10 @@ test sets: per criterion, a list of behaviours consumed one per request (the las
 Unscripted criteria answer `default`. Every request is counted; the peak number of requests in
 flight is kept, so a test can check the client's concurrency bound. With `flip_rate`, a seeded share
 of the answers to unscripted criteria is the opposite of `default` (a judge that is not perfectly
-stable); `answers` records (criterion id, user request, verdict) in the order they were given.
+stable). Whether the n-th asking of a question flips is a function of the seed, the prompt's text and
+n alone, not of the order in which concurrent requests arrive, so the same run
+flips the same answers every time. `answers` records (criterion id, user request, verdict) in the
+order they were given.
 """
 
 import asyncio
@@ -44,7 +47,8 @@ class FakeJudge:
     def __init__(self, host: str = "127.0.0.1", default: str = "Yes", hang_s: float = 5.0, latency_s: float = 0.0,
                  flip_rate: float = 0.0, seed: int = 0):
         self.flip_rate = flip_rate
-        self._rng = random.Random(seed)
+        self.seed = seed
+        self.asked: dict[str, int] = defaultdict(int)
         self.answers: list[tuple[str, str, str]] = []
         self.host = host
         self.default = default
@@ -73,15 +77,18 @@ class FakeJudge:
         with self._lock:
             self.requests.clear()
             self.per_criterion.clear()
+            self.asked.clear()
             self.peak_in_flight = 0
 
-    def _behaviour(self, cid: str) -> str:
+    def _behaviour(self, cid: str, text: str) -> str:
         with self._lock:
             n = self.per_criterion[cid]
             self.per_criterion[cid] += 1
+            asked = self.asked[text]
+            self.asked[text] += 1
             steps = self.script.get(cid)
             if not steps:
-                if self.flip_rate and self._rng.random() < self.flip_rate:
+                if self.flip_rate and random.Random(f"{self.seed}|{asked}|{text}").random() < self.flip_rate:
                     return {"Yes": "No", "No": "Yes"}.get(self.default, self.default)
                 return self.default
             return steps[min(n, len(steps) - 1)]
@@ -98,8 +105,8 @@ class FakeJudge:
         try:
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            how = self._behaviour(cid)
             query = next((line for line in text.splitlines() if line.startswith("User request")), "")
+            how = self._behaviour(cid, text)
             with self._lock:
                 self.answers.append((cid, query, how))
             return await self._answer(cid, how, len(text))

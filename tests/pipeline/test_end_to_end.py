@@ -687,11 +687,12 @@ def test_judge_agreement_with_human_labels_of_the_demo_reports(demo_run, tmp_pat
     label("r1", passed[5], "pass"), label("r2", passed[5], "pass"), label("r3", passed[5], "fail")
     # a failed atom: the majority says pass, so the machine disagrees with it
     label("r1", failed[3], "pass"), label("r2", failed[3], "pass"), label("r3", failed[3], "fail")
-    order = sorted(TASKS, key=lambda t: evaluations[t]["score"]["total"])
-    assert len({evaluations[t]["score"]["total"] for t in TASKS}) == 3
-    for rating, task in enumerate(order, start=2):  # ratings rise with the total score
+    distinct = sorted({evaluations[t]["score"]["total"] for t in TASKS})
+    assert len(distinct) >= 2
+    for task in TASKS:  # ratings rise with the total score (equal totals, equal ratings): Spearman 1
         for rater in ("r1", "r2", "r3"):
-            lines.append({"rater": rater, "system": SYSTEM, "task": task, "rating": rating})
+            lines.append({"rater": rater, "system": SYSTEM, "task": task,
+                          "rating": 2 + distinct.index(evaluations[task]["score"]["total"])})
     file = tmp_path / "labels.jsonl"
     file.write_text("".join(json.dumps(x) + "\n" for x in lines))
 
@@ -775,3 +776,55 @@ def _reliability_run(root: Path, name: str):
     shown = {f.path for f in client.list_artifacts(run.info.run_id, "reliability")}
     assert {f"reliability/{name}.json", f"reliability/{name}.md"} <= shown
     return run
+
+
+def test_calibration_of_the_demo_passes_and_a_worse_r2_report_fails_it(tmp_path):
+    """`omnidr calibrate` on a copy of the demo (one task): the scripted model under the reference harness
+    writes R1 without web tools, R2 with them and R3 with the evidence brief, and the task passes
+    R1 < R2 < R3 with R3 - R1 above the gap (App. E.4). R2's report replaced by R1's fails the check, by name."""
+    import shutil
+
+    snap = tmp_path / "demo"
+    shutil.copytree(DEMO, snap)
+    task = "nd-filter-waterfall"
+    runs = tmp_path / "runs"
+    r = run_cli("calibrate", snap, "--task", task, "--runs-root", runs, timeout=1200)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    cal = json.loads((snap / "calibration.json").read_text())
+    s = cal["tasks"][task]
+    assert s["R1"] < s["R2"] < s["R3"] and s["R3"] - s["R1"] > 20, s
+    assert cal["systems"] == {"R1": "reference-video-scripted", "R2": "reference-full-scripted",
+                              "R3": "reference-full-brief-scripted"}
+    assert re.search(rf"│ {task}\s*│\s*[\d.]+\s*│\s*[\d.]+\s*│\s*[\d.]+\s*│\s*\+[\d.]+\s*│ pass", r.stdout), r.stdout[-3000:]
+    [root] = (runs / "calibration").glob("demo-*")
+    # the brief reached R3's agent, and only R3's: the instruction names the open question the fact library holds
+    def instruction(system: str) -> str:
+        return (root / system / "attempts" / task / "1" / "input" / "instruction.txt").read_text()
+    assert "Evidence brief" in instruction("reference-full-brief-scripted")
+    assert "open question] No published transmission measurement" in instruction("reference-full-brief-scripted")
+    assert "Evidence brief" not in instruction("reference-full-scripted")
+    # R1 could not open a page, so its report cites none
+    text = (root / "reference-video-scripted" / "attempts" / task / "1" / "output" / "report" / "data.js").read_text()
+    r1 = json.loads(text[text.index("=") + 1:].strip().rstrip(";"))
+    assert r1["sources"] == [] and r1["findings"] == [] and r1["timeline"]
+    assert (root / "reliability" / "calibration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "1/1 task(s) pass R1 < R2 < R3 and R3 - R1 > 20 points" in (root / "reliability" / "calibration.md").read_text()
+    assert _reliability_run(root, "calibration").data.metrics["tasks_passed"] == 1.0
+    # the snapshot now holds a calibration record: its manifest no longer matches until it is frozen again
+    assert "freeze it again" in r.stdout
+
+    # R2's report replaced by R1's, its score dropped: the rerun scores it again and the task fails
+    r2 = root / "reference-full-scripted"
+    report = Path("attempts", task, "1", "output", "report")
+    shutil.rmtree(r2 / report)
+    shutil.copytree(root / "reference-video-scripted" / report, r2 / report)
+    shutil.rmtree(r2 / "evaluation")
+    (snap / "calibration.json").unlink()  # the manifest matches again
+    again = run_cli("calibrate", snap, "--task", task, "--runs-root", runs, timeout=1200)
+    assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
+    assert f"calibration fails for {task}: R1 < R2 < R3 does not hold" in again.stdout
+    assert "R2 - R1 = +0" in again.stdout
+    failed = json.loads((snap / "calibration.json").read_text())["tasks"][task]
+    assert failed["R2"] == failed["R1"]
+    validate = run_cli("snapshot", "validate", "--no-videos", snap)
+    assert f"warning: calibration.json: tasks.{task}: calibration fails: R1 < R2 < R3 does not hold" in validate.stdout
