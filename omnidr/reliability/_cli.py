@@ -8,6 +8,7 @@ from omnidr._console import make_console
 from omnidr.scoring import Grid, pct
 
 from ._agreement import Agreement, agreement
+from ._plots import group_bars
 from ._stability import Stability, score_repeats, stability_of
 from ._store import RELIABILITY_DIR, import_labels, log_reliability, machine_reports, stored_labels
 
@@ -73,7 +74,10 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
     result = stability_of(outcomes, key, replicates=replicates)
     _publish(run_root, "stability", result, stability_grids(result), {
         "non_unanimous_mean": result.mean_rate.value, "non_unanimous_pooled": result.pooled_rate,
-        "repeats": float(result.repeats)}, out)
+        "repeats": float(result.repeats)},
+        lambda path: group_bars(path, [d.direction for d in result.by_direction],
+                                     {"non-unanimous": [d.rate for d in result.by_direction]},
+                                     "non-unanimous share of applicable criteria (%)"), out)
 
 
 def stability_grids(s: Stability) -> list[Grid]:
@@ -104,16 +108,23 @@ def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
     result = agreement(stored_labels(run_root), machine_reports(run_root), replicates=replicates, seed=seed)
     _publish(run_root, "agreement", result, agreement_grids(result), {
         "unanimity": result.unanimity.value, "machine_agreement": result.machine_agreement.value,
-        "cohen_kappa": result.cohen_kappa, "fleiss_kappa": result.fleiss_kappa, "spearman": result.spearman.value})
+        "cohen_kappa": result.cohen_kappa, "fleiss_kappa": result.fleiss_kappa, "spearman": result.spearman.value},
+        lambda path: group_bars(path, [g.group for g in result.by_direction],
+                                     {"human unanimity": [g.unanimity for g in result.by_direction],
+                                      "machine = majority": [g.machine_agreement for g in result.by_direction]},
+                                     "share of labelled atoms (%)"))
 
 
-def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, out=None) -> None:
-    """RUN_ROOT/reliability/<name>.json and .md, the tables on the console, the figures in MLflow."""
+def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, plot, out=None) -> None:
+    """RUN_ROOT/reliability/<name>.json, .md and .png (by direction), the tables on the console, the
+    figures in MLflow."""
     folder = Path(run_root) / RELIABILITY_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    files = [folder / f"{name}.json", folder / f"{name}.md"]
+    files = [folder / f"{name}.json", folder / f"{name}.md", folder / f"{name}.png"]
     files[0].write_text(result.model_dump_json(indent=2), "utf-8")
-    files[1].write_text("\n\n".join(g.markdown() for g in grids) + "\n", "utf-8")
+    plot(files[2])
+    files[1].write_text("\n\n".join(g.markdown() for g in grids) + f"\n\n![{name} by direction]({files[2].name})\n",
+                        "utf-8")
     out = out or make_console()
     for g in grids:
         out.print(g.rich())

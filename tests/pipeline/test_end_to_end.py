@@ -712,6 +712,7 @@ def test_judge_agreement_with_human_labels_of_the_demo_reports(demo_run, tmp_pat
     assert a["spearman"]["value"] == pytest.approx(1.0) and a["spearman"]["n"] == 3
     assert "human unanimity" in r.stdout and "80.0%" in r.stdout and "90.0%" in r.stdout
     assert "| machine = human majority | 90.0% |" in (root / "reliability" / "agreement.md").read_text()
+    assert (root / "reliability" / "agreement.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     run = _reliability_run(root, "agreement")
     assert run.data.metrics["unanimity"] == pytest.approx(0.8) and run.data.metrics["fleiss_kappa"] == pytest.approx(a["fleiss_kappa"])
 
@@ -761,6 +762,8 @@ def test_judge_stability_finds_exactly_the_criteria_an_unstable_judge_decided_tw
     assert s["pooled_rate"] == pytest.approx(len(expected) / applicable)
     assert s["mean_rate"]["low"] <= s["mean_rate"]["value"] <= s["mean_rate"]["high"]
     assert len(list((root / "reliability" / "stability" / SYSTEM).glob("*/summary.json"))) == 3  # votes are kept
+    assert (root / "reliability" / "stability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "![stability by direction](stability.png)" in (root / "reliability" / "stability.md").read_text()
     assert "Repeat-scoring stability" in r.stdout and "non-unanimous" in r.stdout
     assert _reliability_run(root, "stability").data.metrics["non_unanimous_pooled"] == pytest.approx(s["pooled_rate"])
 
