@@ -1,6 +1,6 @@
 """The benchmark snapshot: tasks, fact libraries, Omni-ART trees, hyperparameters, report contract."""
 
-from ._brief import BRIEF_MARKER, evidence_brief
+from ._brief import evidence_brief
 from ._calibration import CALIBRATION_FILE, Calibration, CalibrationScores, calibration_problem
 from ._contract import CONTRACT_VERSION, ReportContract, ReportData, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
 from ._corpus import CorpusPage, WebCorpus
@@ -28,7 +28,7 @@ from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
 __all__ = [
-    "BRIEF_MARKER", "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
+    "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "CONTRACT_VERSION", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
     "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",

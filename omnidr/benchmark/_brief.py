@@ -14,7 +14,6 @@ from sandbox.models import OPEN_QUESTION_TAG
 from ._facts import FactLibrary, Origin, Verification
 from ._task import Language
 
-BRIEF_MARKER = {Language.en: "Evidence brief", Language.zh: "证据简报"}
 _HEAD = {
     Language.en: ("Evidence brief (the benchmark's evidence map for this task; open each source before you cite it):",
                   "Video moments:", "Outside evidence:", "relates to",

@@ -245,7 +245,7 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
     root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
     """
-    from omnidr.benchmark import open_snapshot
+    from omnidr.benchmark import Hyperparameters, open_snapshot
     from omnidr.harness import HARNESSES as REGISTRY
     from omnidr.reliability._calibration import (calibration_grid, calibration_of, failures, systems_line,
                                                  write_calibration)
@@ -279,7 +279,7 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
                   "once the model and the judge answer[/red]", soft_wrap=True)
         sys.exit(1)
     snap = open_snapshot(snapshot)
-    gap = snap.hyperparameters.calibration_gap if snap.hyperparameters else 0.2
+    gap = (snap.hyperparameters or Hyperparameters()).calibration_gap
     task_ids = list(request.tasks or snap.tasks)
     cal = calibration_of(folders, {level: spec.label for level, spec in systems.items()}, judge_key(request.judge),
                          task_ids)
