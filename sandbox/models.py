@@ -3,6 +3,8 @@
 Only pydantic is needed here, so that the gateway and proxy images stay small.
 """
 
+from typing import Literal, get_args
+
 from pydantic import BaseModel, ConfigDict, Field
 
 # How an evidence brief (calibration's R3) marks a question no source answers: `- [<fact id> open question] <claim>`.
@@ -22,3 +24,66 @@ class Budget(BaseModel):
     wall_time_s: float = Field(36_000.0, gt=0, description="Wall-clock limit of one attempt, seconds (10 h).")
     upstream_retries: int = Field(5, ge=0, description="Retries of one model request on upstream 5xx, 429 or connection failure.")
     attempts_per_task: int = Field(3, ge=1, description="Complete report attempts per task.")
+
+
+ToolPolicy = Literal["allow", "deny", "denylist"]
+"""What the gateway does with one kind of provider-side tool: `allow` passes it (and logs its web traffic),
+`deny` takes it out of the request (or refuses a request that exists only to use it), `denylist` passes it
+with the run's denylist put into the tool's own domain filter and removes denylisted results from answers."""
+
+ProviderToolKind = Literal["web_search", "web_fetch", "hosted"]
+"""Kinds of tools that run at the model provider, not in the agent container: web search (Anthropic
+`web_search_*`, Responses `web_search*`, Chat Completions `web_search_options`), web fetch (Anthropic
+`web_fetch_*`), and other hosted tools that can reach data outside the sandbox (Anthropic `code_execution_*`
+and `mcp_servers`, Responses `file_search`, `code_interpreter`, `image_generation`, `mcp`)."""
+
+PROVIDER_TOOL_KINDS: tuple[ProviderToolKind, ...] = ("web_search", "web_fetch", "hosted")
+
+
+class ProviderToolsPolicy(BaseModel):
+    """The run's policy for provider-side tools, one `ToolPolicy` per kind. Their queries leave through the
+    model API, so the egress proxy never sees them: the gateway applies this policy and logs what they did."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    web_search: ToolPolicy = Field(description="Provider-side web search.")
+    web_fetch: ToolPolicy = Field(description="Provider-side fetch of a URL.")
+    hosted: ToolPolicy = Field(description="Other hosted tools (code execution, remote MCP, file search, ...); they "
+                                           "have no domain filter, so `denylist` acts as `deny` for them.")
+
+    @classmethod
+    def every(cls, policy: ToolPolicy) -> "ProviderToolsPolicy":
+        return cls(web_search=policy, web_fetch=policy, hosted=policy)
+
+    @classmethod
+    def parse(cls, text: str, default: "ProviderToolsPolicy") -> "ProviderToolsPolicy":
+        """`deny` (every kind) or `web_search=denylist,web_fetch=deny` (the kinds named; others keep `default`).
+        Raises ValueError with a message that names the bad part."""
+        choices = ", ".join(get_args(ToolPolicy))
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if len(parts) == 1 and "=" not in parts[0]:
+            if parts[0] not in get_args(ToolPolicy):
+                raise ValueError(f"provider-tools policy {parts[0]!r} is not one of {choices}")
+            return cls.every(parts[0])  # type: ignore[arg-type]
+        values = default.model_dump()
+        for part in parts:
+            kind, eq, policy = (s.strip() for s in part.partition("="))
+            if not eq or kind not in PROVIDER_TOOL_KINDS or policy not in get_args(ToolPolicy):
+                raise ValueError(f"provider-tools setting {part!r} is not KIND=POLICY with KIND one of "
+                                 f"{', '.join(PROVIDER_TOOL_KINDS)} and POLICY one of {choices}")
+            values[kind] = policy
+        return cls(**values)
+
+    def of(self, kind: ProviderToolKind) -> ToolPolicy:
+        return getattr(self, kind)
+
+    @property
+    def opens_provider_web(self) -> bool:
+        """Whether any provider-side tool may reach the live web (then a run is not offline)."""
+        return any(self.of(k) != "deny" for k in PROVIDER_TOOL_KINDS)
+
+    def __str__(self) -> str:
+        values = {self.of(k) for k in PROVIDER_TOOL_KINDS}
+        if len(values) == 1:
+            return values.pop()
+        return ",".join(f"{k}={self.of(k)}" for k in PROVIDER_TOOL_KINDS)

@@ -31,6 +31,8 @@ class StepUsage(BaseModel):
     reasoning_tokens: int | None = Field(None, description="Part of output_tokens spent on hidden reasoning.")
     server_search_requests: int | None = Field(
         None, description="Web searches the model provider ran itself for this turn (server-side tools).")
+    server_fetch_requests: int | None = Field(
+        None, description="Web fetches the model provider ran itself for this turn (server-side tools).")
 
 
 class ToolCall(BaseModel):

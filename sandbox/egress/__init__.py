@@ -11,14 +11,19 @@ from sandbox.egress._corpus import CorpusError, CorpusPage, CorpusRecorder, Repl
 from sandbox.egress._denylist import Denylist, DenylistError, DenyRule
 from sandbox.egress._event import (
     NETWORK_EVENT,
+    NETWORK_LOG,
+    PROVIDER_WEB_LOG,
     BlockReason,
     NetworkEvent,
     NetworkLog,
+    ProviderEvent,
+    ProviderResult,
     ProxyMode,
     RequestEvent,
     Source,
     TunnelEvent,
     read_network_log,
+    read_web_log,
 )
 
 __all__ = [
@@ -26,6 +31,8 @@ __all__ = [
     "CA_FILE",
     "DEFAULT_PORT",
     "NETWORK_EVENT",
+    "NETWORK_LOG",
+    "PROVIDER_WEB_LOG",
     "BlockReason",
     "CorpusError",
     "CorpusPage",
@@ -38,6 +45,8 @@ __all__ = [
     "NetworkLog",
     "ProxyMode",
     "ReplayCorpus",
+    "ProviderEvent",
+    "ProviderResult",
     "RequestEvent",
     "Source",
     "TunnelEvent",
@@ -45,5 +54,6 @@ __all__ = [
     "agent_ca_environment",
     "page_path",
     "read_network_log",
+    "read_web_log",
     "url_key",
 ]

@@ -1,10 +1,13 @@
-"""network.jsonl: one line per request the agent sent through the egress proxy.
+"""network.jsonl: one line per request the agent sent through the egress proxy; provider_web.jsonl: one line
+per web search or fetch a model provider ran for the agent, as the model gateway saw it.
 
 A line is the JSON dump of a `RequestEvent` (an HTTP request the proxy could read: plain HTTP in
 every mode, HTTPS too where it intercepts TLS) or a `TunnelEvent` (an HTTP CONNECT tunnel the
 proxy relayed without reading it, or refused, or that failed before any request went through it).
-`NetworkEvent` is the union of the two, told apart by `type`. Lines are written when the request
-or tunnel ends and flushed one by one, so a killed attempt keeps every finished line.
+`NetworkEvent` is the union of these and `ProviderEvent` (a provider-side search or fetch, written by the
+gateway, `via: provider`), told apart by `type`. Lines are written when the request or tunnel (or model
+exchange) ends and flushed one by one, so a killed attempt keeps every finished line. `read_web_log` reads
+both files of an attempt as one web log.
 """
 
 from datetime import datetime
@@ -62,6 +65,7 @@ class RequestEvent(_NetworkEventBase):
     """An HTTP request the proxy could read, and its answer."""
 
     type: Literal["request"] = "request"
+    via: Literal["proxy"] = Field("proxy", description="Which door the traffic went through: the egress proxy.")
     scheme: Literal["http", "https"] = Field(description="URL scheme of the request.")
     url: str = Field(description="Full URL of the request (scheme, host, non-default port, path and query).")
     source: Source = Field(description="Who produced the answer.")
@@ -77,17 +81,75 @@ class TunnelEvent(_NetworkEventBase):
     refused because it does not trust the run's CA)."""
 
     type: Literal["tunnel"] = "tunnel"
+    via: Literal["proxy"] = Field("proxy", description="Which door the traffic went through: the egress proxy.")
 
 
-NetworkEvent = Annotated[RequestEvent | TunnelEvent, Field(discriminator="type")]
-"""One line of network.jsonl."""
+ProviderAction = Literal["search", "fetch", "open_page", "find", "refused"]
+"""What a provider-side tool did: a search (query and results), a fetch or page open of one URL, a find in a
+page (Responses), or nothing because the gateway refused the request under the run's policy."""
+
+
+class ProviderResult(BaseModel):
+    """One result a provider-side search returned (or one page it read)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="URL of the result.")
+    title: str | None = Field(None, description="Title the provider gave, if any.")
+    blocked: bool = Field(False, description="True when the URL is on the run's denylist and the gateway removed it "
+                                             "from the answer before the agent got it.")
+
+
+class ProviderEvent(BaseModel):
+    """A web search or fetch that ran at the model provider (Anthropic `web_search`/`web_fetch` server tools,
+    Responses `web_search_call`, a Chat Completions search model), taken from the model's answer by the
+    gateway, streamed answers included. It never passed the egress proxy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["provider"] = "provider"
+    via: Literal["provider"] = Field("provider", description="Which door the traffic went through: the model "
+                                                             "provider, behind the gateway.")
+    seq: int = Field(description="Order in which the line was written, from 1 (provider_web.jsonl's own count).")
+    started_at: datetime = Field(description="When the gateway received the model request that carried it (UTC).")
+    duration_s: float = Field(description="Seconds the whole model exchange took (the search is part of it).")
+    exchange_seq: int = Field(description="`seq` of the gateway.jsonl exchange whose answer holds it.")
+    route: str = Field(description="Model API of the exchange: messages, responses or chat_completions.")
+    tool: str = Field(description="The provider tool as named in the answer (web_search, web_fetch, "
+                                  "web_search_call, web_search_options).")
+    kind: str = Field(description="ProviderToolKind of the tool: web_search, web_fetch or hosted.")
+    policy: str = Field(description="The run's policy for that kind when it ran: allow, deny or denylist.")
+    action: ProviderAction = Field(description="What the tool did.")
+    query: str | None = Field(None, description="Search query, when the action is a search.")
+    url: str | None = Field(None, description="URL fetched, opened or searched in, for fetch, open_page and find.")
+    host: str | None = Field(None, description="Host of `url`, lower case.")
+    results: list[ProviderResult] = Field(default_factory=list, description="Results of a search, in order, the "
+                                                                            "ones the gateway removed included.")
+    status: Literal["ok", "error", "refused"] = Field(description="ok, an error the provider reported for the "
+                                                                  "tool, or refused by the gateway.")
+    blocked: bool = Field(False, description="True when the gateway refused the request or removed denylisted "
+                                             "content from this tool's answer.")
+    block_reason: Literal["provider_tools_policy", "denylist"] | None = Field(
+        None, description="Why: the run's policy denies the tool, or results or a page were on the denylist.")
+    error: str | None = Field(None, description="The provider's error code, or the gateway's refusal.")
+
+    @property
+    def blocked_results(self) -> int:
+        return sum(1 for r in self.results if r.blocked)
+
+
+NetworkEvent = Annotated[RequestEvent | TunnelEvent | ProviderEvent, Field(discriminator="type")]
+"""One line of network.jsonl (requests and tunnels) or of provider_web.jsonl (provider events)."""
 
 NETWORK_EVENT = TypeAdapter(NetworkEvent)
 
+NETWORK_LOG = "network.jsonl"
+PROVIDER_WEB_LOG = "provider_web.jsonl"
 
-def read_network_log(path: Path) -> list[RequestEvent | TunnelEvent]:
-    """Every line of a network.jsonl, parsed. A last line cut short by a kill is skipped."""
-    events: list[RequestEvent | TunnelEvent] = []
+
+def read_network_log(path: Path) -> list[RequestEvent | TunnelEvent | ProviderEvent]:
+    """Every line of a network.jsonl (or provider_web.jsonl), parsed. A last line cut short by a kill is skipped."""
+    events: list[RequestEvent | TunnelEvent | ProviderEvent] = []
     lines = path.read_text("utf-8").splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -99,6 +161,16 @@ def read_network_log(path: Path) -> list[RequestEvent | TunnelEvent]:
                 break  # a partial last line: the proxy was killed while writing it
             raise
     return events
+
+
+def read_web_log(logs_dir: Path) -> list[RequestEvent | TunnelEvent | ProviderEvent]:
+    """The attempt's one web log: the proxy's network.jsonl and the gateway's provider_web.jsonl in a logs
+    folder, merged in time order (each file keeps its own order for equal times). Missing files are empty."""
+    events: list[RequestEvent | TunnelEvent | ProviderEvent] = []
+    for name in (NETWORK_LOG, PROVIDER_WEB_LOG):
+        if (logs_dir / name).is_file():
+            events += read_network_log(logs_dir / name)
+    return sorted(events, key=lambda e: e.started_at)
 
 
 class NetworkLog:
@@ -114,7 +186,7 @@ class NetworkLog:
         self._seq += 1
         return self._seq
 
-    def write(self, event: RequestEvent | TunnelEvent) -> None:
+    def write(self, event: RequestEvent | TunnelEvent | ProviderEvent) -> None:
         self._file.write(event.model_dump_json() + "\n")
         self._file.flush()
 

@@ -116,6 +116,7 @@ def _anthropic_usage(raw: dict) -> TokenUsage:
         cache_read_input_tokens=read,
         cache_creation_input_tokens=created,
         server_search_requests=_int(_dict(raw.get("server_tool_use")).get("web_search_requests")),
+        server_fetch_requests=_int(_dict(raw.get("server_tool_use")).get("web_fetch_requests")),
     )
 
 

@@ -31,9 +31,12 @@ from sandbox.gateway._apis import (
     is_usage_only_chunk,
     tally_body,
 )
+from sandbox.egress._denylist import Denylist
+from sandbox.egress._event import NetworkLog, ProviderEvent
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED, ExchangeLog, GatewayExchange, Outcome, Redactor, TokenUsage
+from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._upstream import RetryPolicy, UpstreamAnswer, UpstreamUnreachable, send
 
@@ -87,6 +90,8 @@ class Gateway:
         secrets += [config.agent_token.get_secret_value(), config.admin_token.get_secret_value()]
         self.redactor = Redactor(secrets)
         self.log = ExchangeLog(config.log_path, secrets)
+        self.denylist = Denylist(config.denylist)
+        self.web_log = NetworkLog(config.provider_web_path)
         self.meter = BudgetMeter(config.budget)
         self.policy = RetryPolicy(
             retries=config.budget.upstream_retries,
@@ -128,6 +133,7 @@ class Gateway:
             await self.session.close()
         self.write_summary()
         self.log.close()
+        self.web_log.close()
 
     def write_summary(self) -> None:
         """Write `GatewayState` to the summary file, atomically (temporary name, then rename)."""
@@ -195,6 +201,18 @@ class Gateway:
         payload = raw or None
         if route.counted:
             assert body is not None
+            # provider-side tools first: a refused request is no model request (App. F.1's iterations)
+            policy = apply_policy(route, body, self.config.provider_tools, self.denylist)
+            exchange.policy = policy
+            exchange.record["provider_tools"] = [d.dump() for d in policy.decisions]
+            if policy.refusal is not None:
+                exchange.record["request_body"] = body
+                message = f"The OmniDR model gateway refused this request: {policy.refusal}."
+                return await exchange.refuse(
+                    family, 400, "provider_tool_refused", "provider_tool_refused", message)
+            if policy.decisions:
+                payload = json.dumps(body, ensure_ascii=False).encode()
+            exchange.watch = AnswerWatch(route, policy, self.denylist)
             spent = self.meter.admit()
             if spent is not None:
                 exchange.record["request_body"] = body
@@ -294,6 +312,12 @@ def _json_or_text(data: bytes) -> Any:
         return text
 
 
+def _sse_event(name: str | None, data: Any) -> bytes:
+    """One server-sent event, re-encoded after the gateway changed its data."""
+    head = f"event: {name}\n" if name else ""
+    return (head + "data: " + json.dumps(data, ensure_ascii=False) + "\n\n").encode()
+
+
 def _json_or_none(text: str | None) -> Any:
     if text is None or text == "[DONE]":
         return None
@@ -312,6 +336,8 @@ class _Exchange:
         self.route = route
         self.t0 = time.perf_counter()
         self.first_byte_s: float | None = None
+        self.policy: PolicyOutcome | None = None  # provider-side tools of a model request
+        self.watch: AnswerWatch | None = None  # set once the request is forwarded
         self.record: dict[str, Any] = {
             "seq": next(gateway._seq),
             "started_at": _now(),
@@ -350,9 +376,14 @@ class _Exchange:
         upstream = answer.response
         assert answer.body is not None
         headers = _relayed_headers(upstream.headers)
-        response = web.Response(status=upstream.status, headers=headers, body=self.gateway.redactor.bytes(answer.body))
         parsed = _json_or_text(answer.body)
         ok = 200 <= upstream.status < 300
+        sent = answer.body
+        if ok and self.watch is not None and isinstance(parsed, dict):
+            self.watch.whole(parsed)
+            if self.watch.changed:  # denylisted results taken out: the agent gets the filtered answer
+                sent = json.dumps(parsed, ensure_ascii=False).encode()
+        response = web.Response(status=upstream.status, headers=headers, body=self.gateway.redactor.bytes(sent))
         usage, tool_calls = tally_body(self.route, parsed) if ok else (None, 0)
         self.record.update(
             status=upstream.status,
@@ -384,13 +415,22 @@ class _Exchange:
         outcome: Outcome = "ok" if ok else "upstream_error"
         error = None if ok else f"the upstream answered {upstream.status}"
 
+        watch = self.watch if ok else None
+
         async def forward(events: list[bytes]) -> None:
             passed = []
             for event in events:
-                data = _json_or_none(parse_event(event)[1])
+                name, text = parse_event(event)
+                data = _json_or_none(text)
                 tally.feed(data)
                 if hide_usage_chunk and is_usage_only_chunk(data):
                     continue
+                if watch is not None and data is not None:
+                    before = watch.changes
+                    if not watch.event(data):
+                        continue  # a citation of a denylisted page
+                    if watch.changes != before:
+                        event = _sse_event(name, data)
                 passed.append(event)
             if passed:
                 try:
@@ -456,12 +496,31 @@ class _Exchange:
             self.request.transport.abort()
 
     def finish(self) -> None:
-        """Write the exchange's log line (just before the answer's last bytes go out)."""
+        """Write the exchange's log line (just before the answer's last bytes go out), and the provider-side
+        searches and fetches it carried (or the one it was refused) to provider_web.jsonl."""
         elapsed = round(time.perf_counter() - self.t0, 6)
         if self.first_byte_s is None:  # a whole answer: its first byte goes out now
             self.first_byte_s = elapsed
         self.record.update(finished_at=_now(), latency_s=elapsed, first_byte_s=self.first_byte_s)
+        found = self._provider_events(elapsed)
+        if self.watch is not None:
+            self.record.update(provider_web_events=len(found), denylisted_results=self.watch.removed)
         self.gateway.log.write(GatewayExchange(**self.record))
+        for event in found:
+            self.gateway.web_log.write(event)
+
+    def _provider_events(self, elapsed: float) -> list[ProviderEvent]:
+        web_log = self.gateway.web_log
+        common = {"started_at": self.record["started_at"], "duration_s": elapsed, "exchange_seq": self.record["seq"],
+                  "route": self.route.name}
+        if self.policy is not None and self.policy.refusal is not None:
+            return [ProviderEvent(seq=web_log.next_seq(), **common, tool=d.tool, kind=d.kind, policy=d.policy,
+                                  action="refused", status="refused", blocked=True,
+                                  block_reason="provider_tools_policy", error=self.record.get("error"))
+                    for d in self.policy.decisions if d.action == "refused"]
+        if self.watch is None or self.record.get("outcome") not in ("ok", "stream_broken", "client_disconnected"):
+            return []
+        return [ProviderEvent(seq=web_log.next_seq(), **common, **fields) for fields in self.watch.records()]
 
 
 # ---- running it ---------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ class GatewayState(BaseModel):
     upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
     server_search_requests: int = Field(
         0, description="Web searches the model provider ran itself (server-side tools), where the upstream reports them.")
+    server_fetch_requests: int = Field(
+        0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
     requests_without_usage: int = Field(
         0, description="Admitted requests answered 2xx without usage, so their tokens are not counted."
     )
@@ -83,6 +85,7 @@ class BudgetMeter:
             state.output_tokens += usage.output_tokens
             state.total_tokens = state.input_tokens + state.output_tokens
             state.server_search_requests += usage.server_search_requests or 0
+            state.server_fetch_requests += usage.server_fetch_requests or 0
         state.tool_calls += tool_calls
         if budget.max_total_tokens is not None and state.total_tokens >= budget.max_total_tokens:
             self._spend("max_total_tokens")

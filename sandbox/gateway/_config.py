@@ -10,7 +10,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from sandbox.models import Budget
+from sandbox.egress._denylist import parse_entry
+from sandbox.egress._event import PROVIDER_WEB_LOG
+from sandbox.models import Budget, ProviderToolsPolicy
 
 
 class ConfigError(Exception):
@@ -119,6 +121,20 @@ class GatewayConfig(BaseModel):
         "get one). Off by default: models whose own cap is below the budget reject a larger explicit limit.",
     )
     trust_env: bool = Field(False, description="Reach upstreams through HTTP(S)_PROXY from the environment.")
+    provider_tools: ProviderToolsPolicy = Field(
+        default_factory=lambda: ProviderToolsPolicy.every("allow"),
+        description="What to do with provider-side tools (web search, web fetch, hosted tools) per kind; "
+        "the sandbox always sets it (deny in replay runs). Standalone default: allow, logged.",
+    )
+    denylist: list[str] = Field(
+        default_factory=list,
+        description="The run's denylist (the egress proxy's entries: `host` or `host/path`), put into provider "
+        "tools' domain filters and applied to their results under the `denylist` policy.",
+    )
+    web_log_path: Path | None = Field(
+        None, description="provider_web.jsonl: one `ProviderEvent` per provider-side search or fetch; default "
+        "beside the log.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> "GatewayConfig":
@@ -126,12 +142,19 @@ class GatewayConfig(BaseModel):
             raise ValueError("agent_token and admin_token must differ")
         if self.upstreams.openai is None and self.upstreams.anthropic is None:
             raise ValueError("configure at least one upstream (upstreams.openai or upstreams.anthropic)")
+        for entry in self.denylist:
+            parse_entry(entry)  # a DenylistError (a ValueError) names the entry
         return self
 
     @property
     def state_path(self) -> Path:
         """Where the summary `GatewayState` goes."""
         return self.summary_path if self.summary_path is not None else self.log_path.with_name("gateway_state.json")
+
+    @property
+    def provider_web_path(self) -> Path:
+        """Where provider-side searches and fetches are logged."""
+        return self.web_log_path if self.web_log_path is not None else self.log_path.with_name(PROVIDER_WEB_LOG)
 
 
 def load_config(path: Path) -> GatewayConfig:

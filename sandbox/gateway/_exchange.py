@@ -29,6 +29,7 @@ Outcome = Literal[
     "unauthorized",  # wrong or missing dummy token; the agent got 401
     "bad_request",  # the gateway could not read the request (not a JSON object)
     "not_found",  # no such route, or no upstream configured for it
+    "provider_tool_refused",  # refused by the gateway: the run's policy forbids the provider-side tool it asks for
 ]
 
 
@@ -49,6 +50,9 @@ class TokenUsage(BaseModel):
     server_search_requests: int | None = Field(
         None, description="Web searches the provider ran itself for this answer (Anthropic `server_tool_use`, "
                           "Responses `web_search_call` items); they never pass the egress proxy.")
+    server_fetch_requests: int | None = Field(
+        None, description="Web fetches the provider ran itself for this answer (Anthropic "
+                          "`server_tool_use.web_fetch_requests`).")
 
     @property
     def total_tokens(self) -> int:
@@ -95,6 +99,13 @@ class GatewayExchange(BaseModel):
         default_factory=list, description="What the gateway changed in the request or the answer, one sentence each."
     )
     error: str | None = Field(None, description="The gateway's own explanation when the outcome is not `ok`.")
+    provider_tools: list[dict[str, str]] = Field(
+        default_factory=list, description="Each provider-side tool the request asked for and what the gateway did "
+        "with it: kind, tool, policy, action (passed, filter_added, removed, refused), detail.")
+    provider_web_events: int = Field(0, description="Provider-side searches and fetches found in the answer "
+                                                    "(lines written to provider_web.jsonl).")
+    denylisted_results: int = Field(0, description="Results or pages on the denylist that the gateway removed from "
+                                                   "the answer before the agent got it.")
     request_headers: dict[str, str] = Field(default_factory=dict, description="Agent's headers; credentials redacted.")
     request_body: Any = Field(None, description="Body sent upstream (after the edits): JSON value, or text.")
     response_headers: dict[str, str] = Field(default_factory=dict, description="Headers relayed to the agent.")

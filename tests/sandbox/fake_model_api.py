@@ -36,6 +36,12 @@ class FakeModelApi:
     output_tokens: int = 20
     tool_calls: int = 0  # tool-use blocks put in each answer
     web_searches: int = 0  # provider-side searches each answer reports (server_tool_use / web_search_call)
+    # The provider's own web search: when a request offers its search tool (Anthropic `web_search_*`, Responses
+    # `web_search*`), the answer runs one search for `search_query` and returns these (url, title) results, with
+    # a citation of each. Like a leaky provider, it ignores blocked_domains unless `honour_filters`.
+    search_results: list[tuple[str, str]] = field(default_factory=list)
+    search_query: str = "pendant lamp safety"
+    honour_filters: bool = False
     pieces: list[str] = field(default_factory=lambda: ["Hel", "lo, ", "wor", "ld!"])  # streamed text deltas
     event_pause_s: float = 0.0  # pause after every stream event
     first_event_pause_s: float = 0.0  # extra pause after the first stream event
@@ -129,6 +135,45 @@ class FakeModelApi:
         await response.write_eof()
         return response
 
+    # ---- provider-side search ----------------------------------------------------------------
+
+    def _search_tool(self, body: dict) -> dict | None:
+        for tool in body.get("tools") or []:
+            kind = str(tool.get("type") or "")
+            if (self.family == "anthropic" and kind.startswith("web_search_")) or (
+                    self.family == "openai" and kind.startswith("web_search")):
+                return tool
+        return None
+
+    def _found(self, tool: dict) -> list[tuple[str, str]]:
+        blocked = tool.get("blocked_domains") or (tool.get("filters") or {}).get("blocked_domains") or []
+        if not self.honour_filters:
+            return list(self.search_results)
+        return [(u, t) for u, t in self.search_results if not any(b.split("/")[0] in u for b in blocked)]
+
+    def _anthropic_search_blocks(self, tool: dict) -> list[dict]:
+        found = self._found(tool)
+        return [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": self.search_query}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+             "content": [{"type": "web_search_result", "url": u, "title": t, "encrypted_content": "enc", "page_age": None}
+                         for u, t in found]},
+            {"type": "text", "text": "Found.", "citations": [
+                {"type": "web_search_result_location", "url": u, "title": t, "cited_text": t, "encrypted_index": "i"}
+                for u, t in found]},
+        ]  # fmt: skip
+
+    def _responses_search_items(self, tool: dict) -> list[dict]:
+        found = self._found(tool)
+        return [
+            {"type": "web_search_call", "id": "ws_1", "status": "completed",
+             "action": {"type": "search", "query": self.search_query,
+                        "sources": [{"type": "url", "url": u} for u, _t in found]}},
+            {"type": "message", "id": "msg_ws", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "Found.", "annotations": [
+                 {"type": "url_citation", "url": u, "title": t, "start_index": 0, "end_index": 6} for u, t in found]}]},
+        ]  # fmt: skip
+
     # ---- OpenAI Chat Completions ------------------------------------------------------------
 
     def _chat_usage(self) -> dict:
@@ -200,6 +245,8 @@ class FakeModelApi:
         ]  # fmt: skip
         output += [{"type": "web_search_call", "id": f"ws_{i}", "status": "completed",
                     "action": {"type": "search", "query": "x"}} for i in range(self.web_searches)]
+        if (tool := self._search_tool(body)) is not None and self.search_results:
+            output = self._responses_search_items(tool) + output
         done = status == "completed"
         return {
             "id": "resp_fake",
@@ -234,8 +281,10 @@ class FakeModelApi:
 
     # ---- Anthropic Messages -----------------------------------------------------------------
 
-    def _content(self) -> list[dict]:
-        blocks: list[dict] = [{"type": "text", "text": self._text()}]
+    def _content(self, body: dict | None = None) -> list[dict]:
+        tool = self._search_tool(body or {})
+        blocks: list[dict] = self._anthropic_search_blocks(tool) if tool and self.search_results else []
+        blocks.append({"type": "text", "text": self._text()})
         blocks += [
             {"type": "tool_use", "id": f"toolu_{i}", "name": "search", "input": {"q": "x"}}
             for i in range(self.tool_calls)
@@ -249,10 +298,12 @@ class FakeModelApi:
                 "type": "message",
                 "role": "assistant",
                 "model": body.get("model"),
-                "content": self._content(),
+                "content": self._content(body),
                 "stop_reason": "tool_use" if self.tool_calls else "end_turn",
                 "stop_sequence": None,
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                          **({"server_tool_use": {"web_search_requests": 1}}
+                             if self._search_tool(body) and self.search_results else {})},
             }
         )
 
@@ -264,26 +315,41 @@ class FakeModelApi:
                    "content": [], "stop_reason": None, "stop_sequence": None,
                    "usage": {"input_tokens": self.input_tokens, "output_tokens": 1}}  # fmt: skip
         events = [event("message_start", message=message)]
-        events.append(event("content_block_start", index=0, content_block={"type": "text", "text": ""}))
+        searched = self._anthropic_search_blocks(tool) if (tool := self._search_tool(body)) and self.search_results else []
+        if searched:  # as the API streams them: the query as input_json_delta, the results whole, citations
+            use, result, cited = searched
+            events.append(event("content_block_start", index=0, content_block={**use, "input": {}}))
+            events.append(event("content_block_delta", index=0,
+                                delta={"type": "input_json_delta", "partial_json": json.dumps(use["input"])}))
+            events.append(event("content_block_stop", index=0))
+            events.append(event("content_block_start", index=1, content_block=result))
+            events.append(event("content_block_stop", index=1))
+            events.append(event("content_block_start", index=2, content_block={"type": "text", "text": ""}))
+            events += [event("content_block_delta", index=2, delta={"type": "citations_delta", "citation": c})
+                       for c in cited["citations"]]
+            events.append(event("content_block_delta", index=2, delta={"type": "text_delta", "text": cited["text"]}))
+            events.append(event("content_block_stop", index=2))
+        base = 3 if searched else 0
+        events.append(event("content_block_start", index=base, content_block={"type": "text", "text": ""}))
         events.append(event("ping"))
         pieces = self.pieces + ([f" (key {self.api_key})"] if self.echo_key else [])
         events += [
-            event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece}) for piece in pieces
+            event("content_block_delta", index=base, delta={"type": "text_delta", "text": piece}) for piece in pieces
         ]
-        events.append(event("content_block_stop", index=0))
+        events.append(event("content_block_stop", index=base))
         for i in range(self.tool_calls):
             block = {"type": "tool_use", "id": f"toolu_{i}", "name": "search", "input": {}}
-            events.append(event("content_block_start", index=i + 1, content_block=block))
+            events.append(event("content_block_start", index=base + i + 1, content_block=block))
             delta = {"type": "input_json_delta", "partial_json": '{"q": "x"}'}
-            events.append(event("content_block_delta", index=i + 1, delta=delta))
-            events.append(event("content_block_stop", index=i + 1))
+            events.append(event("content_block_delta", index=base + i + 1, delta=delta))
+            events.append(event("content_block_stop", index=base + i + 1))
         stop = "tool_use" if self.tool_calls else "end_turn"
         for step in range(1, self.message_deltas + 1):
             # Cumulative: each message_delta carries the output so far, the last one the total.
             so_far = self.output_tokens * step // self.message_deltas
             usage = {"output_tokens": so_far}
-            if self.web_searches:
-                usage["server_tool_use"] = {"web_search_requests": self.web_searches}
+            if self.web_searches or searched:
+                usage["server_tool_use"] = {"web_search_requests": self.web_searches or 1}
             events.append(event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage=usage))
         events.append(event("message_stop"))
         return await self._send_events(request, events)
