@@ -294,7 +294,12 @@ def harnesses() -> None:
 @click.option("--proxy-mode", type=click.Choice(["log", "intercept", "record", "replay", "deny"]), default="replay",
               show_default=True,
               help="Egress proxy mode; replay serves the snapshot's web corpus offline.")
-@click.option("--denylist", multiple=True, help="Host the egress proxy answers 403 (repeatable).")
+@click.option("--denylist", multiple=True, help="Host (or host/path) the egress proxy answers 403 and provider-side "
+              "search filters exclude (repeatable); the benchmark's release repository is always on it.")
+@click.option("--provider-tools", default="default", show_default=True,
+              help="Provider-side tools (web search and fetch run by the model provider): allow (logged), deny, "
+                   "denylist, or KIND=POLICY,... over web_search, web_fetch, hosted. default: deny in replay and "
+                   "deny modes, denylist on the live web.")
 @click.option("--outside-network", default="bridge", show_default=True, help="Docker network the gateway and proxy use to reach out.")
 @click.option("--cpus", type=float, default=2.0, show_default=True)
 @click.option("--memory-mb", type=int, default=4096, show_default=True)
@@ -303,9 +308,9 @@ def harnesses() -> None:
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
-        retry_on, proxy_mode, denylist, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
+        retry_on, proxy_mode, denylist, provider_tools, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream
+    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream, parse_provider_tools
     from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
@@ -322,6 +327,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                     max_tool_calls=max_tool_calls, wall_time_s=wall_time_s, attempts_per_task=attempts)
     retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
     limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
+    tools_policy = parse_provider_tools(provider_tools, ProxyMode(proxy_mode))
 
     def show(r) -> None:
         color = "green" if r.reason.value == "success" else "red"
@@ -344,12 +350,13 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                 key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
                 denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
                 parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
+                provider_tools=tools_policy,
             ).records
         else:
             results = run_command_harness(
                 snapshot_path, run_dir, image, list(argv), list(tasks) or None, model or "unspecified", upstreams,
                 budget, limits, retry, ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
-                parallel=parallel,
+                parallel=parallel, provider_tools=tools_policy, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
             )
     done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/", soft_wrap=True)

@@ -3,12 +3,23 @@
 from ._contract import AgentContext, Harness
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
-from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, BudgetUse, ProxyMode, RetryPolicy, SandboxLimits, Upstream
+from ._models import (
+    NOT_COUNTED,
+    AttemptReason,
+    AttemptRecord,
+    BudgetUse,
+    ProxyMode,
+    RetryPolicy,
+    SandboxLimits,
+    Upstream,
+    default_provider_tools,
+    parse_provider_tools,
+)
 from ._runner import RunConfig, changed_settings, open_run, run_attempts, run_task_attempts, stop_run
 from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run
 
 __all__ = [
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
-    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "cleanup_run", "instruction", "open_run", "run_attempts",
+    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "cleanup_run", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run",
 ]

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.images import ImagePackages
-from sandbox.models import Budget
+from sandbox.models import Budget, ProviderToolsPolicy
 
 
 class AttemptReason(str, Enum):
@@ -63,6 +63,26 @@ class ProxyMode(str, Enum):
     deny = "deny"
 
 
+def default_provider_tools(mode: ProxyMode) -> ProviderToolsPolicy:
+    """The provider-side tools policy of a run that names none: `deny` when the web is the snapshot's
+    replay corpus (or closed), so that an offline run stays offline; `denylist` on the live web."""
+    return ProviderToolsPolicy.every("deny" if mode in (ProxyMode.replay, ProxyMode.deny) else "denylist")
+
+
+def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = ProxyMode.replay) -> ProviderToolsPolicy | None:
+    """`--provider-tools`: `default` (None: the proxy mode's default), `allow`, `deny`, `denylist`, or
+    KIND=POLICY,... over web_search, web_fetch and hosted (unnamed kinds keep the mode's default)."""
+    from omnidr.errors import UserError
+
+    text = (text or "").strip()
+    if text in ("", "default"):
+        return None
+    try:
+        return ProviderToolsPolicy.parse(text, default_provider_tools(proxy_mode))
+    except ValueError as exc:
+        raise UserError(f"{exc}; e.g. --provider-tools deny or --provider-tools web_search=denylist") from None
+
+
 class BudgetUse(BaseModel):
     """What the attempt spent, as counted by the gateway (the source of truth for tokens)."""
 
@@ -76,6 +96,8 @@ class BudgetUse(BaseModel):
     server_search_requests: int = Field(
         0, description="Web searches the model provider ran itself (Anthropic server_tool_use, Responses web_search_call), "
                        "where the upstream reports them; they never pass the egress proxy.")
+    server_fetch_requests: int = Field(
+        0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
 
 
@@ -96,6 +118,10 @@ class AttemptRecord(BaseModel):
     budget_use: BudgetUse = Field(default_factory=BudgetUse, description="What the gateway counted.")
     network_requests: int = Field(0, description="Lines in network.jsonl.")
     network_blocked: int = Field(0, description="Requests the egress proxy blocked.")
+    provider_web_requests: int = Field(0, description="Lines in provider_web.jsonl: searches and fetches the model "
+                                                      "provider ran, and provider-side tool requests the gateway refused.")
+    provider_web_blocked: int = Field(0, description="Of those, refused by the run's policy or with denylisted "
+                                                     "results removed.")
     image_ids: dict[str, str] = Field(default_factory=dict, description="Role (agent, gateway, egress) -> Docker image ID.")
     image_packages: dict[str, ImagePackages] = Field(
         default_factory=dict, description="Role -> every package version the image holds and its drift from the locks."

@@ -10,15 +10,24 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
-from sandbox.models import Budget
+from sandbox.models import Budget, ProviderToolsPolicy
 
 from ._contract import Harness
 from ._instruction import instruction
-from ._models import NOT_COUNTED, AttemptReason, AttemptRecord, ProxyMode, RetryPolicy, SandboxLimits, Upstream
+from ._models import (
+    NOT_COUNTED,
+    AttemptReason,
+    AttemptRecord,
+    ProxyMode,
+    RetryPolicy,
+    SandboxLimits,
+    Upstream,
+    default_provider_tools,
+)
 from ._sandbox import INTERRUPTED, AttemptSandbox, AttemptSpec, cleanup_run, write_json_atomic
 
 RUN_FILE = "run.json"
@@ -46,11 +55,29 @@ class RunConfig(BaseModel):
     outside_network: str = Field("bridge", description="Docker network the gateway and proxy reach the world through.")
     evidence_brief: bool = Field(False, description="Append the task's evidence brief to the instruction "
                                                     "(behavioural calibration's R3, App. E.4).")
+    provider_tools: ProviderToolsPolicy = Field(
+        description="What the gateway does with provider-side tools (web search and fetch that run at the model "
+        "provider, hosted tools); a run.json written before the field existed had its proxy mode's default.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mode_default(cls, data):
+        if isinstance(data, dict) and data.get("provider_tools") is None and "proxy_mode" in data:
+            data = {**data, "provider_tools": default_provider_tools(ProxyMode(data["proxy_mode"]))}
+        return data
+
+    @property
+    def offline(self) -> bool:
+        """Whether nothing of the run reaches the live web: replay (or closed) web and no provider-side tools."""
+        return self.proxy_mode in (ProxyMode.replay, ProxyMode.deny) and not self.provider_tools.opens_provider_web
 
     def run_id(self) -> str:
-        # a run without the brief keeps the id it had before the field existed
-        exclude = None if self.evidence_brief else {"evidence_brief"}
-        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
+        # a run without the brief, and with its mode's default provider-tools policy, keeps the id it had
+        # before those fields existed
+        exclude = set() if self.evidence_brief else {"evidence_brief"}
+        if self.provider_tools == default_provider_tools(self.proxy_mode):
+            exclude.add("provider_tools")
+        return hashlib.sha256(self.model_dump_json(exclude=exclude or None).encode()).hexdigest()[:16]
 
 
 def changed_settings(old, new, limit: int = 80) -> tuple[list[str], str]:
@@ -149,8 +176,8 @@ def run_task_attempts(
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,
-                denylist=tuple(config.denylist), outside_network=config.outside_network,
-                gateway_backoff_s=gateway_backoff_s,
+                denylist=tuple(config.denylist), provider_tools=config.provider_tools,
+                outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 report_entry=snap.contract.entry if snap.contract else "index.html",
                 report_data_file=snap.contract.data_file if snap.contract else "data.js",
             )

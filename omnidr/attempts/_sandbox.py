@@ -19,8 +19,8 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
-from sandbox.egress import AGENT_CA_PATH, agent_ca_environment, read_network_log
-from sandbox.models import Budget
+from sandbox.egress import AGENT_CA_PATH, NETWORK_LOG, PROVIDER_WEB_LOG, agent_ca_environment, read_network_log
+from sandbox.models import Budget, ProviderToolsPolicy
 
 from ._contract import AgentContext, Harness
 from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits, Upstream
@@ -56,6 +56,8 @@ class AttemptSpec:
     proxy_mode: ProxyMode = ProxyMode.deny
     replay_dir: Path | None = None  # web corpus served in replay mode
     denylist: tuple[str, ...] = ()
+    # provider-side tools (searches that run at the model provider): applied and logged by the gateway
+    provider_tools: ProviderToolsPolicy = field(default_factory=lambda: ProviderToolsPolicy.every("deny"))
     outside_network: str = "bridge"  # where the gateway and proxy reach the world (or a fake upstream)
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
@@ -248,7 +250,8 @@ class AttemptSandbox:
             "port": GATEWAY_PORT, "agent_token": self.token, "admin_token": self.admin_token,
             "upstreams": upstreams, "budget": json.loads(spec.budget.model_dump_json()),
             "log_path": "/logs/gateway.jsonl", "summary_path": "/logs/gateway_state.json",
-            "retry_backoff_s": spec.gateway_backoff_s,
+            "retry_backoff_s": spec.gateway_backoff_s, "provider_tools": spec.provider_tools.model_dump(),
+            "denylist": list(spec.denylist), "web_log_path": f"/logs/{PROVIDER_WEB_LOG}",
         }
         (dirs["control"] / "gateway.json").write_text(json.dumps(config, indent=2), "utf-8")
         (dirs["control"] / "gateway.json").chmod(0o644)
@@ -261,7 +264,7 @@ class AttemptSandbox:
 
     def _start_proxy(self, dirs, internal) -> str:
         spec = self.spec
-        command = ["--mode", spec.proxy_mode.value, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", "/logs/network.jsonl"]
+        command = ["--mode", spec.proxy_mode.value, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}"]
         volumes = {str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}}
         if spec.proxy_mode in (ProxyMode.intercept, ProxyMode.record, ProxyMode.replay):
             # the proxy makes a CA for this attempt alone and writes its certificate for the agent's trust store
@@ -392,22 +395,26 @@ class AttemptSandbox:
             input_tokens=s.get("input_tokens", 0), output_tokens=s.get("output_tokens", 0),
             tool_calls=s.get("tool_calls", 0), upstream_retries=s.get("upstream_retries", 0),
             failed_requests=s.get("failed_requests", 0), server_search_requests=s.get("server_search_requests", 0),
-            exhausted=s.get("budget_exhausted"),
+            server_fetch_requests=s.get("server_fetch_requests", 0), exhausted=s.get("budget_exhausted"),
         )
 
     def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs,
                 wall_s: float | None = None, use: BudgetUse | None = None) -> AttemptRecord:
-        net_log = dirs["logs"] / "network.jsonl"
-        try:
-            events = read_network_log(net_log) if net_log.is_file() else []
-        except ValueError:  # a damaged line inside the log: the file stays for audit, the counts are left at 0
-            events = []
+        def events_of(name: str) -> list:
+            path = dirs["logs"] / name
+            try:
+                return read_network_log(path) if path.is_file() else []
+            except ValueError:  # a damaged line inside the log: the file stays for audit, the counts are left at 0
+                return []
+
+        events, provider = events_of(NETWORK_LOG), events_of(PROVIDER_WEB_LOG)
         report = dirs["output"] / "report" / self.spec.report_entry
         rec = AttemptRecord(
             **record, reason=reason, detail=detail, exit_code=exit_code, ended_at=_now(),
             wall_time_s=round(wall_s if wall_s is not None else time.monotonic() - t0, 3),
             budget_use=use if use is not None else self._gateway_state(dirs), network_requests=len(events),
-            network_blocked=sum(1 for e in events if e.blocked), image_ids=image_ids,
+            network_blocked=sum(1 for e in events if e.blocked), provider_web_requests=len(provider),
+            provider_web_blocked=sum(1 for e in provider if e.blocked), image_ids=image_ids,
             report_path=report.relative_to(self.spec.folder).as_posix() if report.is_file() else None,
         )
         if INTERRUPTED.is_set():  # stopped by the user, not ended: leave it unfinished for the rerun

@@ -7,6 +7,7 @@ from ._corpus import CorpusPage, WebCorpus
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, RelationType, Verification, VideoRef
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._manifest import ManifestDiff, SnapshotManifest
+from ._release import RELEASE_DENYLIST
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
 from ._review import REVIEW_FILE, WarningReview, WarningReviews
 from ._rubric import (
@@ -29,7 +30,7 @@ from ._validate import sha256_file
 
 __all__ = [
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
-    "CONTRACT_VERSION", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
+    "CONTRACT_VERSION", "RELEASE_DENYLIST", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
     "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
     "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "SourceVideo", "Task", "TaskBundle",

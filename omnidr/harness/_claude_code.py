@@ -46,8 +46,8 @@ class ClaudeCodeHarness:
     image_ref: str
     max_turns: int | None = None  # Claude Code's own turn limit; the gateway's budget applies anyway
     # WebSearch is a server-side tool of the Messages API: the search runs at the provider and never
-    # passes the egress proxy. Off unless the upstream is a provider that serves it (not the scripted
-    # model, not an Anthropic-compatible server without it); the run record says which.
+    # passes the egress proxy. Offered only when the run's provider-tools policy lets web search through
+    # the gateway (allow or denylist; run.json's provider_tools), which then logs and filters it.
     web_search: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "claude-code"

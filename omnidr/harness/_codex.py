@@ -30,7 +30,7 @@ class CodexHarness:
 
     image_ref: str
     reasoning_effort: str | None = None  # low / medium / high; None keeps Codex's default
-    web_search: bool = False  # the Responses API's server-side search; off unless the upstream serves it
+    web_search: bool = False  # the Responses API's hosted search; on when the run's provider-tools policy lets it through
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "codex"
     parser: str = "codex"

@@ -46,23 +46,25 @@ class HarnessInfo:
     capabilities: tuple[str, ...]  # capability levels (paper App. F.5) it can run at
     skills: str  # how the research tools reach the agent
     scripted: bool  # the offline scripted model drives it (demo and tests)
-    make: Callable[..., Harness] = field(repr=False, default=None)  # (image_tag, capability, search, hp) -> adapter
+    # (image_tag, capability, search, hp, provider_search) -> adapter; provider_search: the run lets the model
+    # provider search the web (provider-side tools policy not `deny`), so the CLI offers its built-in search
+    make: Callable[..., Harness] = field(repr=False, default=None)
     note: str = ""
 
 
-def _reference(image: str, capability: str, search: list[dict], hp) -> Harness:
+def _reference(image: str, capability: str, search: list[dict], hp, _provider_search: bool = False) -> Harness:
     return ReferenceHarness(capability, image=image, search=search, extra_args=workflow_args(hp))
 
 
-def _claude(image: str, _capability: str, _search: list[dict], _hp) -> Harness:
-    return ClaudeCodeHarness(image_ref=image)
+def _claude(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
+    return ClaudeCodeHarness(image_ref=image, web_search=provider_search)
 
 
-def _codex(image: str, _capability: str, _search: list[dict], _hp) -> Harness:
-    return CodexHarness(image_ref=image)
+def _codex(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
+    return CodexHarness(image_ref=image, web_search=provider_search)
 
 
-def _openclaw(image: str, _capability: str, _search: list[dict], _hp) -> Harness:
+def _openclaw(image: str, _capability: str, _search: list[dict], _hp, _provider_search: bool = False) -> Harness:
     return OpenClawHarness(image_ref=image)
 
 
@@ -124,6 +126,7 @@ def run_system(
     argv: list[str] | None = None,
     extra_upstreams: list[Upstream] = (),
     evidence_brief: bool = False,
+    provider_tools=None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -133,14 +136,23 @@ def run_system(
     "scripted-demo"; the note is passed to `on_note` and returned); only harnesses whose entry says
     `scripted` can be driven by it. The `command` harness runs `image` with `argv`. Defaults:
     `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay mode (the snapshot's web corpus), no
-    denylist. A loopback `model_base_url` is reached through a relay on the host (see
+    denylist beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools
+    policy (deny in replay). A loopback `model_base_url` is reached through a relay on the host (see
     omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
     `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3)."""
     from docker.errors import ImageNotFound
 
-    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits, open_run, run_attempts
+    from omnidr.attempts import (
+        ProxyMode,
+        RetryPolicy,
+        RunConfig,
+        SandboxLimits,
+        default_provider_tools,
+        open_run,
+        run_attempts,
+    )
     from omnidr.attempts._relay import relay_loopback_urls
-    from omnidr.benchmark import open_snapshot
+    from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
     from omnidr.images import build_images, docker_client
     from sandbox.models import Budget
 
@@ -161,7 +173,8 @@ def run_system(
     if harness == "command" and not (image and argv):
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
-    denylist = list(denylist or [])
+    denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *(denylist or [])]))
+    provider_tools = provider_tools or default_provider_tools(proxy_mode)
     given = list(extra_upstreams)
     if model_base_url:
         given.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
@@ -201,7 +214,8 @@ def run_system(
             check_reach(client, built["gateway"].tag, network, upstreams, reach)
         pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
         adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
-                   else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters))
+                   else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
+                                  provider_search=provider_tools.web_search != "deny"))
         command = (list(argv) if harness == "command" else
                    reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
                    else [harness])
@@ -211,7 +225,11 @@ def run_system(
             budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
             proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
             egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
+            provider_tools=provider_tools,
         )
+        if not config.offline and proxy_mode is ProxyMode.replay:
+            on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
+                    "so this run is not offline although the proxy replays the snapshot's corpus")
         open_run(Path(run_dir), config)  # refuses a changed configuration before any work
         out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
                                    parallel, on_start=on_start, executor=executor, reach=reach, on_task=on_task)
@@ -257,7 +275,8 @@ def run_reference(snapshot: Path, run_dir: Path, tasks: list[str] | None = None,
 def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: list[str], task_ids: list[str] | None,
                         model: str, upstreams: list[Upstream], budget, limits, retry, proxy_mode,
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
-                        gateway_backoff_s: float = 1.0, parallel: int = 1) -> dict:
+                        gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
+                        on_note: Callable[[str], None] = lambda _m: None) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -268,5 +287,6 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
     ran = run_system(snapshot_path, run_dir, "command", task_ids, model=model, budget=budget, limits=limits,
                      retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
-                     argv=argv, extra_upstreams=list(upstreams), on_note=lambda _m: None)
+                     argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
+                     provider_tools=provider_tools)
     return ran.records

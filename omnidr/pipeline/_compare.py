@@ -8,7 +8,7 @@ from rich.table import Table
 from omnidr.errors import UserError
 
 from ._eval import EvalOutcome, EvalRequest, judge_key
-from ._results import EVAL_FILE, collect_systems, comparison_files, read_system, refresh_index
+from ._results import EVAL_FILE, collect_systems, comparison_files, read_system, refresh_index, web_policy_note
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):
@@ -57,6 +57,8 @@ def compare_folders(folders, snapshot: Path, console: Console):
     if len(budgets) > 1:
         console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
                       "budget-matched[/yellow]")
+    if note := web_policy_note({g[0]: g[2].web_policy for g in got}):
+        console.print(f"warning: {note}", style="yellow", soft_wrap=True, markup=False)
     first = got[0][2]
     return compare_chosen([g[:5] for g in got], snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
                           first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)

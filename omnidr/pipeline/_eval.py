@@ -17,7 +17,7 @@ from pathlib import Path
 
 from omnidr.attempts._relay import is_loopback_url
 from omnidr.errors import UserError
-from sandbox.models import Budget
+from sandbox.models import Budget, ProviderToolsPolicy
 
 from ._checks import EvalResult, StageResult, check_snapshot
 from ._results import (
@@ -50,6 +50,14 @@ class EvalRequest:
     executor: object = None  # None (local threads) or an omnidr.attempts RayExecutor
     tracking_uri: str | None = None
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
+    provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
+
+    @property
+    def tools_policy(self) -> ProviderToolsPolicy:
+        """The provider-side tools policy the attempts run under (eval replays the snapshot's web corpus)."""
+        from omnidr.attempts import ProxyMode, default_provider_tools
+
+        return self.provider_tools or default_provider_tools(ProxyMode.replay)
 
 
 @dataclass
@@ -189,7 +197,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         request.snapshot, folder, spec.harness, task_ids, spec.capability, model_base_url=spec.model.base_url,
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
-        executor=request.executor, on_task=on_task, evidence_brief=spec.brief,
+        executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
     )
     return ran.records
 
@@ -211,6 +219,8 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
         "harness": spec.harness, "capability": spec.capability, "evidence_brief": spec.brief,
         "budget": request.budget_label,
         **{f"budget.{k}": v for k, v in request.budget.model_dump().items()},
+        "web": "replay", "provider_tools": str(request.tools_policy),
+        **{f"provider_tools.{k}": v for k, v in request.tools_policy.model_dump().items()},
         "snapshot_id": snapshot_id, "judge": judge_key(request.judge), "judge_endpoint": request.judge.base_url,
         "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],
         "executor": "local" if request.executor is None else json.dumps(request.executor.describe()),
@@ -237,7 +247,8 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     outcome.run_root = root
     key = judge_key(request.judge)
     configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
-                                      budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id)
+                                      budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id,
+                                      provider_tools=request.tools_policy)
                for spec in request.systems}
     for label, config in configs.items():  # every refusal before anything is written
         check_system_folder(root / label, config)

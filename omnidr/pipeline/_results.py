@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from omnidr.attempts import changed_settings
 from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.errors import UserError
-from sandbox.models import Budget
+from sandbox.models import Budget, ProviderToolsPolicy
 
 from ._specs import Endpoint, SystemSpec
 
@@ -36,6 +36,23 @@ class EvalConfig(BaseModel):
     budget: Budget = Field(description="Per-attempt budget.")
     tasks: list[str] = Field(description="Task ids evaluated.")
     snapshot_id: str = Field(description="Snapshot id (manifest id when frozen).")
+    provider_tools: ProviderToolsPolicy = Field(
+        default_factory=lambda: ProviderToolsPolicy.every("deny"),
+        description="Provider-side tools policy of its attempts (the web itself is the snapshot's replayed corpus); "
+        "an eval.json written before the field existed ran with deny, replay's default.")
+
+    @property
+    def web_policy(self) -> str:
+        """The web the system's agents had, in one phrase (leaderboard notes, compare warnings)."""
+        return f"replayed corpus, provider-side tools {self.provider_tools}"
+
+
+def web_policy_note(policies: dict[str, str]) -> str | None:
+    """A warning when systems ran under different web policies (label -> `EvalConfig.web_policy`), else None."""
+    if len(set(policies.values())) < 2:
+        return None
+    return ("the systems ran under different web policies, so their scores are not like for like: "
+            + "; ".join(f"{label}: {policy}" for label, policy in policies.items()))
 
 
 def check_system_folder(folder: Path, config: EvalConfig) -> bool:
@@ -85,6 +102,9 @@ class Results(BaseModel):
     analysis: dict[str, dict] = Field(default_factory=dict, description=(
         "The paper's analysis tables by name (paired, by_family, by_subcategory, by_query_form, directions, "
         "difficulty, sensitivity), each a table of strings (title, headers, rows); also tables/<name>.csv and .md."))
+    web_policies: dict[str, str] = Field(default_factory=dict, description=(
+        "Leaderboard label -> the web its agents had (replay, provider-side tools policy); rows that differ are "
+        "marked in the notes."))
 
 
 def read_system(folder: Path, evaluation: str = "evaluation"):
@@ -181,6 +201,7 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
         systems={f[0]: f[1].relative_to(root).as_posix() for f in found}, left_out=left_out,
         incomplete={f[1].name: f[4] for f in found if f[4]}, leaderboard=board.model_dump(mode="json"),
         analysis={name: grid.as_dict() for name, grid in analysis.items()},
+        web_policies={f[0]: f[2].web_policy for f in found},
     )
     return board, results
 
@@ -262,6 +283,8 @@ def _notes(results: Results) -> list[str]:
                      "command to finish them.")
     for folder, why in results.left_out.items():
         lines.append(f"- left out: {folder} ({why}).")
+    if note := web_policy_note(results.web_policies):
+        lines.append(f"- {note}.")
     return lines
 
 

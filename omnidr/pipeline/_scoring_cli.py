@@ -154,6 +154,11 @@ def _found_notes(found) -> list[str]:
     notes = [f"left out: {folder} ({why})" for folder, why in found.skipped.items()]
     notes += [f"{label}: provisional, not ranked: {', '.join(tasks)} not final (rerun `omnidr eval` to finish them)"
               for label, tasks in found.incomplete.items()]
+    from ._results import read_eval_config, web_policy_note
+
+    configs = {label: config for label, folder in found.folders.items() if (config := read_eval_config(folder))}
+    if note := web_policy_note({label: c.web_policy for label, c in configs.items()}):
+        notes.append(f"warning: {note}")
     return notes
 
 

@@ -127,12 +127,12 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     record = _record(attempt_dir)
     if record is None and (attempt_dir / "attempt.json").is_file():
         traj.warnings.append("attempt.json is not a valid attempt record; ignored")
-    stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None)
+    network = network_events(attempt_dir / "logs", traj.warnings)
+    stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=network)
     exchanges = []
     gateway = attempt_dir / "logs" / "gateway.jsonl"
     if gateway.is_file():
         exchanges, _ = read_gateway_log(gateway)
-    network = network_events(attempt_dir / "logs" / "network.jsonl", traj.warnings)
     task_id, number = attempt_dir.parent.name, int(attempt_dir.name) if attempt_dir.name.isdigit() else 0
     trajectory_path = attempt_dir / "trajectory.json"
     _write(trajectory_path, traj.model_dump_json(indent=1))
@@ -201,7 +201,8 @@ def scored_trace_stats(run_dir: Path) -> list[ProcessStats]:
         except ValueError:
             continue
         record = _record(attempts[-1])
-        out.append(process_stats(traj, wall_time_s=record.wall_time_s if record else None))
+        web = network_events(attempts[-1] / "logs", [])
+        out.append(process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=web))
     return out
 
 

@@ -6,7 +6,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from sandbox.egress._event import NETWORK_EVENT, RequestEvent, TunnelEvent
+from sandbox.egress._event import NETWORK_EVENT, NETWORK_LOG, PROVIDER_WEB_LOG, ProviderEvent, RequestEvent, TunnelEvent
 from sandbox.gateway._exchange import GatewayExchange
 
 from ._models import AgentStep, SystemStep, Trajectory, UserStep
@@ -18,19 +18,44 @@ PHASE_COLORS = {"video": "#8e44ad", "search": "#2980b9", "read": "#16a085", "wri
                 "verify": "#27ae60", "other": "#7f8c8d"}
 
 
-def network_events(path: Path, warnings: list[str]) -> list[RequestEvent | TunnelEvent]:
-    """Lines of network.jsonl; unreadable lines are skipped with a warning."""
-    if not path.is_file():
-        return []
-    events = []
-    for number, line in enumerate(path.read_text("utf-8", errors="replace").splitlines(), start=1):
-        if not line.strip():
+WebEvent = RequestEvent | TunnelEvent | ProviderEvent
+
+
+def network_events(logs_dir: Path, warnings: list[str]) -> list[WebEvent]:
+    """The attempt's one web log: network.jsonl (the egress proxy) and provider_web.jsonl (searches and fetches
+    the model provider ran, from the gateway), in time order; unreadable lines are skipped with a warning."""
+    events: list[WebEvent] = []
+    for path in (logs_dir / NETWORK_LOG, logs_dir / PROVIDER_WEB_LOG):
+        if not path.is_file():
             continue
-        try:
-            events.append(NETWORK_EVENT.validate_json(line))
-        except ValueError:
-            warnings.append(f"{path}:{number}: not a network event; skipped")
-    return events
+        for number, line in enumerate(path.read_text("utf-8", errors="replace").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                events.append(NETWORK_EVENT.validate_json(line))
+            except ValueError:
+                warnings.append(f"{path}:{number}: not a network event; skipped")
+    return sorted(events, key=lambda e: e.started_at)
+
+
+def _web_row(ev: WebEvent) -> str:
+    """One row of the audit page's web table: a proxy request or tunnel, or a provider-side search or fetch."""
+    if isinstance(ev, ProviderEvent):
+        what = f"{ev.tool}: " + (f"search {ev.query!r}" if ev.query is not None else (ev.url or ev.action))
+        hits = "".join(f"<li class='{'err' if r.blocked else ''}'>{_e(r.url)}{' (removed: denylist)' if r.blocked else ''}"
+                       "</li>" for r in ev.results)
+        if hits:
+            what = f"<details><summary>{_e(what)} ({len(ev.results)} results)</summary><ul>{hits}</ul></details>"
+        else:
+            what = _e(what)
+        note = f"blocked ({_e(ev.block_reason)}) " if ev.blocked else ""
+        return (f"<tr class='provider {'err' if ev.blocked or ev.error else ''}'><td>p{ev.seq}</td>"
+                f"<td>{ev.started_at:%H:%M:%S}</td><td>provider ({_e(ev.policy)})</td><td>{what}</td>"
+                f"<td>{_e(ev.status)}</td><td>{note}{_e(ev.error or '')}</td><td>exchange #{ev.exchange_seq}</td></tr>")
+    return (f"<tr class='{'err' if ev.blocked or ev.error else ''}'><td>{ev.seq}</td><td>{ev.started_at:%H:%M:%S}</td>"
+            f"<td>{_e(ev.method)}</td><td>{_e(getattr(ev, 'url', None) or f'{ev.host}:{ev.port}')}</td>"
+            f"<td>{_e(ev.status)}</td><td>{'blocked (' + _e(ev.block_reason) + ')' if ev.blocked else ''}"
+            f"{_e(ev.error or '')}</td><td>{ev.received_bytes:,}</td></tr>")
 
 
 def _cut(text: str) -> str:
@@ -218,7 +243,7 @@ JS = """
 
 
 def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: str, attempt: int, record: Any,
-               exchanges: list[GatewayExchange], network: list[RequestEvent | TunnelEvent],
+               exchanges: list[GatewayExchange], network: list[WebEvent],
                links: list[tuple[str, str]] = ()) -> str:
     """The HTML text of the audit page: links to what sits next to it, how the attempt ended and its
     errors first, then statistics, budget use, the timeline and the network log."""
@@ -226,11 +251,8 @@ def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: s
     strip = "".join(f'<span title="#{i + 1} {_e(c.name)} [{c.phase}]" style="background:{PHASE_COLORS[c.phase]}">'
                     "</span>" for i, c in enumerate(traj.tool_calls()))
     legend = " ".join(f'<span class="ph" style="background:{c}">{p}</span>' for p, c in PHASE_COLORS.items())
-    net_rows = "".join(
-        f"<tr class='{'err' if ev.blocked or ev.error else ''}'><td>{ev.seq}</td><td>{ev.started_at:%H:%M:%S}</td>"
-        f"<td>{_e(ev.method)}</td><td>{_e(getattr(ev, 'url', None) or f'{ev.host}:{ev.port}')}</td>"
-        f"<td>{_e(ev.status)}</td><td>{'blocked (' + _e(ev.block_reason) + ')' if ev.blocked else ''}"
-        f"{_e(ev.error or '')}</td><td>{ev.received_bytes:,}</td></tr>" for ev in network)
+    net_rows = "".join(_web_row(ev) for ev in network)
+    provider = sum(1 for ev in network if isinstance(ev, ProviderEvent))
     loops = "".join(f"<li>{_e(l.tool)} ×{l.repeats} from call {l.first_action}: <code>{_e(l.arguments)}</code></li>"
                     for l in stats.failure_loops)
     warnings = "".join(f"<li>{_e(w)}</li>" for w in traj.warnings[:200])
@@ -274,8 +296,8 @@ def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: s
 <div><button data-filter="all">all</button><button data-filter="errors">errors</button>{buttons}
 <button id="expand">expand/collapse</button> <span class="muted"><span id="shown"></span> shown</span></div>
 <div id="timeline">{''.join(_step_html(s) for s in traj.steps)}</div>
-<h2>Network requests ({len(network)})</h2>
-{'<table id="network"><tr><th>#</th><th>time</th><th>method</th><th>URL / host</th><th>status</th><th>note</th><th>bytes in</th></tr>' + net_rows + '</table>' if network else '<p class="muted">No network requests logged.</p>'}
+<h2>Network requests ({len(network) - provider} through the proxy, {provider} at the model provider)</h2>
+{'<table id="network"><tr><th>#</th><th>time</th><th>method / door</th><th>URL / host / search</th><th>status</th><th>note</th><th>bytes in / exchange</th></tr>' + net_rows + '</table>' if network else '<p class="muted">No network requests logged.</p>'}
 {f'<h2>Parser warnings</h2><ul>{warnings}</ul>' if warnings else ''}
 <script>{JS}</script>
 </body></html>

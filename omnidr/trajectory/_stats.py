@@ -69,6 +69,10 @@ class ProcessStats(BaseModel):
     write_blocks: int = Field(description="Contiguous runs of report-writing calls.")
     interleaved: bool = Field(description="searches_after_write_pct >= 30 and write_blocks >= 4.")
     failure_loops: list[FailureLoop] = Field(description="Repeated-failure loops (>= 3 identical failing calls).")
+    web_requests: int | None = Field(None, description="Requests through the egress proxy (network.jsonl); None "
+                                                       "when the web log was not read.")
+    provider_web_requests: int | None = Field(
+        None, description="Searches and fetches the model provider ran (provider_web.jsonl), refused ones included.")
 
 
 def _position(i: int, n: int) -> float:
@@ -94,8 +98,9 @@ def _wall_time(trajectory: Trajectory) -> float | None:
     return (max(times) - min(times)).total_seconds() if len(times) >= 2 else None
 
 
-def process_stats(trajectory: Trajectory, wall_time_s: float | None = None) -> ProcessStats:
-    """Statistics of one trajectory; `wall_time_s` (e.g. from attempt.json) overrides the timestamps'."""
+def process_stats(trajectory: Trajectory, wall_time_s: float | None = None, web: list | None = None) -> ProcessStats:
+    """Statistics of one trajectory; `wall_time_s` (e.g. from attempt.json) overrides the timestamps'. `web`:
+    the attempt's web log (`sandbox.egress.read_web_log`), both doors, for the request counts."""
     calls: list[ToolCall] = trajectory.tool_calls()
     failed = {o.tool_call_id for s in trajectory.agent_steps() for o in s.observations if o.is_error}
     phases: list[Phase] = [c.phase for c in calls]
@@ -145,6 +150,8 @@ def process_stats(trajectory: Trajectory, wall_time_s: float | None = None) -> P
         last_search_pct=_position(searches[-1], len(events)) if searches else None,
         searches_after_write_pct=after, write_blocks=blocks, interleaved=interleaved(after, blocks),
         failure_loops=loops,
+        web_requests=None if web is None else sum(1 for e in web if e.via == "proxy"),
+        provider_web_requests=None if web is None else sum(1 for e in web if e.via == "provider"),
     )
 
 

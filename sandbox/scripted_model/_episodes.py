@@ -10,8 +10,12 @@ agent whose only tool the script uses is its shell:
 
 Each command becomes the CLI's own shell tool call: `Bash` {command, description} for Claude Code,
 `exec_command` {cmd} (or the older `shell` {command: [...]}) for Codex. A step's `webfetch` items
-({url, prompt}) become Claude Code `WebFetch` calls, and its `load_tools` a `ToolSearch` call that
-loads deferred tools first; Codex has neither and skips them. The server stays stateless: tool
+({url, prompt}) become Claude Code `WebFetch` calls, its `websearch` items ({query, results: [{url,
+title}]}) `WebSearch` calls, and its `load_tools` a `ToolSearch` call that loads deferred tools first;
+Codex has none of them and skips them. Claude Code runs WebSearch as its own Messages request offering
+the provider's `web_search` server tool: the server then plays the provider, running the search on the
+`results` of the episode item whose query the request names (`provider_search_answer`). The server stays
+stateless: tool
 call ids carry the step number (`toolu_omnidr_s<N>_<i>`, `call_omnidr_s<N>_<i>`), so the answer to a
 request is the step after the highest one found in its history. A re-sent request gets the same answer,
 and requests that are not the episode (a CLI's background calls) get a short text answer.
@@ -27,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-STEP_ID = re.compile(r"_omnidr_s(\d+)_[wt]?\d+$")
+STEP_ID = re.compile(r"_omnidr_s(\d+)_[wtq]?\d+$")
 NO_SCRIPT = "The scripted model has no script for this request."
 
 
@@ -84,8 +88,37 @@ def _step(episode: Episode, ids: list[str]) -> tuple[int, dict]:
 
 # ---- Anthropic Messages ------------------------------------------------------------------------------
 
+def _server_search_tool(body: dict) -> dict | None:
+    return next((t for t in body.get("tools") or [] if str(t.get("type", "")).startswith("web_search_")), None)
+
+
+def provider_search_answer(body: dict, episodes: list[Episode]) -> dict:
+    """The provider's side of a request offering its `web_search` server tool (Claude Code's WebSearch): one
+    search for the episode query the request names, answered as the API does (server_tool_use, then
+    web_search_tool_result, then text). Like some real providers, it applies no domain filter itself."""
+    text = " ".join(_texts(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
+    items = [w for e in episodes for step in e.steps for w in step.get("websearch") or []]
+    item = next((w for w in items if w.get("query") and w["query"] in text), None)
+    query = item["query"] if item else text[-200:]
+    results = (item or {}).get("results") or []
+    content = [
+        {"type": "server_tool_use", "id": "srvtoolu_omnidr_1", "name": "web_search", "input": {"query": query}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_omnidr_1",
+         "content": [{"type": "web_search_result", "url": r["url"], "title": r.get("title", r["url"]),
+                      "encrypted_content": "scripted", "page_age": None} for r in results]},
+        {"type": "text", "text": f"The search for {query!r} found {len(results)} pages."},
+    ]
+    prompt = tokens(body.get("messages") or []) + tokens(body.get("system") or "")
+    return {"id": f"msg_scripted_{int(time.time() * 1000)}", "type": "message", "role": "assistant",
+            "model": body.get("model") or "scripted-demo", "content": content, "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": tokens(content),
+                                             "server_tool_use": {"web_search_requests": 1}}}
+
+
 def messages_answer(body: dict, episodes: list[Episode]) -> dict:
     """The Messages API `message` object for one request."""
+    if _server_search_tool(body) is not None:
+        return provider_search_answer(body, episodes)
     messages = body.get("messages") or []
     first_user = next((_texts(m.get("content")) for m in messages if m.get("role") == "user"), "")
     episode = _find(episodes, first_user)
@@ -107,8 +140,8 @@ def messages_answer(body: dict, episodes: list[Episode]) -> dict:
         # Claude Code's own page reader (its fetch goes through the egress proxy, and it asks the model
         # to read the page: a web sub-request the gateway counts). Claude Code 2.1 defers it: the model
         # loads it with ToolSearch first (`load_tools`), then calls it (`webfetch`).
-        loaded = offered | {"WebFetch" for b in calls if b.get("name") == "ToolSearch"
-                            and "WebFetch" in str((b.get("input") or {}).get("query"))}
+        loaded = offered | {name for b in calls if b.get("name") == "ToolSearch"
+                            for name in ("WebFetch", "WebSearch") if name in str((b.get("input") or {}).get("query"))}
         wanted = [] if step.get("final") else [t for t in step.get("load_tools") or [] if t not in loaded]
         if wanted and "ToolSearch" in offered:
             content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_t0", "name": "ToolSearch",
@@ -116,6 +149,9 @@ def messages_answer(body: dict, episodes: list[Episode]) -> dict:
         for j, f in enumerate([] if step.get("final") or "WebFetch" not in loaded else step.get("webfetch") or []):
             content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_w{j}", "name": "WebFetch",
                             "input": {"url": f["url"], "prompt": f["prompt"]}})
+        for j, w in enumerate([] if step.get("final") or "WebSearch" not in loaded else step.get("websearch") or []):
+            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_q{j}", "name": "WebSearch",
+                            "input": {"query": w["query"]}})
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         model = episode.model
     prompt = tokens(messages) + tokens(body.get("system") or "") + tokens(body.get("tools") or [])
@@ -136,6 +172,8 @@ def messages_events(message: dict) -> list[tuple[str, dict]]:
                                                 "content_block": {"type": "text", "text": ""}}),
                        ("content_block_delta", {"type": "content_block_delta", "index": i,
                                                 "delta": {"type": "text_delta", "text": block["text"]}})]
+        elif "input" not in block:  # a server tool's result block arrives whole
+            events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": block}))
         else:
             events += [("content_block_start", {"type": "content_block_start", "index": i,
                                                 "content_block": {**block, "input": {}}}),
@@ -144,7 +182,7 @@ def messages_events(message: dict) -> list[tuple[str, dict]]:
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
     events += [("message_delta", {"type": "message_delta",
                                   "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                  "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+                                  "usage": {k: v for k, v in message["usage"].items() if k != "input_tokens"}}),
                ("message_stop", {"type": "message_stop"})]
     return events
 

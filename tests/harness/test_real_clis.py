@@ -35,22 +35,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def loopback_model():
-    """The scripted model on the host's loopback: the path a user's own model server takes (a relay
-    carries it into the sandbox), and an endpoint that is given a key to keep out of every artifact."""
+def _scripted_on_loopback(*extra: str) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port),
+                             *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
+            return proc, f"http://127.0.0.1:{port}/v1"
         except OSError:
             assert proc.poll() is None and time.monotonic() < deadline, "the scripted model did not start"
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="module")
+def loopback_model():
+    """The scripted model on the host's loopback: the path a user's own model server takes (a relay
+    carries it into the sandbox), and an endpoint that is given a key to keep out of every artifact."""
+    proc, url = _scripted_on_loopback()
+    yield url
     proc.terminate()
     proc.wait(10)
 
@@ -170,3 +174,60 @@ def test_the_wall_clock_limit_kills_the_cli(tmp_path, harness):
     [record] = ran.records["nd-filter-waterfall"]
     assert record.reason.value == "timeout", record.detail
     assert record.wall_time_s < 10
+
+
+SEARCH_QUERY = "ND1000 filter optical density 10 stops"
+SEARCH_RESULTS = [
+    {"url": "https://en.example-wiki.org/wiki/Neutral-density_filter", "title": "Neutral-density filter"},
+    {"url": "https://github.com/marinero4972/OmniDR-Bench/blob/main/data/rubrics.json", "title": "OmniDR-Bench rubrics"},
+    {"url": "https://www.example-photo.net/nd-filters", "title": "ND filters explained"},
+]
+
+
+def test_claude_codes_websearch_runs_at_the_provider_through_the_gateway_and_is_a_network_event(tmp_path):
+    """The real Claude Code's WebSearch: its own Messages request offering the provider's web_search server
+    tool. The scripted model plays the provider and, like a leaky one, returns a result from the benchmark's
+    release repository. Under the denylist policy the gateway puts the release hosts into blocked_domains,
+    removes the leaked result before Claude Code sees it, and logs the search as a provider network event."""
+    from omnidr.benchmark import RELEASE_DENYLIST
+    from sandbox.egress import read_web_log
+    from sandbox.models import ProviderToolsPolicy
+
+    scripts = tmp_path / "scripts" / "shell"
+    scripts.mkdir(parents=True)
+    episode = json.loads((ROOT / "sandbox" / "scripted_model" / "scripts" / "shell" / "nd-filter-waterfall.json").read_text())
+    episode["steps"][1]["load_tools"] = ["WebFetch", "WebSearch"]
+    episode["steps"][2]["websearch"] = [{"query": SEARCH_QUERY, "results": SEARCH_RESULTS}]
+    (scripts / "nd-filter-waterfall.json").write_text(json.dumps(episode))
+    proc, url = _scripted_on_loopback("--scripts", str(tmp_path / "scripts"))
+    notes: list[str] = []
+    try:
+        ran = run_system(DEMO, tmp_path / "run", "claude-code", ["nd-filter-waterfall"], model_base_url=url,
+                         model="scripted-demo", budget=Budget(wall_time_s=300, attempts_per_task=1),
+                         provider_tools=ProviderToolsPolicy.every("denylist"), on_note=notes.append)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    [record] = ran.records["nd-filter-waterfall"]
+    assert record.reason.value == "success", record.detail
+    assert any("not offline" in n for n in notes)
+    assert (record.provider_web_requests, record.provider_web_blocked) == (1, 1)
+    assert record.budget_use.server_search_requests == 1
+    attempt = tmp_path / "run" / "attempts" / "nd-filter-waterfall" / "1"
+    [event] = [e for e in read_web_log(attempt / "logs") if e.via == "provider"]
+    assert (event.tool, event.action, event.query, event.policy) == ("web_search", "search", SEARCH_QUERY, "denylist")
+    assert [r.url for r in event.results] == [r["url"] for r in SEARCH_RESULTS]
+    assert [r.blocked for r in event.results] == [False, True, False]
+    [exchange] = [e for e in _jsonl(attempt / "logs" / "gateway.jsonl") if e["seq"] == event.exchange_seq]
+    [tool] = exchange["request_body"]["tools"]
+    assert tool["type"].startswith("web_search_") and set(RELEASE_DENYLIST) <= set(tool["blocked_domains"])
+    assert exchange["denylisted_results"] == 1
+    # what Claude Code handed its model: the search's links, without the release repository's
+    results = audit_run(tmp_path / "run")
+    traj = Trajectory.model_validate_json((attempt / "trajectory.json").read_text("utf-8"))
+    [search] = [c for s in traj.agent_steps() for c in s.tool_calls if c.name == "WebSearch"]
+    [seen] = [o for s in traj.agent_steps() for o in s.observations if o.tool_call_id == search.id]
+    assert SEARCH_RESULTS[0]["url"] in seen.content and "OmniDR-Bench" not in seen.content
+    assert results[0].stats.provider_web_requests == 1
+    page = (attempt / "audit.html").read_text("utf-8")
+    assert "at the model provider" in page and SEARCH_QUERY in page and "removed: denylist" in page

@@ -18,6 +18,7 @@ from testkit import DEMO, run_cli
         (["--budget", "steps=9"], {}, "budget item 'steps=9' is not KEY=VALUE"),
         (["--budget", "attempts=0"], {}, "budget 'attempts=0' is out of range"),
         (["--executor", "k8s"], {}, "unknown executor 'k8s'"),
+        (["--provider-tools", "open"], {}, "provider-tools policy 'open' is not one of allow, deny, denylist"),
         (["--model", "openai/gpt-5"], {"OPENAI_API_KEY": None}, "needs its key in $OPENAI_API_KEY"),
         (["--judge", "openai/gpt-5-mini"], {"OMNIDR_JUDGE_API_KEY": None, "OPENAI_API_KEY": None},
          "the judge endpoint https://api.openai.com/v1 needs its key in $OPENAI_API_KEY"),
@@ -116,3 +117,30 @@ def test_a_subset_run_does_not_displace_the_systems_evaluated_on_every_task(tmp_
     system_folder("c-quick", ["sky-blue-rayleigh"])
     assert primary_task_set(tmp_path, ["sky-blue-rayleigh"]) == full  # the quick run ranks nobody out
     assert primary_task_set(tmp_path, full) == full
+
+
+def test_rows_run_under_different_web_policies_are_marked(tmp_path):
+    import json
+    from datetime import UTC, datetime
+
+    from omnidr.pipeline._results import EvalConfig, Results, _notes, web_policy_note
+    from omnidr.pipeline._specs import parse_judge, parse_model, parse_system
+    from sandbox.models import Budget, ProviderToolsPolicy
+
+    replayed = EvalConfig(system=parse_system("reference:full", parse_model("scripted")),
+                          judge=parse_judge("offline-baseline"), budget_label="default", budget=Budget(),
+                          tasks=["sky-blue-rayleigh"], snapshot_id="demo-x")
+    # an eval.json from before the setting reads as what it ran with: replay, provider-side tools denied
+    older = json.loads(replayed.model_dump_json())
+    del older["provider_tools"]
+    assert EvalConfig.model_validate(older) == replayed
+    opened = replayed.model_copy(update={"provider_tools": ProviderToolsPolicy.parse("web_search=allow",
+                                                                                     replayed.provider_tools)})
+    assert web_policy_note({"a": replayed.web_policy, "b": replayed.web_policy}) is None
+    policies = {"a": replayed.web_policy, "b": opened.web_policy}
+    results = Results(snapshot_id="demo-x", judge="j", generated_at=datetime.now(UTC), systems={}, leaderboard={},
+                      web_policies=policies)
+    [note] = _notes(results)
+    assert "different web policies" in note
+    assert "a: replayed corpus, provider-side tools deny" in note
+    assert "b: replayed corpus, provider-side tools web_search=allow,web_fetch=deny,hosted=deny" in note
