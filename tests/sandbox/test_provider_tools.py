@@ -63,6 +63,21 @@ def test_an_allowed_web_search_is_logged_as_a_provider_event_with_its_result_url
     assert read_web_log(gw.config.log_path.parent) == [event]
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_codexs_allowed_web_search_is_logged_from_its_web_search_call(gateway, openai_api, stream):
+    openai_api.search_results = list(RESULTS)
+    gw = gateway(provider_tools=_policy("allow"), denylist=[DENIED])
+    body = {"model": "gpt-test", "input": "hi", "tools": CODEX_TOOLS, "stream": stream}
+    answer = gw.stream("/v1/responses", body) if stream else gw.post("/v1/responses", body)
+    assert answer.status == 200 and "OmniDR-Bench" in answer.text  # allow: passed as the provider sent it
+    assert openai_api.received[0].body["tools"] == CODEX_TOOLS
+    [event] = _events(gw)
+    assert (event.via, event.tool, event.query, event.policy, event.blocked) == \
+        ("provider", "web_search_call", "pendant lamp safety", "allow", False)
+    assert [r.url for r in event.results] == [u for u, _t in RESULTS]
+    assert gw.state().server_search_requests == 1
+
+
 def test_a_denied_web_search_is_refused_with_an_error_the_cli_does_not_retry(gateway, anthropic_api):
     anthropic_api.search_results = list(RESULTS)
     gw = gateway(provider_tools=_policy("deny"))
