@@ -16,6 +16,8 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from sandbox.egress._denylist import Denylist
+from sandbox.egress._event import NetworkLog, ProviderEvent
 from sandbox.gateway._apis import (
     CHAT,
     COUNT_TOKENS,
@@ -31,8 +33,6 @@ from sandbox.gateway._apis import (
     is_usage_only_chunk,
     tally_body,
 )
-from sandbox.egress._denylist import Denylist
-from sandbox.egress._event import NetworkLog, ProviderEvent
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED, ExchangeLog, GatewayExchange, Outcome, Redactor, TokenUsage

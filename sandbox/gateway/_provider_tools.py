@@ -304,8 +304,12 @@ class AnswerWatch:
     def denied(self, url: Any) -> bool:
         if not isinstance(url, str) or not url:
             return False
-        parts = urlsplit(url)
-        return self.denylist.blocks_url(parts.hostname or "", parts.path or "/") is not None
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname or ""
+        except ValueError:  # not a URL a browser could open (a bad IPv6 literal): nothing to match
+            return False
+        return self.denylist.blocks_url(host, parts.path or "/") is not None
 
     # -- filtering (in place) -------------------------------------------------------------------
 
