@@ -305,10 +305,12 @@ def harnesses() -> None:
 @click.option("--memory-mb", type=int, default=4096, show_default=True)
 @click.option("--pids", type=int, default=512, show_default=True)
 @click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks run at once.")
+@click.option("--wait", is_flag=True, help="If another omnidr process is writing --run-dir, wait for it instead of stopping.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
-        retry_on, proxy_mode, denylist, provider_tools, outside_network, cpus, memory_mb, pids, parallel, argv) -> None:
+        retry_on, proxy_mode, denylist, provider_tools, outside_network, cpus, memory_mb, pids, parallel, wait,
+        argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
     from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream, parse_provider_tools
     from omnidr.harness import run_command_harness
@@ -350,13 +352,14 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                 key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
                 denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
                 parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
-                provider_tools=tools_policy,
+                provider_tools=tools_policy, wait=wait,
             ).records
         else:
             results = run_command_harness(
                 snapshot_path, run_dir, image, list(argv), list(tasks) or None, model or "unspecified", upstreams,
                 budget, limits, retry, ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
                 parallel=parallel, provider_tools=tools_policy, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
+                wait=wait,
             )
     done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/", soft_wrap=True)

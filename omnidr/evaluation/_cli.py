@@ -22,7 +22,7 @@ from ._browser import ChromiumBrowser, ProbeLimits
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
 from ._probes import Call, ProbeContext, probe_report
-from ._run import read_scored_run, score_run
+from ._run import read_run, read_scored_run, score_run
 
 out = make_console()
 err = make_console(stderr=True)
@@ -85,9 +85,10 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 @click.option("--docker", "in_docker", is_flag=True,
               help="Run in the evaluator image: run folder and snapshot read-only, network only to the judge endpoint.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+@click.option("--wait", is_flag=True, help="If another omnidr process is writing OUT, wait for it instead of stopping.")
 def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...], judge_base_url: str | None,
           judge_model: str | None, judge_key_env: str, judge_concurrency: int, judge_timeout_s: float,
-          cache_dir: Path | None, in_docker: bool, as_json: bool) -> None:
+          cache_dir: Path | None, in_docker: bool, as_json: bool, wait: bool) -> None:
     """Evaluate the report of every task of RUN_DIR and write one evaluation.json per report.
 
     M atoms are decided by browser probes of the rendered report, J atoms by the judge (three
@@ -102,18 +103,20 @@ def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks
         from omnidr._reach import require_answer
 
         require_answer(settings.base_url, "judge", "--judge-base-url")
-    if in_docker:
-        from ._container import score_in_container
+    if in_docker and cache_dir is not None:
+        raise UserError("--cache-dir does not apply with --docker: the container keeps its cache in OUT/judge-cache")
+    read_run(run_dir)  # a missing folder or run.json is one line, before the lock makes any folder
+    from omnidr._lock import folder_lock
 
-        if cache_dir is not None:
-            raise UserError("--cache-dir does not apply with --docker: the container keeps its cache in OUT/judge-cache")
+    note = lambda m: err.print(f"  {m}", soft_wrap=True, markup=False)  # noqa: E731
+    with folder_lock(target, wait=wait, on_wait=note):  # one driver per output folder
+        if in_docker:
+            from ._container import score_in_container
 
-        summary = score_in_container(run_dir, target, snapshot_path, settings, list(tasks) or None,
-                                     progress=lambda m: err.print(f"  {m}", soft_wrap=True, markup=False))
-    else:
-        summary = score_run(run_dir, out_dir=target, snapshot=snapshot_path, judge_settings=settings,
-                            tasks=list(tasks) or None, cache_dir=cache_dir,
-                            progress=lambda m: err.print(f"  {m}", soft_wrap=True, markup=False))
+            summary = score_in_container(run_dir, target, snapshot_path, settings, list(tasks) or None, progress=note)
+        else:
+            summary = score_run(run_dir, out_dir=target, snapshot=snapshot_path, judge_settings=settings,
+                                tasks=list(tasks) or None, cache_dir=cache_dir, progress=note)
     if as_json:
         click.echo(summary.model_dump_json(indent=2))
     else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from omnidr._lock import folder_lock
 from omnidr.attempts import Harness, Upstream
 from omnidr.errors import UserError
 from omnidr.trajectory._native import NATIVE_LOG_GLOBS
@@ -127,6 +128,7 @@ def run_system(
     extra_upstreams: list[Upstream] = (),
     evidence_brief: bool = False,
     provider_tools=None,
+    wait: bool = False,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -179,66 +181,68 @@ def run_system(
     if model_base_url:
         given.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
     check_keys(given)
-    names = ["gateway", "egress"] + ([info.image] if info.image else [])
-    built = {b.name: b for b in build_images(names)}
-    missing = [n for n, b in built.items() if not b.tag]
-    if missing:
-        raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
-    client = docker_client()
-    if image is None:
-        image = built[info.image].tag
-    else:
+    # one driver per run folder: a second one stops here (or waits), before any image, relay or container
+    with folder_lock(Path(run_dir), wait=wait, on_wait=on_note):
+        names = ["gateway", "egress"] + ([info.image] if info.image else [])
+        built = {b.name: b for b in build_images(names)}
+        missing = [n for n, b in built.items() if not b.tag]
+        if missing:
+            raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
+        client = docker_client()
+        if image is None:
+            image = built[info.image].tag
+        else:
+            try:
+                client.images.get(image)
+            except ImageNotFound:
+                raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
+        out = SystemRun()
+        scripted = None
+        relays: list = []
+        upstreams = list(given)
+        if model_base_url:
+            out.model = model
+            network = outside_network or "bridge"
+        elif upstreams:
+            out.model = model or "unspecified"
+            network = outside_network or "bridge"
+        else:
+            out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
+            on_note(SCRIPTED_NOTE)
+            scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag)
+            upstreams = [Upstream(family=info.family, base_url=scripted.base_url)]
+            network = scripted.network
         try:
-            client.images.get(image)
-        except ImageNotFound:
-            raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
-    out = SystemRun()
-    scripted = None
-    relays: list = []
-    upstreams = list(given)
-    if model_base_url:
-        out.model = model
-        network = outside_network or "bridge"
-    elif upstreams:
-        out.model = model or "unspecified"
-        network = outside_network or "bridge"
-    else:
-        out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
-        on_note(SCRIPTED_NOTE)
-        scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag)
-        upstreams = [Upstream(family=info.family, base_url=scripted.base_url)]
-        network = scripted.network
-    try:
-        reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
-        if scripted is None:  # before the run folder is made: a URL that does not answer leaves nothing behind
-            check_reach(client, built["gateway"].tag, network, upstreams, reach)
-        pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
-        adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
-                   else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
-                                  provider_search=provider_tools.web_search != "deny"))
-        command = (list(argv) if harness == "command" else
-                   reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
-                   else [harness])
-        config = RunConfig(
-            snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
-            command=command, model=out.model, upstreams=upstreams,
-            budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
-            proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
-            egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
-            provider_tools=provider_tools,
-        )
-        if not config.offline and proxy_mode is ProxyMode.replay:
-            on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
-                    "so this run is not offline although the proxy replays the snapshot's corpus")
-        open_run(Path(run_dir), config)  # refuses a changed configuration before any work
-        out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
-                                   parallel, on_start=on_start, executor=executor, reach=reach, on_task=on_task)
-    finally:
-        for relay in relays:
-            relay.close()
-        if scripted is not None:
-            scripted.stop()
-    return out
+            reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
+            if scripted is None:  # before the run folder is made: a URL that does not answer leaves nothing behind
+                check_reach(client, built["gateway"].tag, network, upstreams, reach)
+            pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
+            adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
+                       else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
+                                      provider_search=provider_tools.web_search != "deny"))
+            command = (list(argv) if harness == "command" else
+                       reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
+                       else [harness])
+            config = RunConfig(
+                snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
+                command=command, model=out.model, upstreams=upstreams,
+                budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+                proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
+                egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
+                provider_tools=provider_tools,
+            )
+            if not config.offline and proxy_mode is ProxyMode.replay:
+                on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
+                        "so this run is not offline although the proxy replays the snapshot's corpus")
+            open_run(Path(run_dir), config)  # refuses a changed configuration before any work
+            out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
+                                       parallel, on_start=on_start, executor=executor, reach=reach, on_task=on_task)
+        finally:
+            for relay in relays:
+                relay.close()
+            if scripted is not None:
+                scripted.stop()
+        return out
 
 
 def check_keys(upstreams: list[Upstream]) -> None:
@@ -276,7 +280,7 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         model: str, upstreams: list[Upstream], budget, limits, retry, proxy_mode,
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
-                        on_note: Callable[[str], None] = lambda _m: None) -> dict:
+                        on_note: Callable[[str], None] = lambda _m: None, wait: bool = False) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -288,5 +292,5 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
-                     provider_tools=provider_tools)
+                     provider_tools=provider_tools, wait=wait)
     return ran.records

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from omnidr._lock import LOCK_FILE, folder_lock
 from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.benchmark._manifest import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
@@ -29,7 +30,8 @@ FORMAT = "omnidr-archive-1"
 SNAPSHOT_DIR = "snapshot"
 IMAGES_DIR = "images"
 RESCORE_FILE = "RESCORE.json"
-SKIPPED = {"mlflow.db", "mlartifacts"}  # the MLflow store: an index of files the archive holds anyway
+# the MLflow store (an index of files the archive holds anyway) and the run root's lock file
+SKIPPED = {"mlflow.db", "mlartifacts", LOCK_FILE}
 
 
 class ArchiveManifest(BaseModel):
@@ -127,8 +129,8 @@ def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images
     for item in sorted(root.iterdir()):
         if item.name in SKIPPED:
             continue
-        if item.is_dir():
-            shutil.copytree(item, out / item.name, symlinks=False)
+        if item.is_dir():  # a lock file names a process of this machine: not part of the run
+            shutil.copytree(item, out / item.name, symlinks=False, ignore=shutil.ignore_patterns(LOCK_FILE))
         else:
             shutil.copy2(item, out / item.name)
     progress(f"copying the snapshot {snapshot_dir}")
@@ -203,18 +205,24 @@ class RescoreRecord(BaseModel):
     elapsed_s: float
 
 
-def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None):
-    """Score every frozen report of a verified archive again into `out`; returns (board, results, record)."""
-    from omnidr.evaluation import EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
-
-    from ._eval import judge_key, judge_settings
-
+def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, wait: bool = False):
+    """Score every frozen report of a verified archive again into `out` (holding its lock); returns
+    (board, results, record)."""
     manifest, diff = verify_archive(archive)
     if not diff.clean:
         n = len(diff.changed) + len(diff.missing) + len(diff.extra)
         raise UserError(f"{archive} does not verify ({n} file(s) differ); run `omnidr archive verify {archive}`")
-    if out.exists() and any(out.iterdir()):
-        raise UserError(f"{out} exists and is not empty; choose a new --out folder")
+    with folder_lock(out, wait=wait, on_wait=progress):  # one driver per output folder
+        if any(p.name != LOCK_FILE for p in out.iterdir()):
+            raise UserError(f"{out} exists and is not empty; choose a new --out folder")
+        return _rescore(archive, out, judge, manifest, progress)
+
+
+def _rescore(archive: Path, out: Path, judge, manifest, progress):
+    from omnidr.evaluation import EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
+
+    from ._eval import judge_key, judge_settings
+
     t0 = time.monotonic()
     snapshot = Path(archive) / SNAPSHOT_DIR
     key = judge_key(judge)

@@ -68,7 +68,8 @@ def archive_verify(archive_dir: Path) -> None:
               help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge).")
 @click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New results folder.")
-def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path) -> None:
+@click.option("--wait", is_flag=True, help="If another omnidr process is writing --out, wait for it instead of stopping.")
+def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path, wait: bool) -> None:
     """Re-score the frozen reports of ARCHIVE with a judge (and this evaluator version) into a new
     results folder; no agent runs and no Docker engine is needed."""
     from omnidr.scoring import leaderboard_grids
@@ -78,7 +79,7 @@ def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: P
     endpoint = parse_judge(judge, judge_key_env)
     require_key(endpoint, "judge")
     with out.status("re-scoring") as status:
-        board, _results, record = rescore_archive(archive_dir, out_dir, endpoint,
+        board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait,
                                                   progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
     out.print(leaderboard_grids(board)[0].rich())
     out.print(f"re-scored {record.archive_id} with judge {record.judge} (evaluator {record.evaluator_version}) in "

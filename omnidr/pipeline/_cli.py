@@ -40,6 +40,8 @@ _opts = [
                  help="Provider-side tools (web search and fetch run by the model provider): allow (logged), deny, "
                       "denylist (the run's denylist in the tool's domain filter, denylisted results removed), or "
                       "KIND=POLICY,... over web_search, web_fetch, hosted. default: deny, since the web is replayed."),
+    click.option("--wait", is_flag=True,
+                 help="If another omnidr process is writing the run root, wait for it instead of stopping."),
 ]
 
 
@@ -59,7 +61,7 @@ def _with_opts(f):
 
 
 def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
-             tracking_uri, provider_tools=None):
+             tracking_uri, provider_tools=None, wait=False):
     from omnidr.attempts import make_executor, parse_provider_tools
 
     from ._eval import EvalRequest
@@ -70,7 +72,7 @@ def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, 
     return EvalRequest(snapshot=Path(snapshot).absolute(), systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
                        budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
                        executor=make_executor(executor, ray_address), tracking_uri=tracking_uri,
-                       provider_tools=parse_provider_tools(provider_tools))
+                       provider_tools=parse_provider_tools(provider_tools), wait=wait)
 
 
 def _run(request, check_examples: bool = True):
@@ -143,7 +145,7 @@ def open_hints(outcome) -> list[str]:
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
 def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
           judge_key_env: str | None, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
-          ray_address: str | None, tracking_uri: str | None, provider_tools: str, skip_agents: bool) -> None:
+          ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, skip_agents: bool) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
@@ -161,7 +163,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
         sys.exit(1 if result.failed else 0)
     system = make_system(harness, capability, parse_model(model, model_key_env))
     request = _request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
-                       ray_address, tracking_uri, provider_tools)
+                       ray_address, tracking_uri, provider_tools, wait)
     outcome = _run(request)
     _where(outcome)
     if outcome.result.failed:
@@ -177,7 +179,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @_with_opts
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
-            parallel, executor, ray_address, tracking_uri, provider_tools) -> None:
+            parallel, executor, ray_address, tracking_uri, provider_tools, wait) -> None:
     """Run two or more systems on the same tasks under the same budget, then report each other system
     minus the first (paired difference, task-bootstrap interval, wins/ties/losses per task) and the
     per-task scores, as the paper's harness and ablation tables.
@@ -225,7 +227,7 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     if len(set(labels)) != len(labels):
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
     request = _request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
-                       ray_address, tracking_uri, provider_tools)
+                       ray_address, tracking_uri, provider_tools, wait)
     outcome = _run(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)
@@ -240,7 +242,7 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
 @_with_opts
 def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
               budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
-              tracking_uri: str | None, provider_tools: str) -> None:
+              tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
     reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
     full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
@@ -268,7 +270,7 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     systems = {"R1": make_system(harness, "video", endpoint), "R2": make_system(harness, "full", endpoint),
                "R3": make_system(harness, "full", endpoint, brief=True)}
     request = _request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks, Path(runs_root) / "calibration",
-                       parallel, executor, ray_address, tracking_uri, provider_tools)
+                       parallel, executor, ray_address, tracking_uri, provider_tools, wait)
     outcome = _run(request, check_examples=False)
     if outcome.run_root is None:
         sys.exit(1)

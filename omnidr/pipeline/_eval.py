@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from omnidr._lock import folder_lock
 from omnidr.attempts._relay import is_loopback_url
 from omnidr.errors import UserError
 from sandbox.models import Budget, ProviderToolsPolicy
@@ -51,6 +52,7 @@ class EvalRequest:
     tracking_uri: str | None = None
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
+    wait: bool = False  # another driver holds the run root: wait for it instead of stopping
 
     @property
     def tools_policy(self) -> ProviderToolsPolicy:
@@ -198,6 +200,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
+        wait=request.wait,
     )
     return ran.records
 
@@ -245,6 +248,13 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
 
     root = (Path(request.runs_root) / snapshot_id).resolve()
     outcome.run_root = root
+    with folder_lock(root, wait=request.wait, on_wait=progress.note):  # one driver per run root
+        return _run_root(request, outcome, root, snapshot_id, task_ids, progress)
+
+
+def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, task_ids: list[str],
+              progress) -> EvalOutcome:
+    """The systems of `request` in `root`, its leaderboard and tracking (the caller holds the root's lock)."""
     key = judge_key(request.judge)
     configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
                                       budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id,
