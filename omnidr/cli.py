@@ -1,5 +1,6 @@
 """`omnidr` command line. Thin: each command parses options, calls one stage function, renders."""
 
+import errno
 import importlib
 import json
 import sys
@@ -377,6 +378,15 @@ def main() -> None:
     except UserError as exc:
         err.print(f"error: {exc}", soft_wrap=True, markup=False)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        # a fault, not a mistake: what was finished is on disk (every shared file is written to a temporary
+        # name, then renamed), the attempt in flight has no attempt.json and is redone by the rerun
+        where = f" writing {exc.filename}" if exc.filename else ""
+        err.print(f"error: no space left on device{where}; free space there (`df -h {exc.filename or '.'}`) and rerun "
+                  "the same command: finished work is kept and the rest resumes", soft_wrap=True, markup=False)
+        sys.exit(1)
     except (KeyboardInterrupt, click.exceptions.Abort) as exc:
         if isinstance(exc, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt):
             # the stages stopped their containers and kept what was finished (omnidr.attempts.stop_run)

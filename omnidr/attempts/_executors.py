@@ -16,12 +16,13 @@ from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
 
 from ._models import AttemptRecord
+from ._sandbox import owner_id
 
 EXECUTORS = ("local", "ray")
 
 
 def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harness,
-              backoff_s: float, reach: dict[str, str]) -> tuple[list[str], list[int]]:
+              backoff_s: float, reach: dict[str, str], driver: str | None = None) -> tuple[list[str], list[int]]:
     """Body of one Ray task (runs on a worker node): every attempt of one benchmark task. Returns the
     records and the numbers of the attempts run now (the others were finished before)."""
     from omnidr.benchmark import open_snapshot
@@ -33,7 +34,7 @@ def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harne
     fresh: list[int] = []
     records = run_task_attempts(docker_client(), Path(run_dir), config, open_snapshot(Path(snapshot)), task_id,
                                 harness, on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=backoff_s,
-                                reach=reach)
+                                reach=reach, driver=driver)
     return [r.model_dump_json() for r in records], fresh
 
 
@@ -89,12 +90,13 @@ class RayExecutor:
             queue = list(config.tasks)
             out: dict[str, list[AttemptRecord]] = {}
             config_json = config.model_dump_json()
+            driver = owner_id()  # the workers' containers carry this driver's identity too
             while queue or pending:
                 while queue and len(pending) < max(1, parallel):
                     task_id = queue.pop(0)
                     on_start(task_id, 0)
                     ref = remote.remote(str(run_dir), config_json, str(snap.root.resolve()), task_id, harness, backoff_s,
-                                        reach)
+                                        reach, driver)
                     pending[ref] = task_id
                 try:
                     done, _ = ray.wait(list(pending), num_returns=1)

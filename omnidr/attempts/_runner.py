@@ -28,7 +28,7 @@ from ._models import (
     Upstream,
     default_provider_tools,
 )
-from ._sandbox import INTERRUPTED, AttemptSandbox, AttemptSpec, cleanup_run, write_json_atomic
+from ._sandbox import INTERRUPTED, LABEL_DRIVER, AttemptSandbox, AttemptSpec, cleanup_run, write_json_atomic
 
 RUN_FILE = "run.json"
 
@@ -143,6 +143,7 @@ def run_task_attempts(
     gateway_backoff_s: float = 1.0,
     on_start: Callable[[str, int], None] = lambda _t, _n: None,
     reach: dict[str, str] | None = None,
+    driver: str | None = None,
 ) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
@@ -180,6 +181,7 @@ def run_task_attempts(
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 report_entry=snap.contract.entry if snap.contract else "index.html",
                 report_data_file=snap.contract.data_file if snap.contract else "data.js",
+                extra_labels={LABEL_DRIVER: driver} if driver else {},
             )
             folder.mkdir(parents=True, exist_ok=True)
             on_start(task_id, n)
@@ -222,12 +224,12 @@ def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s
     if in_main:
         signal.signal(signal.SIGINT, lambda *_: hurry.set())
     try:
-        cleanup_run(client, run_id)
+        cleanup_run(client, run_id, mine=True)
         deadline = time.monotonic() + wait_s
         workers = list(getattr(pool, "_threads", ())) if pool is not None else []
         while any(t.is_alive() for t in workers) and time.monotonic() < deadline and not hurry.is_set():
             time.sleep(0.2)
-            cleanup_run(client, run_id)  # an attempt that was starting its helpers just now
+            cleanup_run(client, run_id, mine=True)  # an attempt that was starting its helpers just now
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)

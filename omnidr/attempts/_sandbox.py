@@ -2,6 +2,7 @@
 gateway and the egress proxy on it and on an outside network, budgets enforced outside the agent."""
 
 import dataclasses
+import errno
 import json
 import os
 import secrets
@@ -30,6 +31,12 @@ LABEL_RUN = "org.omnidr.run"
 # written, so the next invocation sets the folder aside and runs the attempt again), and no new one starts.
 INTERRUPTED = threading.Event()
 LABEL_ATTEMPT = "org.omnidr.attempt"
+# Who made an object, as `host:pid:start` (start: the process's start time in clock ticks since boot, so that
+# a reused pid is not taken for the same process): the process that created it (a Ray worker, or the
+# driver itself) and the driver of the run (`omnidr eval` or `run`). Cleanup removes only what a process that
+# is gone left behind, never what a live driver (on another run root with the same run id) is using.
+LABEL_OWNER = "org.omnidr.owner"
+LABEL_DRIVER = "org.omnidr.driver"
 GATEWAY_PORT = 8080
 PROXY_PORT = 3128
 AGENT_UID = "1000:1000"
@@ -70,12 +77,43 @@ def _now() -> datetime:
 
 
 def write_json_atomic(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: a temporary name in the same folder, fsync, rename. A failed write (a
+    full disk) leaves the old file, if any, and no temporary one."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _start_ticks(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_id() -> str:
+    """This driver process, as the LABEL_OWNER of the objects it makes."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid())}"
+
+
+def owner_alive(owner: str | None) -> bool:
+    """Whether the driver named by a LABEL_OWNER value still runs. An object without one (made before owners
+    were labelled) is a leftover; one from another host is never judged from here, so it counts as alive."""
+    if not owner or owner.count(":") < 2:
+        return False
+    host, pid, start = owner.rsplit(":", 2)
+    if host != socket.gethostname():
+        return True
+    return pid.isdigit() and _start_ticks(int(pid)) == start
 
 
 def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
@@ -91,6 +129,24 @@ def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{container.name} did not listen on {ip}:{port} within {timeout_s:.0f} s")
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one line of a record: its type and its first line, cut to `limit` characters."""
+    text = (str(exc).strip().splitlines() or [""])[0]
+    line = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _vanished(gone: list[str]) -> str | None:
+    """The infra_error detail for containers of the attempt that are no longer on the engine."""
+    if not gone:
+        return None
+    text = (f"the {' and '.join(gone)} container{'s' if len(gone) > 1 else ''} vanished during the attempt (removed "
+            "from outside, or the Docker engine restarted)")
+    if "output keeper" in gone:
+        text += "; the agent's output, held in a tmpfs volume by the keeper, is lost"
+    return text
 
 
 def _outage_requests(gateway_log: Path) -> int:
@@ -121,7 +177,8 @@ class AttemptSandbox:
         self.spec = dataclasses.replace(spec, folder=spec.folder.resolve())  # bind mounts need absolute paths
         self.harness = harness
         self.suffix = f"{spec.run_id[:12]}-{secrets.token_hex(3)}"
-        self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", **spec.extra_labels}
+        self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", LABEL_OWNER: owner_id(),
+                       LABEL_DRIVER: owner_id(), **spec.extra_labels}
         self.containers: list = []
         self.networks: list = []
         self.volumes: list = []
@@ -176,22 +233,46 @@ class AttemptSandbox:
             except (DockerException, RuntimeError, OSError) as exc:
                 return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
             run_t0 = time.monotonic()
-            agent.start()
-            timed_out = False
+            timed_out, fault = False, None
             try:
-                result = agent.wait(timeout=spec.budget.wall_time_s)
-                exit_code = int(result.get("StatusCode", -1))
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-                timed_out = True
+                agent.start()
                 try:
-                    agent.kill()
-                except APIError:
-                    pass
+                    result = agent.wait(timeout=spec.budget.wall_time_s)
+                    exit_code = int(result.get("StatusCode", -1))
+                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                    if time.monotonic() - run_t0 < spec.budget.wall_time_s - 1:  # the engine went away, not the clock
+                        raise
+                    timed_out = True
+                    try:
+                        agent.kill()
+                    except APIError:
+                        pass
+            except (DockerException, requests.exceptions.RequestException) as exc:
+                fault = f"the Docker engine failed while the agent ran: {_short(exc)}"
             wall = time.monotonic() - run_t0
-            (dirs["logs"] / "agent.log").write_bytes(agent.logs(stdout=True, stderr=True))
-            self._copy_output(self.keeper, dirs)
+            # Engine faults end the attempt as infra_error (retried, not counted), with what happened, keeping
+            # whatever could still be copied: a container removed from outside, an engine restart, a failed copy.
+            containers = {"agent": agent, "model gateway": self.gateway, "egress proxy": self.proxy,
+                          "output keeper": self.keeper}
+            try:
+                gone = self._gone(containers)
+                fault = fault or _vanished(gone)
+                if "agent" not in gone:
+                    (dirs["logs"] / "agent.log").write_bytes(agent.logs(stdout=True, stderr=True))
+                if "output keeper" not in gone:
+                    self._copy_output(self.keeper, dirs)
+            except (DockerException, requests.exceptions.RequestException, tarfile.TarError) as exc:
+                # removed while being read (`docker rm -f` takes a moment) names the container; else the error
+                try:
+                    vanished = _vanished(self._gone(containers))
+                except (DockerException, requests.exceptions.RequestException):
+                    vanished = None
+                fault = fault or vanished or f"the attempt's output could not be copied from the Docker engine: {_short(exc)}"
             self._stop_helpers(dirs)
             use = self._gateway_state(dirs)
+            if fault is not None:
+                return self._finish(record, AttemptReason.infra_error, fault, exit_code, t0, image_ids, dirs,
+                                    wall_s=wall, use=use)
             reason, detail = self._reason(dirs, timed_out, exit_code, wall, use)
             return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall, use=use)
         finally:
@@ -347,7 +428,26 @@ class AttemptSandbox:
                 members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
                 for m in members:  # the archive is rooted at output/
                     m.name = m.name.split("/", 1)[1] if "/" in m.name else ""
-                tar.extractall(dirs["output"], members=[m for m in members if m.name], filter="data")
+                try:
+                    tar.extractall(dirs["output"], members=[m for m in members if m.name], filter="data")
+                except OSError as exc:  # name the folder: a write to an open file carries no file name
+                    if exc.errno == errno.ENOSPC and not exc.filename:
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dirs["output"])) from exc
+                    raise
+
+    def _gone(self, containers: dict) -> list[str]:
+        """Which of the attempt's containers are no longer on the engine (an engine that does not answer
+        raises, and is a fault of its own)."""
+        gone = []
+        for name, container in containers.items():
+            try:
+                container.reload()
+            except NotFound:
+                gone.append(name)
+                continue
+            if container.status in ("removing", "dead"):
+                gone.append(name)
+        return gone
 
     def _stop_helpers(self, dirs) -> None:
         for container, name in ((getattr(self, "gateway", None), "gateway"), (getattr(self, "proxy", None), "egress")):
@@ -435,10 +535,21 @@ class AttemptSandbox:
                 pass
 
 
-def cleanup_run(client, run_id: str) -> int:
-    """Remove containers and networks a killed runner left behind for `run_id`. Returns how many."""
+def cleanup_run(client, run_id: str, mine: bool = False) -> int:
+    """Remove the containers, volumes and networks of `run_id` that a process which is gone left behind (a
+    killed driver, a lost Ray worker), and with `mine` also those of this driver's run (Ctrl-C), its Ray
+    workers' included. Objects of a live driver's run are never touched. Returns how many were removed."""
+    me = owner_id()
+
+    def leftover(labels: dict | None) -> bool:
+        labels = labels or {}
+        owner, driver = labels.get(LABEL_OWNER), labels.get(LABEL_DRIVER)
+        return (mine and me in (owner, driver)) or not owner_alive(owner) or not owner_alive(driver)
+
     removed = 0
     for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}):
+        if not leftover(container.labels):
+            continue
         try:
             container.remove(force=True, v=True)
             removed += 1
@@ -447,6 +558,8 @@ def cleanup_run(client, run_id: str) -> int:
     found = client.volumes.list(filters={"label": f"{LABEL_RUN}={run_id}"})
     found += client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
     for item in found:
+        if not leftover(item.attrs.get("Labels")):
+            continue
         try:
             item.remove()
             removed += 1

@@ -1,0 +1,151 @@
+"""Faults from outside the sandbox: containers removed mid-attempt by someone else, and what cleanup may remove
+when drivers share a Docker engine. Each fault ends the attempt as infra_error with its reason, is retried as
+the retry policy says, and crashes nothing."""
+
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from attempt_helpers import first_task, run_attempts
+
+from omnidr.attempts import RetryPolicy, cleanup_run
+from omnidr.attempts._sandbox import LABEL_ATTEMPT, LABEL_DRIVER, LABEL_OWNER, LABEL_RUN, owner_id
+
+pytestmark = pytest.mark.docker
+
+
+def _owner(pid: int) -> str:
+    host, _pid, _start = owner_id().rsplit(":", 2)
+    stat = open(f"/proc/{pid}/stat").read()
+    return f"{host}:{pid}:{stat.rsplit(')', 1)[1].split()[19]}"
+
+
+def test_cleanup_removes_what_gone_drivers_left_and_never_a_live_drivers_objects(client, images):
+    """Two run roots with the same configuration share a run id; cleanup at the start of one must not
+    take the other's containers for leftovers (the crash two labs' evals gave each other)."""
+    run_id = "faults-" + uuid.uuid4().hex[:8]
+    other_driver = subprocess.Popen(["sleep", "300"])
+    gone = subprocess.Popen(["sleep", "300"])
+    gone_owner = _owner(gone.pid)
+    gone.kill()
+    gone.wait()
+    made = {}
+    try:
+        for name, owner in (("live", _owner(other_driver.pid)), ("gone", gone_owner), ("unlabelled", None),
+                            ("mine", owner_id())):
+            labels = {LABEL_RUN: run_id, LABEL_ATTEMPT: f"t/{name}"}
+            if owner:
+                labels.update({LABEL_OWNER: owner, LABEL_DRIVER: owner})
+            made[name] = client.containers.create(images["base"], ["true"], labels=labels)
+        client.networks.create(f"omnidr-faults-{run_id}", labels={LABEL_RUN: run_id, LABEL_OWNER: gone_owner,
+                                                                         LABEL_DRIVER: gone_owner})
+
+        def left() -> set[str]:
+            found = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+            return {c.labels[LABEL_ATTEMPT].split("/")[1] for c in found}
+
+        assert cleanup_run(client, run_id) == 3  # the gone driver's container and network, the unlabelled one
+        assert left() == {"live", "mine"}
+        assert not client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
+        assert cleanup_run(client, run_id, mine=True) == 1  # Ctrl-C: this driver's own, still not the other's
+        assert left() == {"live"}
+    finally:
+        other_driver.kill()
+        other_driver.wait()
+        for container in made.values():
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - already removed by the test
+                pass
+
+
+def _remove_when_running(client, prefix: str, folder: Path, stop: threading.Event, seen: list[str]) -> None:
+    """Once the agent of the attempt in `folder` has run a moment, remove its container named `prefix<suffix>`
+    (the attempt's containers share a suffix; the agent's mounts name the folder, so that other runs on the
+    engine are left alone)."""
+    while not stop.is_set():
+        for agent in client.containers.list(filters={"name": "omnidr-agent-", "status": "running"}):
+            if any(str(folder) in m.get("Source", "") for m in agent.attrs.get("Mounts", [])):
+                suffix = agent.name.removeprefix("omnidr-agent-")
+                seen.append(suffix)
+                time.sleep(1.5)  # the agent is busy now
+                client.containers.get(prefix + suffix).remove(force=True)
+                return
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(("victim", "prefix", "expected"), [
+    ("agent", "omnidr-agent-", "the agent container vanished during the attempt"),
+    ("gateway", "omnidr-gateway-", "the model gateway container vanished during the attempt"),
+    ("keeper", "omnidr-keeper-", "the output keeper container vanished during the attempt"),
+])
+def test_a_container_removed_mid_attempt_is_an_infra_error_and_the_attempt_is_redone(
+        tmp_path, client, images, upstream_factory, real_key, victim, prefix, expected):
+    network, _ = upstream_factory()
+    task = first_task()
+    stop = threading.Event()
+    seen: list[str] = []
+    remover = threading.Thread(target=_remove_when_running,
+                               args=(client, prefix, tmp_path / "run" / "attempts" / task / "1", stop, seen), daemon=True)
+    remover.start()
+    try:
+        results = run_attempts(tmp_path / "run", images, network, ["sleep:6", "report"],
+                               retry=RetryPolicy(max_infra_retries=1))
+    finally:
+        stop.set()
+        remover.join(10)
+    first, second = results[task]
+    assert first.reason.value == "infra_error" and expected in first.detail, first.detail
+    if victim == "keeper":
+        assert "output, held in a tmpfs volume by the keeper, is lost" in first.detail
+    assert second.reason.value == "success", second.detail  # infra errors are retried, as the policy says
+    folder = tmp_path / "run" / "attempts" / task / "1"
+    assert (folder / "attempt.json").is_file() and (folder / "logs" / "gateway.jsonl").is_file()
+    if victim != "agent":
+        assert (folder / "logs" / "agent.log").is_file()
+    [suffix] = seen
+    assert not client.containers.list(all=True, filters={"name": suffix})  # every container of the attempt is gone
+
+
+def test_a_full_disk_under_the_run_folder_stops_with_one_line_and_a_rerun_resumes(tmp_path, images, upstream_factory,
+                                                                                   real_key):
+    """The run folder sits on a 24 MiB tmpfs that a 16 MiB file half fills; the agent's output (12 MiB) does
+    not fit. The run stops with one line saying so, leaves no half-written record, and the rerun after the
+    space is freed redoes the attempt and delivers."""
+    import os
+
+    from attempt_helpers import agent_argv
+    from testkit import DEMO, run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    network, _ = upstream_factory()
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(small)], check=True)
+    try:
+        filler = small / "filler"
+        filler.write_bytes(b"\0" * (16 * 2**20))
+        task = first_task()
+        agent = ["sh", "-c", 'dd if=/dev/zero of=/output/blob bs=1M count=12 2>/dev/null && exec "$@"', "sh",
+                 *agent_argv("report")]
+        args = ["run", "--snapshot", DEMO, "--run-dir", small / "run", "--image", images["base"], "--task", task,
+                "--openai-base-url", "http://upstream:9000/v1", "--openai-key-env", "OMNIDR_TEST_REAL_KEY",
+                "--outside-network", network, "--wall-time", "60", "--attempts", "1", "--", *agent]
+        r = run_cli(*args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        [line] = r.stderr.strip().splitlines()
+        assert line.startswith("error: no space left on device writing ") and "rerun the same command" in line
+        attempt = small / "run" / "attempts" / task / "1"
+        assert not (attempt / "attempt.json").exists() and not list(attempt.glob(".*.tmp"))
+        assert (small / "run" / "run.json").is_file()
+        filler.unlink()
+        again = run_cli(*args)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "1 of 1 task(s) delivered a report" in again.stdout
+        assert list((small / "run" / "attempts" / task).glob("1.interrupted-*"))  # the cut attempt, kept aside
+    finally:
+        subprocess.run(["umount", "-l", str(small)], check=False)
