@@ -15,7 +15,7 @@ from pathlib import Path
 from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
 
-from ._models import AttemptRecord
+from ._models import AttemptReason, AttemptRecord
 from ._sandbox import owner_id
 
 EXECUTORS = ("local", "ray")
@@ -91,6 +91,7 @@ class RayExecutor:
             out: dict[str, list[AttemptRecord]] = {}
             config_json = config.model_dump_json()
             driver = owner_id()  # the workers' containers carry this driver's identity too
+            lost: dict[str, int] = {}  # task id -> workers lost while running it
             while queue or pending:
                 while queue and len(pending) < max(1, parallel):
                     task_id = queue.pop(0)
@@ -108,6 +109,17 @@ class RayExecutor:
                     task_id = pending.pop(ref)
                     try:
                         raw, fresh = ray.get(ref)
+                    except _worker_lost(ray) as exc:  # a fault of the cluster, not of the task: record it, go on
+                        lost[task_id] = lost.get(task_id, 0) + 1
+                        record = record_lost_attempt(Path(run_dir), task_id, config, exc)
+                        if record is not None:
+                            on_attempt(record)
+                        if lost[task_id] <= config.retry.max_infra_retries:
+                            queue.insert(0, task_id)  # another worker takes the task; finished attempts are kept
+                        else:
+                            out[task_id] = _records_on_disk(Path(run_dir), task_id)
+                            on_task(task_id, out[task_id])
+                        continue
                     except ray.exceptions.RayError as exc:
                         raise UserError(f"the Ray task for {task_id} failed: {str(exc).splitlines()[0][:300]}") from None
                     out[task_id] = [AttemptRecord.model_validate_json(r) for r in raw]
@@ -121,6 +133,54 @@ class RayExecutor:
                 ray.shutdown()
                 if self._own_token and os.environ.get("RAY_AUTH_TOKEN") == self._own_token:
                     del os.environ["RAY_AUTH_TOKEN"]
+
+
+def _worker_lost(ray) -> tuple[type[BaseException], ...]:
+    """Ray's errors for a task whose worker process or node died under it."""
+    names = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError")
+    return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
+
+
+def _records_on_disk(run_dir: Path, task_id: str) -> list[AttemptRecord]:
+    folder = run_dir / "attempts" / task_id
+    files = sorted(folder.glob("*/attempt.json"), key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
+    return [AttemptRecord.model_validate_json(f.read_text("utf-8")) for f in files if f.parent.name.isdigit()]
+
+
+def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException) -> AttemptRecord | None:
+    """The attempt a lost worker was running (the last attempt folder without attempt.json) ends infra_error:
+    its files stay, the record says what happened, and the next worker goes on with the next attempt. Its
+    containers, whose owner is gone, are removed where this driver's Docker engine holds them. None when the
+    worker died before it made the folder."""
+    from datetime import UTC, datetime
+
+    from docker.errors import DockerException
+
+    from ._sandbox import cleanup_run, write_json_atomic
+
+    folder = run_dir / "attempts" / task_id
+    open_ = sorted((f for f in folder.iterdir() if f.is_dir() and f.name.isdigit() and not (f / "attempt.json").exists()),
+                   key=lambda f: int(f.name)) if folder.is_dir() else []
+    try:
+        from omnidr.images import docker_client
+
+        cleanup_run(docker_client(), config.run_id())
+    except (UserError, OSError, DockerException):  # no engine here: the next run's start cleans up on the worker's
+        pass
+    if not open_:
+        return None
+    attempt = open_[-1]
+    started = datetime.fromtimestamp(attempt.stat().st_mtime, UTC)
+    now = datetime.now(UTC)
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    record = AttemptRecord(
+        task_id=task_id, attempt=int(attempt.name), harness=config.harness, command=config.command,
+        reason=AttemptReason.infra_error, detail=f"the Ray worker running this attempt was lost ({type(exc).__name__}: "
+        f"{line}); another worker takes the task", started_at=started, ended_at=now,
+        wall_time_s=round((now - started).total_seconds(), 3), budget=config.budget, limits=config.limits,
+        proxy_mode=config.proxy_mode)
+    write_json_atomic(attempt / "attempt.json", record.model_dump_json(indent=2))
+    return record
 
 
 def make_executor(name: str, ray_address: str | None = None, ray_cpus: int | None = None):

@@ -53,7 +53,8 @@ class HarnessInfo:
     note: str = ""
 
 
-def _reference(image: str, capability: str, search: list[dict], hp, _provider_search: bool = False) -> Harness:
+def _reference(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
+    del provider_search  # the reference agent has no provider-side tools
     return ReferenceHarness(capability, image=image, search=search, extra_args=workflow_args(hp))
 
 
@@ -65,7 +66,8 @@ def _codex(image: str, _capability: str, _search: list[dict], _hp, provider_sear
     return CodexHarness(image_ref=image, web_search=provider_search)
 
 
-def _openclaw(image: str, _capability: str, _search: list[dict], _hp, _provider_search: bool = False) -> Harness:
+def _openclaw(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
+    del provider_search  # its image is not built here; its web tools are its own
     return OpenClawHarness(image_ref=image)
 
 

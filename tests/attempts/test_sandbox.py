@@ -148,7 +148,14 @@ def _run_cli(run_dir: Path, network: str, *extra: str, agent: tuple[str, ...] = 
            "--attempts", "1", *[a for t in tasks for a in ("--task", t)], *extra, "--",
            *agent_argv(*agent)]
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, **kw)
+                            start_new_session=True, preexec_fn=_default_sigint, **kw)
+
+
+def _default_sigint() -> None:
+    """A shell runs a background job with SIGINT ignored, and Python then installs no Ctrl-C handler: a CI
+    started that way would make the Ctrl-C test meaningless. The CLI under test gets the default, as in a
+    terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_sigkill_of_the_runner_then_rerun_resumes(tmp_path, client, images, upstream_factory, real_key):

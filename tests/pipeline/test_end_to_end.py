@@ -4,9 +4,11 @@ rescoring, comparisons under one budget, upstream outages, and the Ray executor.
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -607,6 +609,47 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results(demo_run, tmp_p
     a = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
     b = json.loads((ray_root / "leaderboard.json").read_text())["leaderboard"]["rows"][0]
     assert (a["avg"], a["avg_ci_low"], a["avg_ci_high"]) == (b["avg"], b["avg_ci_low"], b["avg_ci_high"])
+
+
+def test_a_lost_ray_worker_is_an_infra_error_the_task_is_redone_and_the_score_is_the_same(demo_run, tmp_path):
+    """The Ray worker running an attempt is killed (by its pid, read from the owner label of the agent
+    container it made). The attempt ends infra_error, another worker redoes the task, its folder holds
+    both attempts, and the score equals the local run's."""
+    import docker
+
+    root, _ = demo_run
+    task = "sky-blue-rayleigh"
+    engine = docker.from_env()
+    killed: list[int] = []
+
+    def kill_the_worker() -> None:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not killed:
+            for agent in engine.containers.list(filters={"name": "omnidr-agent-", "status": "running"}):
+                if any(str(tmp_path) in m.get("Source", "") for m in agent.attrs.get("Mounts", [])):
+                    time.sleep(2)  # the attempt is under way
+                    pid = int(agent.labels["org.omnidr.owner"].rsplit(":", 2)[1])
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_the_worker, daemon=True)
+    killer.start()
+    r = run_cli("eval", DEMO, "--executor", "ray", "--task", task, "--runs-root", tmp_path / "runs",
+                env={"RAY_USAGE_STATS_ENABLED": "0"}, timeout=900)
+    killer.join(10)
+    assert killed, "no attempt of the run was seen running"
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    folder = tmp_path / "runs" / root.name / SYSTEM / "attempts" / task
+    first = json.loads((folder / "1" / "attempt.json").read_text())
+    second = json.loads((folder / "2" / "attempt.json").read_text())
+    assert first["reason"] == "infra_error" and "the Ray worker running this attempt was lost" in first["detail"]
+    assert second["reason"] == "success"
+    assert (folder / "1" / "input" / "instruction.txt").is_file()  # the lost attempt's files are kept
+    assert totals(tmp_path / "runs" / root.name / SYSTEM)[task] == totals(root / SYSTEM)[task]
+    # the killed worker's containers (their owner is gone) were removed, not left running
+    assert all(str(tmp_path) not in str(c.attrs.get("Mounts")) for c in engine.containers.list(all=True))
 
 
 def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
