@@ -5,6 +5,7 @@ import dataclasses
 import errno
 import json
 import os
+import re
 import secrets
 import socket
 import tarfile
@@ -39,6 +40,10 @@ LABEL_OWNER = "org.omnidr.owner"
 LABEL_DRIVER = "org.omnidr.driver"
 GATEWAY_PORT = 8080
 PROXY_PORT = 3128
+# The agent's /etc/resolv.conf: a resolver where nothing listens (the agent's own loopback, port 53 closed), one
+# try, so that every lookup but the hosts file's two doors fails at once.
+RESOLV_CONF = ("# OmniDR sandbox: no resolver. The model gateway and the egress proxy are in /etc/hosts; the proxy\n"
+               "# resolves the web's names.\nnameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
 AGENT_UID = "1000:1000"
 HELPER_START_TIMEOUT_S = 60.0
 
@@ -116,6 +121,27 @@ def owner_alive(owner: str | None) -> bool:
     return pid.isdigit() and _start_ticks(int(pid)) == start
 
 
+def dns_exposure(engine_version: str, host_resolv_conf: str) -> str | None:
+    """A one-line warning when the Docker engine is one that forwards its embedded resolver's queries from the
+    host's namespace, internal networks included (CVE-2024-29018: fixed in 23.0.11, 25.0.4 and 26.0.0), and
+    the host's resolver is on loopback (systemd-resolved's 127.0.0.53, as on most Ubuntu hosts). The agent is
+    given no resolver (RESOLV_CONF), so only a program that writes DNS packets to 127.0.0.11 itself could use
+    that channel; None when there is nothing to warn of."""
+    digits = [int(x) for x in re.findall(r"\d+", engine_version)[:3]]
+    if len(digits) < 3:
+        return None
+    version = tuple(digits)
+    fixed = version >= (26, 0, 0) or (25, 0, 4) <= version < (26, 0, 0) or (23, 0, 11) <= version < (24, 0, 0)
+    servers = re.findall(r"^\s*nameserver\s+(\S+)", host_resolv_conf, re.MULTILINE)
+    loopback = [s for s in servers if s.startswith("127.") or s == "::1"]
+    if fixed or not loopback:
+        return None
+    return (f"warning: Docker engine {engine_version} forwards DNS queries of containers on internal networks from the "
+            f"host's namespace, and this host's resolver is on loopback ({loopback[0]}) (CVE-2024-29018): the agent "
+            "gets no resolver, but a program that queries 127.0.0.11 directly could reach the outside; upgrade the "
+            "engine (23.0.11, 25.0.4, 26.0.0 or later) or point the host's resolv.conf at a non-loopback resolver")
+
+
 def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -182,6 +208,7 @@ class AttemptSandbox:
         self.containers: list = []
         self.networks: list = []
         self.volumes: list = []
+        self.doors: dict[str, str] = {}  # alias (gateway, proxy) -> its address on the attempt's internal network
         self.token = "omnidr-attempt-" + secrets.token_hex(16)
         self.admin_token = "omnidr-admin-" + secrets.token_hex(16)
 
@@ -311,6 +338,8 @@ class AttemptSandbox:
         internal.connect(container, aliases=[alias])
         container.start()
         container.reload()
+        # the agent finds the door by its hosts file, not by a resolver (see _create_agent)
+        self.doors[alias] = container.attrs["NetworkSettings"]["Networks"][internal.name]["IPAddress"]
         # readiness is checked from the host through the outside network (the host has no address on the internal one)
         ip = container.attrs["NetworkSettings"]["Networks"][self.spec.outside_network]["IPAddress"]
         return container, ip
@@ -407,9 +436,18 @@ class AttemptSandbox:
         if ca_file.is_file():
             volumes[str(ca_file.resolve())] = {"bind": AGENT_CA_PATH, "mode": "ro"}
             env.update(agent_ca_environment())
+        # No DNS door: the two doors' names are in the agent's hosts file, and its resolver points at a port
+        # where nothing listens, so any other lookup fails at once and no query goes to Docker's embedded
+        # resolver (127.0.0.11), which some engines forward from the host's namespace (CVE-2024-29018). The
+        # proxy resolves the names of the web for the agent.
+        resolv = dirs["control"] / "resolv.conf"
+        resolv.write_text(RESOLV_CONF, "utf-8")
+        resolv.chmod(0o644)
+        volumes[str(resolv.resolve())] = {"bind": "/etc/resolv.conf", "mode": "ro"}
         agent = self.client.containers.create(
             self.harness.image(), command=command, name=f"omnidr-agent-{self.suffix}", labels=self.labels,
-            network=internal.name, environment=env, volumes=volumes, user=AGENT_UID, working_dir="/tmp",
+            network=internal.name, extra_hosts=dict(self.doors), environment=env, volumes=volumes, user=AGENT_UID,
+            working_dir="/tmp",
             read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
             tmpfs={"/tmp": f"size={lim.tmpfs_mb}m,mode=1777"}, mem_limit=f"{lim.memory_mb}m",
             memswap_limit=f"{lim.memory_mb}m", nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.pids, detach=True,

@@ -191,6 +191,7 @@ def run_system(
         if missing:
             raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
         client = docker_client()
+        warn_dns_exposure(client, on_note)
         if image is None:
             image = built[info.image].tag
         else:
@@ -245,6 +246,24 @@ def run_system(
             if scripted is not None:
                 scripted.stop()
         return out
+
+
+_DNS_WARNED: set[str] = set()  # engines already warned of in this process: the warning is said once
+
+
+def warn_dns_exposure(client, on_note: Callable[[str], None]) -> None:
+    """Say once per process when the engine and the host's resolver leave a DNS channel (see `dns_exposure`)."""
+    from omnidr.attempts._sandbox import dns_exposure
+
+    try:
+        version = client.version().get("Version", "")
+        resolv = Path("/etc/resolv.conf").read_text("utf-8", errors="replace")
+    except Exception:  # noqa: BLE001 - a warning that cannot be worked out is not given
+        return
+    warning = dns_exposure(version, resolv)
+    if warning and version not in _DNS_WARNED:
+        _DNS_WARNED.add(version)
+        on_note(warning)
 
 
 def check_keys(upstreams: list[Upstream]) -> None:

@@ -6,6 +6,7 @@ Each argument is an action; results go to /output/probe.json (kept even without 
   chat:N          N chat-completion requests to the gateway (OPENAI_BASE_URL, OPENAI_API_KEY)
   scan:SECRET     look for SECRET in the environment and in every readable file
   sleep:S         sleep S seconds
+  dns:NAME        resolve NAME with getaddrinfo (addresses or error, and how long it took)
   report          write a report: /output/report/index.html and a data.js with one timeline note
   skeleton        write the bare interface: index.html and a data.js with no note, finding or source
   exit:CODE       exit with CODE (after writing probe.json)
@@ -86,6 +87,13 @@ for arg in sys.argv[1:]:
         record(arg, hits=hits)
     elif kind == "sleep":
         time.sleep(float(rest))
+    elif kind == "dns":
+        t0 = time.monotonic()
+        try:
+            found = sorted({a[4][0] for a in socket.getaddrinfo(rest, 80)})
+            record(arg, addresses=found, seconds=time.monotonic() - t0)
+        except OSError as exc:
+            record(arg, error=str(exc), seconds=time.monotonic() - t0)
     elif kind in ("report", "skeleton"):
         os.makedirs("/output/report", exist_ok=True)
         with open("/output/report/index.html", "w") as f:

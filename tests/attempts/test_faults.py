@@ -149,3 +149,85 @@ def test_a_full_disk_under_the_run_folder_stops_with_one_line_and_a_rerun_resume
         assert list((small / "run" / "attempts" / task).glob("1.interrupted-*"))  # the cut attempt, kept aside
     finally:
         subprocess.run(["umount", "-l", str(small)], check=False)
+
+
+SNIFF = """
+import json, socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(3))
+s.bind(("lo", 0))
+s.settimeout(0.2)
+embedded = to_53 = 0
+print("sniffing", flush=True)
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    try:
+        frame = s.recv(65535)
+    except socket.timeout:
+        continue
+    ip = frame[14:]
+    if len(ip) < 24 or ip[0] >> 4 != 4 or ip[9] not in (6, 17):
+        continue
+    dst, port = ip[16:20], int.from_bytes(ip[(ip[0] & 15) * 4 + 2:(ip[0] & 15) * 4 + 4], "big")
+    embedded += dst == bytes([127, 0, 0, 11])
+    to_53 += port == 53
+print(json.dumps({"to_embedded": embedded, "to_53": to_53}), flush=True)
+"""
+
+
+def test_the_agent_has_no_dns_door(tmp_path, client, images, upstream_factory, real_key):
+    """The doors resolve from the hosts file; every other name fails at once, and the lookups send nothing to
+    Docker's embedded resolver (a sniffer in the agent's network namespace counts the packets)."""
+    import json
+
+    network, _ = upstream_factory()
+    task = first_task()
+    sniffed: list[str] = []
+
+    def sniff() -> None:
+        folder = str(tmp_path / "run" / "attempts" / task / "1")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            for agent in client.containers.list(filters={"name": "omnidr-agent-", "status": "running"}):
+                if any(folder in m.get("Source", "") for m in agent.attrs.get("Mounts", [])):
+                    side = client.containers.run(images["base"], ["python3", "-c", SNIFF, "6"], detach=True,
+                                                 network_mode=f"container:{agent.id}")
+                    side.wait(timeout=60)
+                    sniffed.append(side.logs(stderr=False).decode())
+                    side.remove(force=True)
+                    return
+            time.sleep(0.1)
+
+    sniffer = threading.Thread(target=sniff, daemon=True)
+    sniffer.start()
+    names = ["gateway", "proxy", "example.com", "upstream", "api.openai.com"]
+    results = run_attempts(tmp_path / "run", images, network, ["sleep:3", *[f"dns:{n}" for n in names], "report"])
+    sniffer.join(60)
+    assert results[task][-1].reason.value == "success"
+    probe = {r["action"].split(":", 1)[1]: r for r in json.loads(
+        (tmp_path / "run" / "attempts" / task / "1" / "output" / "probe.json").read_text())}
+    assert probe["gateway"]["addresses"] and probe["proxy"]["addresses"]
+    for name in names[2:]:
+        assert "error" in probe[name] and probe[name]["seconds"] < 0.5, probe[name]
+    [log] = sniffed
+    counts = json.loads(log.strip().splitlines()[-1])
+    assert counts["to_53"] >= len(names) - 2  # the resolver's dead end was tried: the sniffer sees lookups
+    assert counts["to_embedded"] == 0
+
+
+@pytest.mark.parametrize(("version", "resolv", "warned"), [
+    ("20.10.24+dfsg1", "nameserver 127.0.0.53\noptions edns0\n", True),  # Debian's engine, systemd-resolved
+    ("24.0.7", "nameserver 127.0.0.53\n", True),
+    ("25.0.3", "nameserver ::1\n", True),
+    ("25.0.4", "nameserver 127.0.0.53\n", False),
+    ("23.0.11", "nameserver 127.0.0.53\n", False),
+    ("28.2.2", "nameserver 127.0.0.53\n", False),
+    ("20.10.24+dfsg1", "nameserver 10.255.255.53\n", False),  # a resolver off loopback: nothing to forward
+])
+def test_the_preflight_warns_of_an_engine_that_forwards_dns_from_the_host(version, resolv, warned):
+    from omnidr.attempts._sandbox import dns_exposure
+
+    warning = dns_exposure(version, resolv)
+    assert (warning is not None) == warned
+    if warned:
+        assert warning.startswith(f"warning: Docker engine {version} ") and "CVE-2024-29018" in warning
+        assert "\n" not in warning
