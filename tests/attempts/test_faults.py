@@ -92,7 +92,7 @@ def test_a_container_removed_mid_attempt_is_an_infra_error_and_the_attempt_is_re
                                args=(client, prefix, tmp_path / "run" / "attempts" / task / "1", stop, seen), daemon=True)
     remover.start()
     try:
-        results = run_attempts(tmp_path / "run", images, network, ["sleep:6", "report"],
+        results = run_attempts(tmp_path / "run", images, network, ["sleep:4", "report"],
                                retry=RetryPolicy(max_infra_retries=1))
     finally:
         stop.set()
