@@ -16,10 +16,10 @@ from ._models import (
     parse_provider_tools,
 )
 from ._runner import RunConfig, changed_settings, open_run, run_attempts, run_task_attempts, stop_run
-from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run
+from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
 
 __all__ = [
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
-    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "cleanup_run", "instruction", "open_run", "run_attempts",
+    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run",
 ]

@@ -21,7 +21,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
-from sandbox.egress import AGENT_CA_PATH, NETWORK_LOG, PROVIDER_WEB_LOG, agent_ca_environment, read_network_log
+from sandbox.egress import AGENT_CA_PATH, NETWORK_LOG, PROVIDER_WEB_LOG, agent_ca_environment, read_web_log
 from sandbox.models import Budget, ProviderToolsPolicy
 
 from ._contract import AgentContext, Harness
@@ -203,8 +203,9 @@ class AttemptSandbox:
         self.spec = dataclasses.replace(spec, folder=spec.folder.resolve())  # bind mounts need absolute paths
         self.harness = harness
         self.suffix = f"{spec.run_id[:12]}-{secrets.token_hex(3)}"
-        self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", LABEL_OWNER: owner_id(),
-                       LABEL_DRIVER: owner_id(), **spec.extra_labels}
+        me = owner_id()
+        self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", LABEL_OWNER: me,
+                       LABEL_DRIVER: me, **spec.extra_labels}
         self.containers: list = []
         self.networks: list = []
         self.volumes: list = []
@@ -538,14 +539,9 @@ class AttemptSandbox:
 
     def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs,
                 wall_s: float | None = None, use: BudgetUse | None = None) -> AttemptRecord:
-        def events_of(name: str) -> list:
-            path = dirs["logs"] / name
-            try:
-                return read_network_log(path) if path.is_file() else []
-            except ValueError:  # a damaged line inside the log: the file stays for audit, the counts are left at 0
-                return []
-
-        events, provider = events_of(NETWORK_LOG), events_of(PROVIDER_WEB_LOG)
+        web = read_web_log(dirs["logs"], [])  # a damaged line is skipped: the files stay for the audit
+        events = [e for e in web if e.via == "proxy"]
+        provider = [e for e in web if e.via == "provider"]
         report = dirs["output"] / "report" / self.spec.report_entry
         rec = AttemptRecord(
             **record, reason=reason, detail=detail, exit_code=exit_code, ended_at=_now(),

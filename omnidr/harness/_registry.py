@@ -253,7 +253,7 @@ _DNS_WARNED: set[str] = set()  # engines already warned of in this process: the 
 
 def warn_dns_exposure(client, on_note: Callable[[str], None]) -> None:
     """Say once per process when the engine and the host's resolver leave a DNS channel (see `dns_exposure`)."""
-    from omnidr.attempts._sandbox import dns_exposure
+    from omnidr.attempts import dns_exposure
 
     try:
         version = client.version().get("Version", "")

@@ -16,9 +16,10 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from omnidr.errors import UserError
+from sandbox.egress import read_web_log
 
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
-from ._html import audit_page, network_events
+from ._html import audit_page
 from ._jsonl import TrajectoryFormatError
 from ._models import Trajectory
 from ._native import FORMATS, NATIVE_LOG_GLOBS, parse_native_log, read_common_trajectory
@@ -127,7 +128,7 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     record = _record(attempt_dir)
     if record is None and (attempt_dir / "attempt.json").is_file():
         traj.warnings.append("attempt.json is not a valid attempt record; ignored")
-    network = network_events(attempt_dir / "logs", traj.warnings)
+    network = read_web_log(attempt_dir / "logs", traj.warnings)
     stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=network)
     exchanges = []
     gateway = attempt_dir / "logs" / "gateway.jsonl"
@@ -201,7 +202,7 @@ def scored_trace_stats(run_dir: Path) -> list[ProcessStats]:
         except ValueError:
             continue
         record = _record(attempts[-1])
-        web = network_events(attempts[-1] / "logs", [])
+        web = read_web_log(attempts[-1] / "logs", [])
         out.append(process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=web))
     return out
 

@@ -3,10 +3,9 @@ external URL (a Content-Security-Policy forbids any load from elsewhere)."""
 
 import json
 from html import escape
-from pathlib import Path
 from typing import Any
 
-from sandbox.egress._event import NETWORK_EVENT, NETWORK_LOG, PROVIDER_WEB_LOG, ProviderEvent, RequestEvent, TunnelEvent
+from sandbox.egress import ProviderEvent, WebEvent
 from sandbox.gateway._exchange import GatewayExchange
 
 from ._models import AgentStep, SystemStep, Trajectory, UserStep
@@ -16,26 +15,6 @@ MAX_TEXT = 4000  # characters of a message, argument or result shown before cutt
 
 PHASE_COLORS = {"video": "#8e44ad", "search": "#2980b9", "read": "#16a085", "write": "#d35400",
                 "verify": "#27ae60", "other": "#7f8c8d"}
-
-
-WebEvent = RequestEvent | TunnelEvent | ProviderEvent
-
-
-def network_events(logs_dir: Path, warnings: list[str]) -> list[WebEvent]:
-    """The attempt's one web log: network.jsonl (the egress proxy) and provider_web.jsonl (searches and fetches
-    the model provider ran, from the gateway), in time order; unreadable lines are skipped with a warning."""
-    events: list[WebEvent] = []
-    for path in (logs_dir / NETWORK_LOG, logs_dir / PROVIDER_WEB_LOG):
-        if not path.is_file():
-            continue
-        for number, line in enumerate(path.read_text("utf-8", errors="replace").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                events.append(NETWORK_EVENT.validate_json(line))
-            except ValueError:
-                warnings.append(f"{path}:{number}: not a network event; skipped")
-    return sorted(events, key=lambda e: e.started_at)
 
 
 def _web_row(ev: WebEvent) -> str:

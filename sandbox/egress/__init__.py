@@ -22,6 +22,7 @@ from sandbox.egress._event import (
     RequestEvent,
     Source,
     TunnelEvent,
+    WebEvent,
     read_network_log,
     read_web_log,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "WebCorpus",
     "agent_ca_environment",
     "page_path",
+    "WebEvent",
     "read_network_log",
     "read_web_log",
     "url_key",

@@ -147,10 +147,14 @@ NETWORK_LOG = "network.jsonl"
 PROVIDER_WEB_LOG = "provider_web.jsonl"
 
 
-def read_network_log(path: Path) -> list[RequestEvent | TunnelEvent | ProviderEvent]:
-    """Every line of a network.jsonl (or provider_web.jsonl), parsed. A last line cut short by a kill is skipped."""
-    events: list[RequestEvent | TunnelEvent | ProviderEvent] = []
-    lines = path.read_text("utf-8").splitlines()
+WebEvent = RequestEvent | TunnelEvent | ProviderEvent
+
+
+def read_network_log(path: Path, warnings: list[str] | None = None) -> list[WebEvent]:
+    """Every line of a network.jsonl (or provider_web.jsonl), parsed. A last line cut short by a kill is skipped.
+    Another unreadable line raises, or, given a `warnings` list, is skipped with a warning appended to it."""
+    events: list[WebEvent] = []
+    lines = path.read_text("utf-8", errors="replace").splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -159,17 +163,20 @@ def read_network_log(path: Path) -> list[RequestEvent | TunnelEvent | ProviderEv
         except ValueError:
             if number == len(lines):
                 break  # a partial last line: the proxy was killed while writing it
-            raise
+            if warnings is None:
+                raise
+            warnings.append(f"{path}:{number}: not a network event; skipped")
     return events
 
 
-def read_web_log(logs_dir: Path) -> list[RequestEvent | TunnelEvent | ProviderEvent]:
+def read_web_log(logs_dir: Path, warnings: list[str] | None = None) -> list[WebEvent]:
     """The attempt's one web log: the proxy's network.jsonl and the gateway's provider_web.jsonl in a logs
-    folder, merged in time order (each file keeps its own order for equal times). Missing files are empty."""
-    events: list[RequestEvent | TunnelEvent | ProviderEvent] = []
+    folder, merged in time order (each file keeps its own order for equal times). Missing files are empty;
+    unreadable lines as in `read_network_log`."""
+    events: list[WebEvent] = []
     for name in (NETWORK_LOG, PROVIDER_WEB_LOG):
         if (logs_dir / name).is_file():
-            events += read_network_log(logs_dir / name)
+            events += read_network_log(logs_dir / name, warnings)
     return sorted(events, key=lambda e: e.started_at)
 
 
@@ -186,7 +193,7 @@ class NetworkLog:
         self._seq += 1
         return self._seq
 
-    def write(self, event: RequestEvent | TunnelEvent | ProviderEvent) -> None:
+    def write(self, event: WebEvent) -> None:
         self._file.write(event.model_dump_json() + "\n")
         self._file.flush()
 

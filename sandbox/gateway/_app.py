@@ -381,7 +381,7 @@ class _Exchange:
         sent = answer.body
         if ok and self.watch is not None and isinstance(parsed, dict):
             self.watch.whole(parsed)
-            if self.watch.changed:  # denylisted results taken out: the agent gets the filtered answer
+            if self.watch.changes:  # denylisted results taken out: the agent gets the filtered answer
                 sent = json.dumps(parsed, ensure_ascii=False).encode()
         response = web.Response(status=upstream.status, headers=headers, body=self.gateway.redactor.bytes(sent))
         usage, tool_calls = tally_body(self.route, parsed) if ok else (None, 0)

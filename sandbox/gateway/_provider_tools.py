@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sandbox.egress._denylist import Denylist, parse_entry
-from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Route
+from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Route, _dict
 from sandbox.models import ProviderToolKind, ProviderToolsPolicy, ToolPolicy
 
 # Responses tools that run at OpenAI and can reach data outside the sandbox (function, custom, local_shell,
@@ -194,10 +194,6 @@ def apply_policy(route: Route, body: dict[str, Any], policy: ProviderToolsPolicy
 # ---- answers: filtering and the record -------------------------------------------------------------
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def _host(url: Any) -> str:
     try:
         return (urlsplit(str(url)).hostname or "").lower()
@@ -290,10 +286,6 @@ class AnswerWatch:
 
     def _filters(self, kind: ProviderToolKind) -> bool:
         return self.outcome.effective(kind) == "denylist" and bool(self.denylist)
-
-    @property
-    def changed(self) -> bool:
-        return self.changes > 0
 
     def _kept(self, items: list, url_of) -> list:
         """`items` without those whose URL is denied; counts what went."""
