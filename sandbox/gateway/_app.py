@@ -38,9 +38,12 @@ from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED, ExchangeLog, GatewayExchange, Outcome, Redactor, TokenUsage
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._sse import EventSplitter, parse_event
+from sandbox.gateway._translate import StreamTranslation, Translation, plan
 from sandbox.gateway._upstream import RetryPolicy, UpstreamAnswer, UpstreamUnreachable, send
 
 ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
+# Where a translated request goes, after the upstream's base URL.
+_UPSTREAM_PATH = {CHAT.name: "/chat/completions", RESPONSES.name: "/responses", MESSAGES.name: "/messages"}
 
 # Never forwarded upstream: hop-by-hop headers, the agent's credentials, and headers aiohttp sets itself.
 _NOT_FORWARDED = frozenset(
@@ -99,6 +102,8 @@ class Gateway:
             backoff_max_s=config.retry_backoff_max_s,
             retry_after_max_s=config.retry_after_max_s,
         )
+        # the upstream families, and whether the OpenAI one serves /responses: decides translations
+        self.families: dict[Family, bool] = {f: getattr(u, "responses_api", True) for f, u in self.upstreams.items()}
         self._seq = itertools.count(1)
         self.session: aiohttp.ClientSession | None = None
 
@@ -174,7 +179,10 @@ class Gateway:
         if not _token_matches(request, self._agent_token):
             message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
             return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
-        upstream = self.upstreams.get(family)
+        # a model request whose API the upstream does not speak is translated (see _translate)
+        target = plan(route, self.families) if route.counted else None
+        translation = Translation(route, target) if target is not None else None
+        upstream = self.upstreams.get(target.family if target is not None and target.family else family)
         if upstream is None:
             message = f"The OmniDR model gateway has no {family} upstream configured for this attempt."
             return await exchange.refuse(family, 404, "not_found", "not_found_error", message)
@@ -212,7 +220,7 @@ class Gateway:
                     family, 400, "provider_tool_refused", "provider_tool_refused", message)
             if policy.decisions:
                 payload = json.dumps(body, ensure_ascii=False).encode()
-            exchange.watch = AnswerWatch(route, policy, self.denylist)
+            exchange.watch = AnswerWatch(route, policy, self.denylist) if translation is None else None
             spent = self.meter.admit()
             if spent is not None:
                 exchange.record["request_body"] = body
@@ -220,16 +228,24 @@ class Gateway:
                 message = self.meter.refusal_message(spent)
                 return await exchange.refuse(family, 400, "budget_exhausted", "budget_exhausted", message, budget=spent)
             exchange.record["counted"] = True
+            if translation is not None:
+                exchange.translation = translation
+                exchange.record["client_request_body"] = json.loads(json.dumps(body))
+                body = translation.request(body)
+                exchange.record.update(translation=translation.label, translation_dropped=translation.dropped)
             edits = edit_request(
-                route, body, self.config.budget.max_output_tokens, self.config.fill_missing_output_limit
+                translation.upstream if translation is not None else route, body,
+                self.config.budget.max_output_tokens, self.config.fill_missing_output_limit,
             )
-            if edits.notes:
+            if edits.notes or translation is not None:
                 payload = json.dumps(body, ensure_ascii=False).encode()
         exchange.record["request_edits"] = edits.notes
         exchange.record["request_body"] = body
 
         rest = request.rel_url.raw_path.removeprefix("/v1")
-        if request.rel_url.raw_query_string:
+        if translation is not None:
+            rest = _UPSTREAM_PATH[translation.upstream.name]  # the agent's query (e.g. ?beta=true) is its API's
+        elif request.rel_url.raw_query_string:
             rest += "?" + request.rel_url.raw_query_string
         url = upstream.base_url.rstrip("/") + rest
         shown = upstream.shown_url.rstrip("/") + rest  # the user's URL, not the relay's address
@@ -237,7 +253,10 @@ class Gateway:
         if shown != url:
             exchange.record["upstream_via"] = url
         assert self.session is not None
-        headers = self._upstream_headers(request.headers, family, upstream)
+        if translation is not None:
+            headers = self._translated_headers(translation, upstream, stream=bool(body and body.get("stream")))
+        else:
+            headers = self._upstream_headers(request.headers, family, upstream)
         try:
             answer = await send(self.session, request.method, url, headers, payload, self.policy)
         except UpstreamUnreachable as exc:
@@ -269,6 +288,22 @@ class Gateway:
         if family not in self.upstreams and len(self.upstreams) == 1:
             family = next(iter(self.upstreams))
         return family
+
+    def _translated_headers(self, translation: Translation, upstream: UpstreamConfig, stream: bool) -> CIMultiDict[str]:
+        """A translated request's headers: none of the agent's (they belong to its API), the upstream's key."""
+        family = translation.upstream.family
+        assert family is not None
+        headers = CIMultiDict({"Content-Type": "application/json",
+                               "Accept": "text/event-stream" if stream else "application/json"})
+        key = self.keys[family]
+        if family == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            if key:
+                headers["x-api-key"] = key
+        elif key:
+            headers["Authorization"] = f"Bearer {key}"
+        headers.update(upstream.extra_headers)
+        return headers
 
     def _upstream_headers(
         self, incoming: CIMultiDictProxy[str], family: Family, upstream: UpstreamConfig
@@ -313,9 +348,10 @@ def _json_or_text(data: bytes) -> Any:
 
 
 def _sse_event(name: str | None, data: Any) -> bytes:
-    """One server-sent event, re-encoded after the gateway changed its data."""
+    """One server-sent event, re-encoded after the gateway changed (or translated) its data."""
     head = f"event: {name}\n" if name else ""
-    return (head + "data: " + json.dumps(data, ensure_ascii=False) + "\n\n").encode()
+    text = data if data == "[DONE]" else json.dumps(data, ensure_ascii=False)
+    return (head + "data: " + text + "\n\n").encode()
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -338,6 +374,7 @@ class _Exchange:
         self.first_byte_s: float | None = None
         self.policy: PolicyOutcome | None = None  # provider-side tools of a model request
         self.watch: AnswerWatch | None = None  # set once the request is forwarded
+        self.translation: Translation | None = None  # set when the upstream speaks another API
         self.record: dict[str, Any] = {
             "seq": next(gateway._seq),
             "started_at": _now(),
@@ -383,8 +420,17 @@ class _Exchange:
             self.watch.whole(parsed)
             if self.watch.changes:  # denylisted results taken out: the agent gets the filtered answer
                 sent = json.dumps(parsed, ensure_ascii=False).encode()
+        counted_as = self.route
+        if self.translation is not None:
+            counted_as = self.translation.upstream  # the upstream's own usage fields
+            given = (self.translation.response(parsed) if ok and isinstance(parsed, dict)
+                     else self.translation.error(parsed, upstream.status))
+            self.record["client_response_body"] = given
+            sent = json.dumps(given, ensure_ascii=False).encode()
+            headers = CIMultiDict({k: v for k, v in headers.items() if k.lower() != "content-type"})
+            headers["Content-Type"] = "application/json"
         response = web.Response(status=upstream.status, headers=headers, body=self.gateway.redactor.bytes(sent))
-        usage, tool_calls = tally_body(self.route, parsed) if ok else (None, 0)
+        usage, tool_calls = tally_body(counted_as, parsed) if ok else (None, 0)
         self.record.update(
             status=upstream.status,
             upstream_status=upstream.status,
@@ -409,7 +455,9 @@ class _Exchange:
             stream=True, status=upstream.status, upstream_status=upstream.status, response_headers=dict(headers)
         )
         splitter = EventSplitter()
-        tally = StreamTally(self.route)
+        translated = self.translation.stream() if self.translation is not None and ok else None
+        tally = StreamTally(self.translation.upstream if self.translation is not None else self.route)
+        given: list[bytes] = []  # a translated stream as the agent got it
         received: list[bytes] = []
         redact = self.gateway.redactor.bytes
         outcome: Outcome = "ok" if ok else "upstream_error"
@@ -423,6 +471,9 @@ class _Exchange:
                 name, text = parse_event(event)
                 data = _json_or_none(text)
                 tally.feed(data)
+                if translated is not None:
+                    passed += [_sse_event(n, d) for n, d in translated.feed(name, data if text != "[DONE]" else text)]
+                    continue
                 if hide_usage_chunk and is_usage_only_chunk(data):
                     continue
                 if watch is not None and data is not None:
@@ -433,6 +484,8 @@ class _Exchange:
                         event = _sse_event(name, data)
                 passed.append(event)
             if passed:
+                if translated is not None:
+                    given.extend(passed)
                 try:
                     await response.write(redact(b"".join(passed)))
                 except ConnectionResetError:
@@ -456,6 +509,10 @@ class _Exchange:
             outcome = "stream_broken"
             error = f"the upstream stream broke: {type(exc).__name__}: {exc}"
         usage, tool_calls = tally.usage, tally.tool_calls
+        closing = b""
+        if translated is not None and outcome == "ok":
+            closing = b"".join(_sse_event(n, d) for n, d in translated.finish())
+            given.append(closing)
         self.record.update(
             outcome=outcome,
             error=error,
@@ -463,6 +520,8 @@ class _Exchange:
             tool_calls=tool_calls,
             response_body=b"".join(received).decode("utf-8", "replace"),
         )
+        if translated is not None:
+            self.record["client_response_body"] = b"".join(given).decode("utf-8", "replace")
         # Count and log before the stream's end reaches the agent, so its next request sees the new totals.
         self.gateway._account(self.route, usage, tool_calls, answer.retries, failed=outcome != "ok")
         self.finish()
@@ -470,6 +529,8 @@ class _Exchange:
             await self._break_stream(response, error or "")
         elif outcome != "client_disconnected":
             try:
+                if closing:
+                    await response.write(redact(closing))
                 await response.write_eof()
             except ConnectionResetError:
                 pass

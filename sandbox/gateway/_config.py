@@ -37,6 +37,10 @@ class UpstreamConfig(BaseModel):
     extra_headers: dict[str, str] = Field(
         default_factory=dict, description="Headers added to every upstream request (e.g. `OpenAI-Organization`)."
     )
+    responses_api: bool = Field(
+        True, description="An OpenAI upstream serves `/responses` too (OpenAI, recent vLLM). False: a Chat "
+        "Completions-only server; the gateway translates a Responses harness (Codex) to Chat Completions.",
+    )
     display_url: str | None = Field(
         None, description="The URL the user gave, when `base_url` is another way to it (a relay to the host's "
         "loopback); logs and messages show this one, with `base_url` as `upstream_via`."

@@ -106,12 +106,22 @@ class GatewayExchange(BaseModel):
                                                     "(lines written to provider_web.jsonl).")
     denylisted_results: int = Field(0, description="Results or pages on the denylist that the gateway removed from "
                                                    "the answer before the agent got it.")
+    translation: str | None = Field(
+        None, description="API translation of a model request whose upstream speaks another API than the agent, "
+        "e.g. `anthropic-messages->openai-chat`; None when passed through as it is.")
+    translation_dropped: list[str] = Field(
+        default_factory=list, description="What the agent sent or the upstream answered that the other API cannot "
+        "carry and the translation left out (thinking blocks, provider-side tools, cache marks, ...).")
     request_headers: dict[str, str] = Field(default_factory=dict, description="Agent's headers; credentials redacted.")
+    client_request_body: Any = Field(
+        None, description="A translated request as the agent sent it (request_body is what the upstream got).")
     request_body: Any = Field(None, description="Body sent upstream (after the edits): JSON value, or text.")
     response_headers: dict[str, str] = Field(default_factory=dict, description="Headers relayed to the agent.")
     response_body: Any = Field(
         None, description="Answer as the upstream sent it: JSON value, raw SSE text for streams, or text."
     )
+    client_response_body: Any = Field(
+        None, description="A translated answer as the agent got it: JSON value, or SSE text for streams.")
 
 
 class ExchangeLog:
