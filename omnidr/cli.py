@@ -254,6 +254,7 @@ def harnesses() -> None:
     """List the harnesses a system can run under: API, image and its CLI, levels, tools."""
     from omnidr.harness import HARNESSES
     from omnidr.images import load_specs
+    from sandbox.models import API_LABEL
 
     specs = load_specs()
     table = Table(title="harnesses")
@@ -261,7 +262,7 @@ def harnesses() -> None:
         table.add_column(col, overflow="fold")
     for h in HARNESSES.values():
         cli_spec = specs[h.image].cli if h.image in specs else None
-        table.add_row(h.name, h.family, h.image or "(--image)",
+        table.add_row(h.name, API_LABEL[h.api], h.image or "(--image)",
                       f"{cli_spec.command} {cli_spec.version}" if cli_spec else "-", ", ".join(h.capabilities),
                       "yes" if h.scripted else "no", h.skills + (f"; {h.note}" if h.note else ""))
     out.print(table)
@@ -274,7 +275,8 @@ def harnesses() -> None:
 @click.option("--harness", type=click.Choice(["command", "reference", "claude-code", "codex", "openclaw"]),
               default="command", show_default=True,
               help="`command` runs --image with the command after `--`; the others run their own image (the reference "
-                   "agent, Claude Code, Codex), with the scripted model when no base URL of their API family is given.")
+                   "agent, Claude Code, Codex) on the endpoint given with --openai-base-url or --anthropic-base-url "
+                   "(the gateway translates when it speaks another API), or on the scripted model when none is given.")
 @click.option("--capability", type=click.Choice(["interface_only", "video", "text_web", "multimodal", "full"]),
               default="full", show_default=True, help="Capability level of the reference agent (the paper's ladder).")
 @click.option("--image", help="Agent image (command harness).")
@@ -342,18 +344,18 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         if harness != "command":
             from omnidr.harness import harness_info, run_system
 
-            anthropic = harness_info(harness).family == "anthropic"
-            wrong = openai_base_url if anthropic else anthropic_base_url
-            if wrong:
-                family, flag = ("Anthropic", "--anthropic-base-url") if anthropic else ("OpenAI", "--openai-base-url")
-                raise UserError(f"the {harness} harness speaks the {family} API; pass its endpoint with {flag}")
+            if openai_base_url and anthropic_base_url:
+                raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
+                                "--anthropic-base-url, not both (the gateway translates between their APIs)")
+            anthropic = bool(anthropic_base_url) or (not openai_base_url and harness_info(harness).family == "anthropic")
             results = run_system(
                 snapshot_path, run_dir, harness, list(tasks) or None, capability,
                 model_base_url=anthropic_base_url if anthropic else openai_base_url, model=model,
+                endpoint_family=("anthropic" if anthropic_base_url else "openai" if openai_base_url else None),
                 key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
                 denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
                 parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
-                provider_tools=tools_policy, wait=wait,
+                provider_tools=None if provider_tools == "default" else tools_policy, wait=wait,
             ).records
         else:
             results = run_command_harness(

@@ -87,3 +87,33 @@ class ProviderToolsPolicy(BaseModel):
         if len(values) == 1:
             return values.pop()
         return ",".join(f"{k}={self.of(k)}" for k in PROVIDER_TOOL_KINDS)
+
+
+ModelApi = Literal["chat_completions", "responses", "messages"]
+"""A model API as the gateway's routes name it: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
+
+API_FAMILY: dict[str, Literal["openai", "anthropic"]] = {
+    "chat_completions": "openai", "responses": "openai", "messages": "anthropic"}
+API_LABEL = {"chat_completions": "openai-chat", "responses": "openai-responses", "messages": "anthropic-messages"}
+
+
+def upstream_api(client: str, families: dict[str, bool]) -> ModelApi | None:
+    """The API a model request on `client` is translated to, given the upstream families configured (value:
+    whether an OpenAI upstream also serves /v1/responses); None when it passes through as it is. With both
+    families configured nothing is translated. The gateway decides with this, and a leaderboard row names it."""
+    if client == "messages" and "anthropic" not in families and "openai" in families:
+        return "chat_completions"
+    if client == "chat_completions" and "openai" not in families and "anthropic" in families:
+        return "messages"
+    if client == "responses":
+        if "openai" in families:
+            return None if families["openai"] else "chat_completions"
+        if "anthropic" in families:
+            return "messages"
+    return None
+
+
+def translation_label(client: str, families: dict[str, bool]) -> str | None:
+    """How a log line and a leaderboard row name the translation, e.g. `anthropic-messages->openai-chat`."""
+    target = upstream_api(client, families)
+    return None if target is None else f"{API_LABEL[client]}->{API_LABEL[target]}"

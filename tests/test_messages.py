@@ -62,14 +62,17 @@ def test_run_checks_the_upstream_key_before_any_attempt(tmp_path):
     assert not (tmp_path / "run" / "attempts").exists()
 
 
-def test_a_harness_given_the_other_api_familys_endpoint_is_told_which_flag_it_needs(tmp_path):
-    line = one_line_error(run_cli("run", "--harness", "claude-code", "--run-dir", tmp_path / "run",
-                                  "--openai-base-url", "http://127.0.0.1:9/v1", "--model", "m"))
-    assert line == "error: the claude-code harness speaks the Anthropic API; pass its endpoint with --anthropic-base-url"
+def test_a_harness_takes_one_model_endpoint_of_either_api(tmp_path):
+    line = one_line_error(run_cli("run", "--harness", "claude-code", "--run-dir", tmp_path / "run", "--model", "m",
+                                  "--openai-base-url", "http://127.0.0.1:9/v1",
+                                  "--anthropic-base-url", "http://127.0.0.1:9/v1"))
+    assert line == ("error: the claude-code harness runs on one model endpoint; give --openai-base-url or "
+                    "--anthropic-base-url, not both (the gateway translates between their APIs)")
+    # the other API's endpoint is taken (translated); this one does not answer, which is said before any attempt
     line = one_line_error(run_cli("run", "--harness", "codex", "--run-dir", tmp_path / "run",
                                   "--anthropic-base-url", "http://127.0.0.1:9/v1", "--model", "m"))
-    assert "speaks the OpenAI API; pass its endpoint with --openai-base-url" in line
-    assert not (tmp_path / "run").exists()
+    assert "http://127.0.0.1:9/v1 does not answer" in line and "--anthropic-base-url" in line
+    assert not (tmp_path / "run" / "attempts").exists()
 
 
 @pytest.mark.docker

@@ -140,6 +140,9 @@ class Upstream(BaseModel):
     family: Literal["openai", "anthropic"] = Field(description="API family the gateway serves from it.")
     base_url: str = Field(description="Base URL including /v1, e.g. https://api.anthropic.com/v1.")
     key_env: str | None = Field(None, description="Host environment variable holding its key; None when none is needed.")
+    responses_api: bool = Field(True, exclude_if=lambda v: v is True,  # left out when default: run ids stay
+                                description="An OpenAI upstream serves /v1/responses too; False for a Chat "
+                                "Completions-only server (the gateway then translates a Responses harness to chat).")
     via: str | None = Field(None, exclude=True, description="Where the gateway connects instead, when base_url is on "
                             "the host's loopback (a relay on the gateway's Docker network), for one invocation only: "
                             "never written to run.json; logs and messages keep base_url.")

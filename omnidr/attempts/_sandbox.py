@@ -350,6 +350,7 @@ class AttemptSandbox:
         upstreams, env = {}, {}
         for up in spec.upstreams:
             entry = {"base_url": up.via, "display_url": up.base_url} if up.via else {"base_url": up.base_url}
+            entry["responses_api"] = up.responses_api
             if up.key_env:
                 value = os.environ.get(up.key_env)
                 if not value:

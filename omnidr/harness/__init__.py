@@ -14,6 +14,7 @@ from ._openclaw import OpenClawHarness
 from ._reference import CAPABILITIES, ReferenceHarness, ScriptedModel, start_scripted_model
 from ._registry import (
     HARNESSES,
+    EndpointFamily,
     HarnessInfo,
     SystemRun,
     Upstream,
@@ -23,6 +24,6 @@ from ._registry import (
     run_system,
 )
 
-__all__ = ["AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "Harness",
+__all__ = ["AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
            "HARNESSES", "HarnessInfo", "OpenClawHarness", "ReferenceHarness", "ScriptedModel", "SystemRun", "Upstream",
            "harness_info", "run_command_harness", "run_reference", "run_system", "start_scripted_model"]

@@ -129,11 +129,14 @@ def _network_lock():
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str = "upstream",
-                         scripts_dir: Path | None = None, timeout_s: float = 30.0) -> ScriptedModel:
+def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str | None = None,
+                         scripts_dir: Path | None = None, timeout_s: float = 30.0, api: str = "all") -> ScriptedModel:
     """Start the scripted model (in the gateway image, which carries the `sandbox` package) on `network`
     (default: a shared bridge network, created if missing and removed by the last stop) under the DNS
-    alias `alias`. Scripted models of concurrent runs answer alike, so sharing the alias is harmless."""
+    alias `alias` (default `upstream`, or `upstream-<api>` when it speaks one `api` only: `openai`,
+    `openai-chat`, `anthropic`). Scripted models of concurrent runs with the same API answer alike, so
+    sharing the alias is harmless."""
+    alias = alias or ("upstream" if api == "all" else f"upstream-{api}")
     from docker.errors import NotFound
 
     if image is None:
@@ -145,7 +148,7 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
         image = built.tag
     created = None
     net_name = network or SCRIPTED_NETWORK
-    command = ["--port", str(SCRIPTED_PORT)]
+    command = ["--port", str(SCRIPTED_PORT), "--api", api]
     volumes = {}
     if scripts_dir is not None:
         volumes[str(Path(scripts_dir).resolve())] = {"bind": "/scripts", "mode": "ro"}

@@ -1,7 +1,7 @@
 """The one list of harnesses, and `run_system`, which runs a system with any of them.
 
-Each entry says what the rest of the project needs to know about a harness: the API family it speaks
-to the gateway, the image it runs in, where its native logs are, the capability levels it supports,
+Each entry says what the rest of the project needs to know about a harness: the model API it speaks
+to the gateway (any upstream serves it: the gateway translates, see sandbox/gateway/_translate.py), the image it runs in, where its native logs are, the capability levels it supports,
 how the research tools reach it, and whether the offline scripted model can drive it. `omnidr run`,
 `omnidr eval` and `omnidr compare` read this table instead of keeping their own lists; the native-log
 globs are the trajectory stage's (`omnidr.trajectory.NATIVE_LOG_GLOBS`).
@@ -16,6 +16,7 @@ from omnidr._lock import folder_lock
 from omnidr.attempts import Harness, Upstream
 from omnidr.errors import UserError
 from omnidr.trajectory._native import NATIVE_LOG_GLOBS
+from sandbox.models import API_FAMILY, ModelApi, translation_label
 
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
@@ -34,6 +35,8 @@ from ._reference import (
 )
 
 Family = Literal["openai", "anthropic"]
+# The API family of a model endpoint: `openai-chat` is an OpenAI-compatible server without /v1/responses.
+EndpointFamily = Literal["openai", "openai-chat", "anthropic"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class HarnessInfo:
     """What one harness is."""
 
     name: str
-    family: Family  # API family the harness speaks to the gateway
+    api: ModelApi  # the model API the harness speaks to the gateway
     image: str | None  # image folder under images/ (None: the user names an image)
     log_globs: tuple[str, ...]  # native logs under the attempt's harness-logs folder, best first
     capabilities: tuple[str, ...]  # capability levels (paper App. F.5) it can run at
@@ -51,6 +54,19 @@ class HarnessInfo:
     # provider search the web (provider-side tools policy not `deny`), so the CLI offers its built-in search
     make: Callable[..., Harness] = field(repr=False, default=None)
     note: str = ""
+
+    @property
+    def family(self) -> Family:
+        """The API family of `api`: the upstream it needs no translation on."""
+        return API_FAMILY[self.api]
+
+    def translation(self, endpoint_family: str | None) -> str | None:
+        """The gateway's translation on an endpoint of `endpoint_family` (None: the harness's own), e.g.
+        `anthropic-messages->openai-chat`; None when the endpoint speaks the harness's API."""
+        if endpoint_family is None:
+            return None
+        family = "anthropic" if endpoint_family == "anthropic" else "openai"
+        return translation_label(self.api, {family: endpoint_family != "openai-chat"})
 
 
 def _reference(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
@@ -74,15 +90,15 @@ def _openclaw(image: str, _capability: str, _search: list[dict], _hp, provider_s
 NO_SKILLS = "its built-in tools ({}); the project's research skills are not installed in its image yet"
 
 HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
-    HarnessInfo("reference", "openai", "reference", (NATIVE_LOG, "config.json", "evidence.json"), CAPABILITIES,
+    HarnessInfo("reference", "chat_completions", "reference", (NATIVE_LOG, "config.json", "evidence.json"), CAPABILITIES,
                 "its own tools (sandbox/reference_agent)", True, _reference),
-    HarnessInfo("claude-code", "anthropic", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), ("full",),
+    HarnessInfo("claude-code", "messages", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), ("full",),
                 NO_SKILLS.format("Bash, Read, Write, WebFetch"), True, _claude),
-    HarnessInfo("codex", "openai", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), ("full",),
+    HarnessInfo("codex", "responses", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), ("full",),
                 NO_SKILLS.format("exec_command, view_image"), True, _codex),
-    HarnessInfo("openclaw", "openai", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",),
+    HarnessInfo("openclaw", "chat_completions", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",),
                 NO_SKILLS.format("read, write, web_fetch"), False, _openclaw, note="its image needs the npm registry"),
-    HarnessInfo("command", "openai", None, (), ("full",), "whatever the image holds", False, None,
+    HarnessInfo("command", "chat_completions", None, (), ("full",), "whatever the image holds", False, None,
                 note="any image and command, given with --image and after `--`"),
 )}
 
@@ -101,6 +117,7 @@ class SystemRun:
     scripted: bool = False
     model: str = ""
     note: str | None = None
+    translation: str | None = None  # the gateway's API translation, e.g. anthropic-messages->openai-chat
 
 
 def run_system(
@@ -131,14 +148,17 @@ def run_system(
     evidence_brief: bool = False,
     provider_tools=None,
     wait: bool = False,
+    endpoint_family: EndpointFamily | None = None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
-    With `model_base_url` (a base URL of the harness's API family, e.g. https://api.openai.com/v1) the
-    gateway forwards to it with the key from the host variable `key_env`; `model` is required then.
-    Without it, the scripted model is started on its own Docker network and stands in (model
-    "scripted-demo"; the note is passed to `on_note` and returned); only harnesses whose entry says
-    `scripted` can be driven by it. The `command` harness runs `image` with `argv`. Defaults:
+    With `model_base_url` (a base URL of an `endpoint_family` API, default the harness's own, e.g.
+    https://api.openai.com/v1) the gateway forwards to it with the key from the host variable `key_env`;
+    `model` is required then. Without it, the scripted model is started on its own Docker network and
+    stands in (model "scripted-demo"; the note is passed to `on_note` and returned), speaking only the
+    `endpoint_family` API when one is given; only harnesses whose entry says `scripted` can be driven by
+    it. When the endpoint speaks another API than the harness, the gateway translates (`SystemRun.translation`);
+    provider-side tools cannot cross a translation, so opening them there is refused. The `command` harness runs `image` with `argv`. Defaults:
     `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay mode (the snapshot's web corpus), no
     denylist beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools
     policy (deny in replay). A loopback `model_base_url` is reached through a relay on the host (see
@@ -178,10 +198,17 @@ def run_system(
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
     denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *(denylist or [])]))
+    translation = None if harness == "command" else info.translation(endpoint_family)
+    if translation and provider_tools is not None and provider_tools.web_search != "deny":
+        raise UserError(f"provider-side tools ({provider_tools}) cannot cross the gateway's {translation} "
+                        "translation; drop --provider-tools, or give the model an endpoint of the harness's own API")
     provider_tools = provider_tools or default_provider_tools(proxy_mode)
+    upstream_family: Family = "anthropic" if (endpoint_family or info.family) == "anthropic" else "openai"
+    responses_api = endpoint_family != "openai-chat"
     given = list(extra_upstreams)
     if model_base_url:
-        given.insert(0, Upstream(family=info.family, base_url=model_base_url.rstrip("/"), key_env=key_env))
+        given.insert(0, Upstream(family=upstream_family, base_url=model_base_url.rstrip("/"), key_env=key_env,
+                                 responses_api=responses_api))
     check_keys(given)
     # one driver per run folder: a second one stops here (or waits), before any image, relay or container
     with folder_lock(Path(run_dir), wait=wait, on_wait=on_note):
@@ -199,7 +226,10 @@ def run_system(
                 client.images.get(image)
             except ImageNotFound:
                 raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
-        out = SystemRun()
+        out = SystemRun(translation=translation)
+        if translation:
+            on_note(f"the {harness} harness speaks another API than its model endpoint: the gateway translates "
+                    f"{translation}")
         scripted = None
         relays: list = []
         upstreams = list(given)
@@ -212,8 +242,9 @@ def run_system(
         else:
             out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
             on_note(SCRIPTED_NOTE)
-            scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag)
-            upstreams = [Upstream(family=info.family, base_url=scripted.base_url)]
+            scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
+                                            api=endpoint_family or "all")
+            upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
             reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
@@ -222,7 +253,7 @@ def run_system(
             pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
             adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
                        else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
-                                      provider_search=provider_tools.web_search != "deny"))
+                                      provider_search=provider_tools.web_search != "deny" and not translation))
             command = (list(argv) if harness == "command" else
                        reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
                        else [harness])

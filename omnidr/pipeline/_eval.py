@@ -119,6 +119,10 @@ def check_request(request: EvalRequest) -> None:
                         "(the demo is snapshots/demo)")
     for spec in request.systems:
         require_key(spec.model, "model")
+        if spec.translation and request.provider_tools is not None and request.provider_tools.web_search != "deny":
+            raise UserError(f"{spec.label}: provider-side tools ({request.provider_tools}) cannot cross the gateway's "
+                            f"{spec.translation} translation; drop PROVIDER_TOOLS or give the model an endpoint of "
+                            f"the {spec.harness} harness's own API")
     require_key(request.judge, "judge")
     check_disk(request.runs_root)
     if request.tracking_uri:
@@ -200,7 +204,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
-        wait=request.wait,
+        wait=request.wait, endpoint_family=spec.model.family,
     )
     return ran.records
 
@@ -220,6 +224,7 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
     return {
         "model": spec.model.name, "model_endpoint": spec.model.base_url or "offline (scripted)",
         "harness": spec.harness, "capability": spec.capability, "evidence_brief": spec.brief,
+        "translation": spec.translation or "none",
         "budget": request.budget_label,
         **{f"budget.{k}": v for k, v in request.budget.model_dump().items()},
         "web": "replay", "provider_tools": str(request.tools_policy),

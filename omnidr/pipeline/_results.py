@@ -120,7 +120,8 @@ def read_system(folder: Path, evaluation: str = "evaluation"):
         return "not scored yet"
     summary, evaluations = read_scored_run(folder / evaluation)
     key = SystemKey(model=config.system.model.name, harness=config.system.harness,
-                    capability=config.system.setting, budget=config.budget_label)
+                    capability=config.system.setting, budget=config.budget_label,
+                    translation=config.system.translation or "")
     incomplete = [e.task_id for e in evaluations if e.skipped_atoms or e.incomplete]
     return (key.label, folder, config, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
             incomplete, summary.judge.key)

@@ -2,12 +2,19 @@
 the short spellings `make eval` passes, and checked before any attempt starts.
 
 Model and judge spellings:
-  scripted               the offline scripted model (demo only; drives the reference harness)
+  scripted               the offline scripted model, speaking the harness's own API (demo and tests)
+  scripted-openai        the scripted model as an OpenAI-compatible server (Chat Completions and
+                         Responses); scripted-openai-chat without Responses; scripted-anthropic as an
+                         Anthropic-compatible one (model only)
   offline-baseline       the offline lexical judge (judge only; the default)
   openai/NAME            api.openai.com with the key in OPENAI_API_KEY
   anthropic/NAME         api.anthropic.com with the key in ANTHROPIC_API_KEY (model only)
   NAME@BASE_URL          any OpenAI-compatible endpoint; key in OMNIDR_MODEL_API_KEY (model) or
                          OMNIDR_JUDGE_API_KEY (judge), optional for a loopback endpoint
+  NAME@FAMILY+BASE_URL   the endpoint's API named (model only): anthropic+ (Anthropic Messages),
+                         openai-chat+ (Chat Completions without /v1/responses), openai+ (the default)
+A harness runs on any of them: when the endpoint speaks another API than the harness (Claude Code on an
+OpenAI-compatible server, Codex on anthropic/NAME), the gateway translates.
 Keys are read from the environment when used and never written to any file.
 """
 
@@ -21,6 +28,7 @@ from omnidr.attempts._relay import is_loopback_url
 from omnidr.errors import UserError
 from omnidr.harness import CAPABILITIES
 from omnidr.harness import HARNESSES as REGISTRY
+from omnidr.harness import EndpointFamily
 from sandbox.models import Budget
 
 # every harness of the registry but `command`, which needs an image and a command line (`omnidr run`)
@@ -30,6 +38,7 @@ PROVIDERS = {
     "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "anthropic"),
 }
 SCRIPTED = "scripted"
+ENDPOINT_FAMILIES: tuple[EndpointFamily, ...] = ("openai", "openai-chat", "anthropic")
 SCRIPTED_MODEL_NAME = "scripted-demo"
 BASELINE_JUDGE = "offline-baseline"
 MODEL_KEY_ENV = "OMNIDR_MODEL_API_KEY"
@@ -51,7 +60,9 @@ class Endpoint(BaseModel):
     name: str = Field(description="Model name sent with each request.")
     base_url: str | None = Field(description="OpenAI- or Anthropic-compatible base URL; None for the offline stand-ins.")
     key_env: str | None = Field(description="Environment variable holding the key; None when no key is needed.")
-    family: str = Field("openai", description="API family of the endpoint (openai or anthropic).")
+    family: EndpointFamily | None = Field(
+        "openai", description="API the endpoint speaks: openai (Chat Completions and Responses), openai-chat "
+        "(Chat Completions only), anthropic (Messages); None: the harness's own (the plain scripted model).")
 
     @property
     def offline(self) -> bool:
@@ -74,19 +85,31 @@ def _check_url(url: str, what: str) -> str:
 def _endpoint(text: str, what: str, key_env: str | None, offline_word: str, offline_name: str | None) -> Endpoint:
     text = (text or "").strip()
     if offline_name is not None and text in ("", offline_word):
-        return Endpoint(spec=offline_word, name=offline_name, base_url=None, key_env=None)
+        return Endpoint(spec=offline_word, name=offline_name, base_url=None, key_env=None,
+                        family=None if what == "model" else "openai")
+    if what == "model" and text.startswith(offline_word + "-") and text[len(offline_word) + 1:] in ENDPOINT_FAMILIES:
+        return Endpoint(spec=text, name=offline_name, base_url=None, key_env=None, family=text[len(offline_word) + 1:])
     if "@" in text:
         name, url = text.split("@", 1)
         if not name:
             raise UserError(f"{what} {text!r} has no model name before '@'; write NAME@BASE_URL")
+        family, plus, rest = url.partition("+")
+        if plus and family in ENDPOINT_FAMILIES and what == "model":
+            url = rest
+        elif plus and not url.startswith(("http://", "https://")):
+            kinds = "+, ".join(ENDPOINT_FAMILIES) + "+" if what == "model" else "none for a judge"
+            raise UserError(f"{what} endpoint {url!r}: unknown API {family!r} before '+'; use {kinds}")
+        else:
+            family = "openai"
         url = _check_url(url, what)
         env = key_env or (MODEL_KEY_ENV if what == "model" else JUDGE_KEY_ENV)
-        return Endpoint(spec=text, name=name, base_url=url, key_env=env)
+        return Endpoint(spec=text, name=name, base_url=url, key_env=env, family=family)
     provider, _, name = text.partition("/")
     if provider in PROVIDERS and name and (what == "model" or provider == "openai"):
         url, env, family = PROVIDERS[provider]
         return Endpoint(spec=text, name=name, base_url=url, key_env=key_env or env, family=family)
-    choices = f"{offline_word}, openai/NAME, " + ("anthropic/NAME, " if what == "model" else "") + "or NAME@BASE_URL"
+    choices = (f"{offline_word}, " + (f"{offline_word}-openai, {offline_word}-anthropic, " if what == "model" else "")
+               + "openai/NAME, " + ("anthropic/NAME, " if what == "model" else "") + "or NAME@BASE_URL")
     raise UserError(f"unknown {what} {text!r}; use {choices}")
 
 
@@ -151,6 +174,11 @@ class SystemSpec(BaseModel):
     def label(self) -> str:
         return f"{self.harness}-{self.capability}{'-brief' if self.brief else ''}-{self.model.slug}"
 
+    @property
+    def translation(self) -> str | None:
+        """The gateway's API translation between the harness and the model's endpoint, if any."""
+        return REGISTRY[self.harness].translation(self.model.family)
+
 
 def make_system(harness: str, capability: str, model: Endpoint, brief: bool = False) -> SystemSpec:
     if harness not in HARNESSES:
@@ -161,8 +189,6 @@ def make_system(harness: str, capability: str, model: Endpoint, brief: bool = Fa
     if capability not in info.capabilities:
         raise UserError(f"the {harness} harness runs at {', '.join(info.capabilities)} only; drop CAPABILITY "
                         "(the ladder's levels are for the reference harness)")
-    # claude-code always speaks the Anthropic API to its endpoint (anthropic/NAME, or NAME@URL of an
-    # Anthropic-compatible server); codex and openclaw speak the OpenAI API.
     if model.offline and not info.scripted:
         raise UserError(f"the scripted model does not drive the {harness} harness; give it a real model, "
                         "e.g. MODEL=NAME@BASE_URL")

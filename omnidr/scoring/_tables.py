@@ -18,11 +18,14 @@ class SystemKey(ScoringModel):
     harness: str = Field("", description="Agent harness, e.g. claude-code.")
     capability: str = Field("", description="Capability (skill) configuration, e.g. full-workflow.")
     budget: str = Field("", description="Budget name, e.g. default.")
+    translation: str = Field("", description="The gateway's API translation between the harness and the model's "
+                             "endpoint, e.g. anthropic-messages->openai-chat; empty when the endpoint speaks the "
+                             "harness's API.")
 
     @property
     def label(self) -> str:
         """Short display name: the non-empty parts joined by ' / '."""
-        return " / ".join(p for p in (self.model, self.harness, self.capability, self.budget) if p)
+        return " / ".join(p for p in (self.model, self.harness, self.capability, self.budget, self.translation) if p)
 
 
 class SystemScores(ScoringModel):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Family, Route
+from sandbox.models import API_LABEL, upstream_api
 
 # chat finish_reason <-> Messages stop_reason <-> Responses status / incomplete reason
 _CHAT_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "function_call": "tool_use",
@@ -36,24 +37,10 @@ _CUSTOM_INPUT = "input"
 
 
 def plan(route: Route, families: dict[Family, bool]) -> Route | None:
-    """The upstream route for a model request on `route`, given the configured upstream families (value:
-    whether an OpenAI upstream serves /v1/responses). None: passed through as it is (or no upstream at all)."""
-    if route is MESSAGES and "anthropic" not in families and "openai" in families:
-        return CHAT
-    if route is CHAT and "openai" not in families and "anthropic" in families:
-        return MESSAGES
-    if route is RESPONSES:
-        if "openai" in families:
-            return None if families["openai"] else CHAT
-        if "anthropic" in families:
-            return MESSAGES
-    return None
-
-
-def label(client: Route, upstream: Route) -> str:
-    """How a leaderboard row and a log line name a translation, e.g. `anthropic-messages->openai-chat`."""
-    names = {CHAT.name: "openai-chat", RESPONSES.name: "openai-responses", MESSAGES.name: "anthropic-messages"}
-    return f"{names[client.name]}->{names[upstream.name]}"
+    """The upstream route for a model request on `route` (see `sandbox.models.upstream_api`); None: passed
+    through as it is."""
+    target = upstream_api(route.name, families)
+    return {CHAT.name: CHAT, RESPONSES.name: RESPONSES, MESSAGES.name: MESSAGES}[target] if target else None
 
 
 def _dict(value: Any) -> dict:
@@ -102,7 +89,7 @@ class Translation:
 
     @property
     def label(self) -> str:
-        return label(self.client, self.upstream)
+        return f"{API_LABEL[self.client.name]}->{API_LABEL[self.upstream.name]}"
 
     def drop(self, what: str) -> None:
         if what not in self.dropped:

@@ -115,6 +115,37 @@ def provider_search_answer(body: dict, episodes: list[Episode]) -> dict:
                                              "server_tool_use": {"web_search_requests": 1}}}
 
 
+def _episode_blocks(episode: Episode, calls: list[dict], offered: set[str]) -> list[dict]:
+    """The next step of `episode` as Messages content blocks (text, tool_use), whatever API carries them.
+
+    `calls` are the tool calls already in the conversation ({id, name, input}); `offered` the tool names the
+    request offers. The shell commands become the offered shell tool (Claude Code's `Bash`, Codex's
+    `exec_command` or `shell`), so an episode plays under either CLI on any API the gateway translates to."""
+    n, step = _step(episode, [c.get("id") for c in calls])
+    content: list[dict] = []
+    if step.get("content"):
+        content.append({"type": "text", "text": step["content"]})
+    for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
+        name, args = _shell_call(offered, c["command"], c.get("description", "Run a command"))
+        content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_{i}", "name": name, "input": args})
+    # Claude Code's own page reader (its fetch goes through the egress proxy, and it asks the model
+    # to read the page: a web sub-request the gateway counts). Claude Code 2.1 defers it: the model
+    # loads it with ToolSearch first (`load_tools`), then calls it (`webfetch`).
+    loaded = offered | {name for c in calls if c.get("name") == "ToolSearch"
+                        for name in ("WebFetch", "WebSearch") if name in str((c.get("input") or {}).get("query"))}
+    wanted = [] if step.get("final") else [t for t in step.get("load_tools") or [] if t not in loaded]
+    if wanted and "ToolSearch" in offered:
+        content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_t0", "name": "ToolSearch",
+                        "input": {"query": "select:" + ",".join(wanted), "max_results": len(wanted)}})
+    for j, f in enumerate([] if step.get("final") or "WebFetch" not in loaded else step.get("webfetch") or []):
+        content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_w{j}", "name": "WebFetch",
+                        "input": {"url": f["url"], "prompt": f["prompt"]}})
+    for j, w in enumerate([] if step.get("final") or "WebSearch" not in loaded else step.get("websearch") or []):
+        content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_q{j}", "name": "WebSearch",
+                        "input": {"query": w["query"]}})
+    return content
+
+
 def messages_answer(body: dict, episodes: list[Episode]) -> dict:
     """The Messages API `message` object for one request."""
     if _server_search_tool(body) is not None:
@@ -125,39 +156,51 @@ def messages_answer(body: dict, episodes: list[Episode]) -> dict:
     offered = {t.get("name") for t in body.get("tools") or []}
     content: list[dict] = []
     model = body.get("model") or "scripted-demo"
-    if episode is None or "Bash" not in offered:
+    if episode is None or _shell_call(offered, "true") is None:
         content.append({"type": "text", "text": NO_SCRIPT if episode is None else "No shell tool is offered."})
         stop = "end_turn"
     else:
         calls = [b for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), list)
                  for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
-        n, step = _step(episode, [b.get("id") for b in calls])
-        if step.get("content"):
-            content.append({"type": "text", "text": step["content"]})
-        for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
-            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_{i}", "name": "Bash",
-                            "input": {"command": c["command"], "description": c.get("description", "Run a command")}})
-        # Claude Code's own page reader (its fetch goes through the egress proxy, and it asks the model
-        # to read the page: a web sub-request the gateway counts). Claude Code 2.1 defers it: the model
-        # loads it with ToolSearch first (`load_tools`), then calls it (`webfetch`).
-        loaded = offered | {name for b in calls if b.get("name") == "ToolSearch"
-                            for name in ("WebFetch", "WebSearch") if name in str((b.get("input") or {}).get("query"))}
-        wanted = [] if step.get("final") else [t for t in step.get("load_tools") or [] if t not in loaded]
-        if wanted and "ToolSearch" in offered:
-            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_t0", "name": "ToolSearch",
-                            "input": {"query": "select:" + ",".join(wanted), "max_results": len(wanted)}})
-        for j, f in enumerate([] if step.get("final") or "WebFetch" not in loaded else step.get("webfetch") or []):
-            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_w{j}", "name": "WebFetch",
-                            "input": {"url": f["url"], "prompt": f["prompt"]}})
-        for j, w in enumerate([] if step.get("final") or "WebSearch" not in loaded else step.get("websearch") or []):
-            content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_q{j}", "name": "WebSearch",
-                            "input": {"query": w["query"]}})
+        content = _episode_blocks(episode, calls, offered)
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         model = episode.model
     prompt = tokens(messages) + tokens(body.get("system") or "") + tokens(body.get("tools") or [])
     return {"id": f"msg_scripted_{int(time.time() * 1000)}", "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop, "stop_sequence": None,
             "usage": {"input_tokens": prompt, "output_tokens": tokens(content)}}
+
+
+def chat_episode(body: dict, episodes: list[Episode]) -> dict | None:
+    """A CLI episode played over Chat Completions (the CLI's own API translated by the gateway for an
+    OpenAI-compatible model), or None when the request is not one (the reference agent's scripts answer)."""
+    messages = body.get("messages") or []
+    first_user = next((_texts(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    episode = _find(episodes, first_user)
+    offered = {(t.get("function") or {}).get("name") for t in body.get("tools") or []}
+    if episode is None or _shell_call(offered, "true") is None:
+        return None
+    calls = []
+    for m in messages:
+        for c in m.get("tool_calls") or [] if m.get("role") == "assistant" else []:
+            try:
+                arguments = json.loads((c.get("function") or {}).get("arguments") or "{}")
+            except ValueError:
+                arguments = {}
+            calls.append({"id": c.get("id"), "name": (c.get("function") or {}).get("name"), "input": arguments})
+    blocks = _episode_blocks(episode, calls, offered)
+    text = "".join(b["text"] for b in blocks if b["type"] == "text")
+    reply: dict = {"role": "assistant", "content": text or None}
+    uses = [b for b in blocks if b["type"] == "tool_use"]
+    if uses:
+        reply["tool_calls"] = [{"id": b["id"], "type": "function", "function": {
+            "name": b["name"], "arguments": json.dumps(b["input"], ensure_ascii=False)}} for b in uses]
+    prompt, completion = tokens(messages) + tokens(body.get("tools") or []), tokens(reply)
+    return {"id": f"chatcmpl-scripted-{int(time.time() * 1000)}", "object": "chat.completion",
+            "created": int(time.time()), "model": episode.model,
+            "choices": [{"index": 0, "message": reply, "finish_reason": "tool_calls" if uses else "stop",
+                         "logprobs": None}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
 
 
 def messages_events(message: dict) -> list[tuple[str, dict]]:
@@ -189,7 +232,10 @@ def messages_events(message: dict) -> list[tuple[str, dict]]:
 
 # ---- OpenAI Responses --------------------------------------------------------------------------------
 
-def _shell_call(offered: dict[str, dict], command: str) -> tuple[str, dict] | None:
+def _shell_call(offered, command: str, description: str = "Run a command") -> tuple[str, dict] | None:
+    """The offered shell tool's call for `command`: Claude Code's Bash, Codex's exec_command or shell."""
+    if "Bash" in offered:
+        return "Bash", {"command": command, "description": description}
     if "exec_command" in offered:  # Codex's unified exec
         return "exec_command", {"cmd": command}
     if "shell" in offered:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from sandbox.models import OPEN_QUESTION_TAG
 
-from ._episodes import (Episode, load_episodes, messages_answer, messages_events, responses_answer, responses_events,
-                        tokens)
+from ._episodes import (Episode, chat_episode, load_episodes, messages_answer, messages_events, responses_answer,
+                        responses_events, tokens)
 
 SCRIPTS_DIR = Path(__file__).parent / "scripts"
 
@@ -171,8 +171,15 @@ def _stream_chunks(full: dict) -> list[dict]:
             {**base, "choices": [], "usage": full["usage"]}]
 
 
-def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
+# What `--api` lets the server speak: the routes an OpenAI-compatible or an Anthropic-compatible server has.
+API_ROUTES = {"all": ("/chat/completions", "/responses", "/messages"),
+              "openai": ("/chat/completions", "/responses"), "openai-chat": ("/chat/completions",),
+              "anthropic": ("/messages",)}
+
+
+def make_handler(scripts: list[Script], episodes: list[Episode] = (), api: str = "all"):
     episodes = list(episodes)
+    routes = API_ROUTES[api]
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -200,6 +207,9 @@ def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
             except json.JSONDecodeError:
                 return self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
             route = self.path.split("?", 1)[0].rstrip("/")
+            if not route.endswith(routes):
+                return self._send(404, {"error": {"message": f"this scripted model speaks {api} only: "
+                                                  f"{', '.join(routes)}", "type": "invalid_request_error"}})
             if route.endswith("/messages"):
                 return self._episode(body, messages_answer(body, episodes), messages_events)
             if route.endswith("/responses"):
@@ -207,7 +217,7 @@ def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
             if not route.endswith("/chat/completions"):
                 return self._send(404, {"error": {"message": "only chat completions, messages and responses",
                                                   "type": "invalid_request_error"}})
-            full = answer(body, scripts)
+            full = chat_episode(body, episodes) or answer(body, scripts)
             msg = full["choices"][0]["message"]
             print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
                               "tool_calls": [c["function"]["name"] for c in msg.get("tool_calls", [])],
@@ -241,11 +251,11 @@ def make_handler(scripts: list[Script], episodes: list[Episode] = ()):
     return Handler
 
 
-def serve(port: int, scripts_dir: Path = SCRIPTS_DIR, host: str = "0.0.0.0") -> None:
+def serve(port: int, scripts_dir: Path = SCRIPTS_DIR, host: str = "0.0.0.0", api: str = "all") -> None:
     scripts, episodes = load_scripts(scripts_dir), load_episodes(scripts_dir)
-    print(json.dumps({"listening": f"{host}:{port}", "scripts": [s.task for s in scripts],
+    print(json.dumps({"listening": f"{host}:{port}", "api": api, "scripts": [s.task for s in scripts],
                       "shell_episodes": [e.task for e in episodes]}), flush=True)
-    ThreadingHTTPServer((host, port), make_handler(scripts, episodes)).serve_forever()
+    ThreadingHTTPServer((host, port), make_handler(scripts, episodes, api)).serve_forever()
 
 
 if __name__ == "__main__":

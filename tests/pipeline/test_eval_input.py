@@ -11,7 +11,7 @@ from testkit import DEMO, run_cli
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
-        (["--model", "gpt-4o"], {}, "unknown model 'gpt-4o'; use scripted, openai/NAME, anthropic/NAME, or NAME@BASE_URL"),
+        (["--model", "gpt-4o"], {}, "unknown model 'gpt-4o'; use scripted, scripted-openai, scripted-anthropic, openai/NAME, anthropic/NAME, or NAME@BASE_URL"),
         (["--harness", "autogpt"], {}, "unknown harness 'autogpt'; choose one of reference, claude-code, codex, openclaw"),
         (["--judge", "gpt-judge"], {}, "unknown judge 'gpt-judge'"),
         (["--capability", "telepathy"], {}, "unknown capability 'telepathy'"),
@@ -53,6 +53,28 @@ def test_model_and_judge_spellings():
     assert parse_judge("j@https://judge.example/v1").key_env == "OMNIDR_JUDGE_API_KEY"
     with pytest.raises(UserError, match="unknown judge 'anthropic/x'"):
         parse_judge("anthropic/x")  # the judge client speaks the OpenAI API only
+
+
+def test_an_endpoints_api_is_spelled_with_the_url_and_names_the_translation():
+    claude_on_vllm = make_system("claude-code", "full", parse_model("Qwen/Qwen3-8B@http://127.0.0.1:8000/v1"))
+    assert claude_on_vllm.model.name == "Qwen/Qwen3-8B"  # a slash in a model name is the name's
+    assert claude_on_vllm.translation == "anthropic-messages->openai-chat"
+    codex_on_claude = make_system("codex", "full", parse_model("anthropic/claude-opus-5"))
+    assert codex_on_claude.translation == "openai-responses->anthropic-messages"
+    gateway_claude = parse_model("claude-x@anthropic+http://127.0.0.1:9/v1")
+    assert (gateway_claude.family, gateway_claude.base_url) == ("anthropic", "http://127.0.0.1:9/v1")
+    assert make_system("claude-code", "full", gateway_claude).translation is None
+    chat_only = parse_model("m@openai-chat+http://127.0.0.1:9/v1")
+    assert make_system("codex", "full", chat_only).translation == "openai-responses->openai-chat"
+    assert make_system("codex", "full", parse_model("m@http://127.0.0.1:9/v1")).translation is None
+    # the scripted model as one kind of server: same model name, different systems
+    on_openai = make_system("claude-code", "full", parse_model("scripted-openai"))
+    on_anthropic = make_system("claude-code", "full", parse_model("scripted-anthropic"))
+    assert on_openai.model.name == on_anthropic.model.name == "scripted-demo"
+    assert (on_openai.label, on_openai.translation) == ("claude-code-full-scripted-openai", "anthropic-messages->openai-chat")
+    assert on_anthropic.translation is None and make_system("claude-code", "full", parse_model("scripted")).translation is None
+    with pytest.raises(UserError, match="unknown API 'gemini' before"):
+        parse_model("m@gemini+http://127.0.0.1:9/v1")
 
 
 def test_system_labels_and_budgets():
