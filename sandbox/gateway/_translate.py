@@ -85,6 +85,7 @@ class Translation:
     upstream: Route
     dropped: list[str] = field(default_factory=list)  # what could not be carried, once each
     custom_tools: set[str] = field(default_factory=set)  # Responses custom tools sent up as functions
+    namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)  # flat name -> (namespace, name)
     model: str = ""
 
     @property
@@ -128,14 +129,19 @@ class Translation:
                 out["max_completion_tokens" if key == "max_tokens" else key] = body[key]
         if body.get("stop_sequences"):
             out["stop"] = body["stop_sequences"]
+        # A deferred tool is shown to the model once a tool search has loaded it (a `tool_reference` block in
+        # a tool result), as the Messages API does.
+        loaded = {_dict(part).get("tool_name") for message in _list(body.get("messages"))
+                  for block in _list(_dict(message).get("content")) if _dict(block).get("type") == "tool_result"
+                  for part in _list(_dict(block).get("content")) if _dict(part).get("type") == "tool_reference"}
         tools = []
         for tool in _list(body.get("tools")):
             tool = _dict(tool)
             if tool.get("type") not in (None, "custom") or "input_schema" not in tool:
                 self.drop(f"provider-side tool {tool.get('type') or tool.get('name')}")
                 continue
-            if tool.get("defer_loading"):
-                self.drop("defer_loading (deferred tools are offered at once)")
+            if tool.get("defer_loading") and tool.get("name") not in loaded:
+                continue
             if "cache_control" in tool:
                 self.drop("cache_control")
             function = {"name": tool.get("name"), "parameters": tool.get("input_schema") or {"type": "object"}}
@@ -226,9 +232,9 @@ class Translation:
         items = body.get("input")
         if isinstance(items, str):
             items = [{"type": "message", "role": "user", "content": items}]
+        tools = []
         for tool in _list(body.get("tools")):
-            if _dict(tool).get("type") == "custom":
-                self.custom_tools.add(tool.get("name"))
+            tools += self._responses_tool(_dict(tool))
         for item in _list(items):
             item = _dict(item)
             kind = item.get("type", "message")
@@ -247,9 +253,10 @@ class Translation:
                 arguments = (item.get("arguments") if kind == "function_call"
                              else json.dumps({_CUSTOM_INPUT: item.get("input", "")}, ensure_ascii=False))
                 turn = self._assistant(messages)
+                name = f"{item['namespace']}__{item.get('name')}" if item.get("namespace") else item.get("name")
                 turn.setdefault("tool_calls", []).append(
                     {"id": item.get("call_id"), "type": "function",
-                     "function": {"name": item.get("name"), "arguments": arguments or "{}"}})
+                     "function": {"name": name, "arguments": arguments or "{}"}})
             elif kind in ("function_call_output", "custom_tool_call_output"):
                 output = item.get("output")
                 text = output if isinstance(output, str) else _text_of(output)
@@ -261,28 +268,6 @@ class Translation:
                         ("top_p", "top_p"), ("stream", "stream"), ("parallel_tool_calls", "parallel_tool_calls")):
             if key in body and body[key] is not None:
                 out[to] = body[key]
-        tools = []
-        for tool in _list(body.get("tools")):
-            tool = _dict(tool)
-            if tool.get("type") == "function":
-                function = {"name": tool.get("name"), "parameters": tool.get("parameters") or {"type": "object"}}
-                if tool.get("description"):
-                    function["description"] = tool["description"]
-                if tool.get("strict") is not None:
-                    function["strict"] = tool["strict"]
-                tools.append({"type": "function", "function": function})
-            elif tool.get("type") == "custom":
-                self.drop("custom tool formats (sent as a function with one string argument)")
-                description = tool.get("description") or ""
-                grammar = _dict(tool.get("format")).get("definition")
-                if grammar:
-                    description += f"\n\nThe `{_CUSTOM_INPUT}` argument must follow this grammar:\n{grammar}"
-                tools.append({"type": "function", "function": {
-                    "name": tool.get("name"), "description": description,
-                    "parameters": {"type": "object", "properties": {_CUSTOM_INPUT: {"type": "string"}},
-                                   "required": [_CUSTOM_INPUT]}}})
-            else:
-                self.drop(f"provider-side tool {tool.get('type')}")
         if tools:
             out["tools"] = tools
             choice = body.get("tool_choice")
@@ -300,6 +285,36 @@ class Translation:
                 elif key != "store":
                     self.drop(key)
         return out
+
+    def _responses_tool(self, tool: dict, namespace: str | None = None) -> list[dict]:
+        """A Responses tool as chat functions: a `custom` (free-form) tool as a function with one string
+        argument, a `namespace` as its functions named `<namespace>__<name>`; provider-side tools dropped."""
+        kind, name = tool.get("type"), tool.get("name")
+        if kind == "namespace" and namespace is None:
+            self.drop("tool namespaces (their functions are named <namespace>__<name>)")
+            return [f for inner in _list(tool.get("tools")) for f in self._responses_tool(_dict(inner), name)]
+        if kind not in ("function", "custom"):
+            self.drop(f"provider-side tool {kind}")
+            return []
+        flat = f"{namespace}__{name}" if namespace else name
+        if namespace:
+            self.namespaced[flat] = (namespace, name)
+        description = tool.get("description") or ""
+        if kind == "function":
+            function = {"name": flat, "parameters": tool.get("parameters") or {"type": "object"}}
+            if tool.get("strict") is not None:
+                function["strict"] = tool["strict"]
+        else:
+            self.custom_tools.add(flat)
+            self.drop("custom tool formats (sent as a function with one string argument)")
+            grammar = _dict(tool.get("format")).get("definition")
+            if grammar:
+                description += f"\n\nThe `{_CUSTOM_INPUT}` argument must follow this grammar:\n{grammar}"
+            function = {"name": flat, "parameters": {"type": "object", "properties": {_CUSTOM_INPUT: {"type": "string"}},
+                                                     "required": [_CUSTOM_INPUT]}}
+        if description:
+            function["description"] = description
+        return [{"type": "function", "function": function}]
 
     @staticmethod
     def _assistant(messages: list[dict]) -> dict:
@@ -478,11 +493,13 @@ class Translation:
                          "incomplete" if finish == "length" else "completed")
 
     def _call_item(self, item_id: str, call_id: Any, name: Any, arguments: str) -> dict:
+        namespace, bare = self.namespaced.get(name, (None, name))
+        extra = {"namespace": namespace} if namespace else {}
         if name in self.custom_tools:
-            return {"type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": name,
-                    "input": str(_args(arguments).get(_CUSTOM_INPUT, "")), "status": "completed"}
-        return {"type": "function_call", "id": item_id, "call_id": call_id, "name": name, "arguments": arguments,
-                "status": "completed"}
+            return {"type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": bare,
+                    "input": str(_args(arguments).get(_CUSTOM_INPUT, "")), "status": "completed", **extra}
+        return {"type": "function_call", "id": item_id, "call_id": call_id, "name": bare, "arguments": arguments,
+                "status": "completed", **extra}
 
     # ---- errors --------------------------------------------------------------------------------------
 

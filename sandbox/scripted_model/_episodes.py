@@ -175,8 +175,8 @@ def chat_episode(body: dict, episodes: list[Episode]) -> dict | None:
     """A CLI episode played over Chat Completions (the CLI's own API translated by the gateway for an
     OpenAI-compatible model), or None when the request is not one (the reference agent's scripts answer)."""
     messages = body.get("messages") or []
-    first_user = next((_texts(m.get("content")) for m in messages if m.get("role") == "user"), "")
-    episode = _find(episodes, first_user)
+    users = " ".join(_texts(m.get("content")) for m in messages if m.get("role") == "user")
+    episode = _find(episodes, users)
     offered = {(t.get("function") or {}).get("name") for t in body.get("tools") or []}
     if episode is None or _shell_call(offered, "true") is None:
         return None

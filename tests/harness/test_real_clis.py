@@ -231,3 +231,52 @@ def test_claude_codes_websearch_runs_at_the_provider_through_the_gateway_and_is_
     assert results[0].stats.provider_web_requests == 1
     page = (attempt / "audit.html").read_text("utf-8")
     assert "at the model provider" in page and SEARCH_QUERY in page and "removed: denylist" in page
+
+
+@pytest.mark.parametrize("harness,api", [("claude-code", "openai"), ("codex", "anthropic"), ("codex", "openai-chat")])
+def test_a_cli_runs_on_a_model_server_of_the_other_api_through_the_gateways_translation(tmp_path, harness, api):
+    """Claude Code on an OpenAI-compatible server, Codex on an Anthropic-compatible one and on a Chat
+    Completions-only one: a multi-turn, streamed episode with tool calls delivers the demo report, and
+    gateway.jsonl holds both sides of every model request, counted from the upstream's own usage."""
+    from omnidr.evaluation import score_run
+
+    proc, url = _scripted_on_loopback("--api", api)  # it answers 404 on every other API's route
+    try:
+        ran = run_system(DEMO, tmp_path / "run", harness, TASKS[:1], model_base_url=url, model="scripted-demo",
+                         endpoint_family=api, budget=Budget(wall_time_s=300, attempts_per_task=1),
+                         limits=SandboxLimits(cpus=1.0, memory_mb=2048))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    [record] = ran.records[TASKS[0]]
+    assert record.reason.value == "success", record.detail
+    expected = {("claude-code", "openai"): "anthropic-messages->openai-chat",
+                ("codex", "anthropic"): "openai-responses->anthropic-messages",
+                ("codex", "openai-chat"): "openai-responses->openai-chat"}[harness, api]
+    assert ran.translation == expected
+    attempt = tmp_path / "run" / "attempts" / TASKS[0] / "1"
+    lines = [line for line in _jsonl(attempt / "logs" / "gateway.jsonl") if line.get("counted")]
+    assert lines and all(line["translation"] == expected and line["outcome"] == "ok" for line in lines)
+    assert any(line["stream"] for line in lines)
+    assert sum(line["tool_calls"] for line in lines) >= 3  # a multi-turn episode of tool calls
+    for line in lines:  # the upstream's usage, counted and also what the harness was told
+        upstream = line["response_body"]
+        usage = line["usage"]
+        assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+        if isinstance(upstream, dict):
+            reported = upstream["usage"]
+            assert usage["output_tokens"] == reported.get("completion_tokens", reported.get("output_tokens"))
+        assert line["client_request_body"] and line["client_response_body"]
+    state = json.loads((attempt / "logs" / "gateway_state.json").read_text())
+    assert state["output_tokens"] == sum(line["usage"]["output_tokens"] for line in lines)
+    scored = score_run(tmp_path / "run", snapshot=DEMO)
+    assert scored.tasks[0].total > 50
+    audit_run(tmp_path / "run")  # the trajectory from the CLI's native logs
+    traj = Trajectory.model_validate_json((attempt / "trajectory.json").read_text("utf-8"))
+    names = Counter(c.name for s in traj.agent_steps() for c in s.tool_calls)
+    assert names["Bash" if harness == "claude-code" else "exec_command"] >= 3
+    if harness == "claude-code":  # the deferred WebFetch is offered once ToolSearch has loaded it, as on Anthropic
+        assert names["ToolSearch"] == 1 and names["WebFetch"] == 1
+        first = lines[0]["request_body"]["tools"]
+        assert "WebFetch" not in {t["function"]["name"] for t in first}
+        assert traj.final_metrics.gateway_tokens.requests == traj.final_metrics.harness_tokens.requests + 1

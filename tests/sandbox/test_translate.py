@@ -206,6 +206,17 @@ def test_custom_tool_calls_from_a_chat_upstream():
     item = t.response(chat)["output"][0]
     assert item == {"type": "custom_tool_call", "id": "fc_resp_c1_0", "call_id": "call_p", "name": "apply_patch",
                     "input": "*** Begin", "status": "completed"}
+    spawn = {"type": "namespace", "name": "agents", "description": "Sub-agents.", "tools": [
+        {"type": "function", "name": "spawn", "parameters": {"type": "object", "properties": {}}}]}
+    sent = t.request({"model": "m", "input": [{"type": "function_call", "call_id": "c0", "namespace": "agents",
+                                              "name": "spawn", "arguments": "{}"}], "tools": [spawn]})
+    assert sent["tools"][0]["function"]["name"] == "agents__spawn"
+    assert sent["messages"][0]["tool_calls"][0]["function"]["name"] == "agents__spawn"
+    back = t.response({"id": "c2", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": [
+            {"id": "c3", "type": "function", "function": {"name": "agents__spawn", "arguments": "{}"}}]}}]})
+    openai.types.responses.Response.model_validate(back)
+    assert (back["output"][0]["namespace"], back["output"][0]["name"]) == ("agents", "spawn")
     stream = t.stream()
     chunks = [{"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
         {"index": 0, "id": "call_p", "type": "function", "function": {"name": "apply_patch", "arguments": '{"inp'}}]}}]},
@@ -284,3 +295,21 @@ def test_both_families_configured_means_no_translation(gateway, openai_api, anth
     line = gw.exchanges()[-1]
     assert line.translation is None and line.client_request_body is None
     assert anthropic_api.received[-1].path == "/v1/messages"
+
+
+def test_a_deferred_tool_is_offered_once_a_tool_search_has_loaded_it():
+    from sandbox.gateway._apis import CHAT, MESSAGES
+    from sandbox.gateway._translate import Translation
+
+    tools = [{"name": "Bash", "input_schema": {"type": "object"}},
+             {"name": "WebFetch", "input_schema": {"type": "object"}, "defer_loading": True}]
+    before = Translation(MESSAGES, CHAT).request({"model": "m", "tools": tools,
+                                                  "messages": [{"role": "user", "content": "hi"}]})
+    assert [t["function"]["name"] for t in before["tools"]] == ["Bash"]
+    history = [{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                             "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]}]}]
+    after = Translation(MESSAGES, CHAT).request({"model": "m", "tools": tools, "messages": history})
+    assert [t["function"]["name"] for t in after["tools"]] == ["Bash", "WebFetch"]
+    assert after["messages"][-1] == {"role": "tool", "tool_call_id": "t1", "content": "Tool loaded: WebFetch"}
