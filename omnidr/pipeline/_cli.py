@@ -19,7 +19,9 @@ out = make_console()
 
 _opts = [
     click.option("--model", default=SCRIPTED, show_default=True, envvar="OMNIDR_MODEL",
-                 help="scripted (offline demo), openai/NAME, anthropic/NAME, or NAME@BASE_URL (OpenAI-compatible)."),
+                 help="scripted (offline demo; scripted-openai / scripted-anthropic: as that kind of server), openai/NAME, "
+                      "anthropic/NAME, NAME@BASE_URL (OpenAI-compatible), or NAME@anthropic+BASE_URL (Anthropic-"
+                      "compatible). Any harness runs on any of them: the gateway translates between the APIs."),
     click.option("--model-key-env", default=None,
                  help="Variable holding the model key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY / OMNIDR_MODEL_API_KEY)."),
     click.option("--judge", default=BASELINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",

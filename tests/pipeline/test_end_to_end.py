@@ -866,3 +866,34 @@ def test_calibration_of_the_demo_passes_and_a_worse_r2_report_fails_it(tmp_path)
     assert failed["R2"] == failed["R1"]
     validate = run_cli("snapshot", "validate", "--no-videos", snap)
     assert f"warning: calibration.json: tasks.{task}: calibration fails: R1 < R2 < R3 does not hold" in validate.stdout
+
+
+def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_path):
+    """The paper's harness matrix in small, offline: Claude Code and Codex, each on an OpenAI-compatible and
+    on an Anthropic-compatible scripted model (`make eval` four times into one run root); the gateway
+    translates where the server speaks the other API, and the leaderboard row says so."""
+    runs = tmp_path / "runs"
+    for harness in ("claude-code", "codex"):
+        for server in ("scripted-openai", "scripted-anthropic"):
+            r = make_eval(runs, f"HARNESS={harness}", f"MODEL={server}", "BUDGET=attempts=1",
+                          "EVAL_ARGS=--task pendant-lamp-safety")
+            assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+            native = (harness, server) in (("claude-code", "scripted-anthropic"), ("codex", "scripted-openai"))
+            assert ("the gateway translates" in r.stdout) is not native
+    [root] = runs.glob("demo-*")
+    board = json.loads((root / "leaderboard.json").read_text())["leaderboard"]
+    rows = {row["label"]: row for row in board["rows"]}
+    budget = "attempts=1"
+    assert set(rows) == {f"scripted-demo / claude-code / full / {budget}",
+                         f"scripted-demo / claude-code / full / {budget} / anthropic-messages->openai-chat",
+                         f"scripted-demo / codex / full / {budget}",
+                         f"scripted-demo / codex / full / {budget} / openai-responses->anthropic-messages"}
+    assert {row["system"]["translation"] for row in rows.values()} == {
+        "", "anthropic-messages->openai-chat", "openai-responses->anthropic-messages"}
+    assert all(row["successes"] == 1 for row in rows.values())
+    assert "anthropic-messages->openai-chat" in (root / "leaderboard.md").read_text()
+    # the harness comparison for the same model server, from the scored folders, running nothing
+    r = run_cli("compare", root / "claude-code-full-scripted-openai", root / "codex-full-scripted-openai",
+                env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Paired comparisons" in r.stdout and "codex" in r.stdout and "claude-code" in r.stdout
