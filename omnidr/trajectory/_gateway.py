@@ -89,7 +89,7 @@ def trajectory_from_gateway(path: Path, harness: str = "command") -> Trajectory:
 def _answer(exchange: GatewayExchange) -> tuple[str, list[tuple[str, str, Any]]]:
     body = exchange.response_body
     if isinstance(body, str) and "data:" in body:
-        body = _from_sse(body, exchange.route)
+        body = _from_sse(body, exchange.upstream_route)
     if not isinstance(body, dict):
         return "", []
     return _from_json(body)

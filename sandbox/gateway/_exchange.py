@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox.models import API_LABEL
+
 REDACTED = "[REDACTED]"
 
 BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls"]
@@ -122,6 +124,14 @@ class GatewayExchange(BaseModel):
     )
     client_response_body: Any = Field(
         None, description="A translated answer as the agent got it: JSON value, or SSE text for streams.")
+
+    @property
+    def upstream_route(self) -> str:
+        """The API `request_body` and `response_body` are in: the upstream's (after a translation) or `route`."""
+        if self.translation:
+            target = self.translation.split("->", 1)[1]
+            return next((name for name, label in API_LABEL.items() if label == target), self.route)
+        return self.route
 
 
 class ExchangeLog:

@@ -25,6 +25,10 @@ from testkit import DEMO, run_cli
         (["--model", "m@http://10.9.9.9:8000/v1"], {"OMNIDR_MODEL_API_KEY": None}, "needs its key in $OMNIDR_MODEL_API_KEY"),
         (["--model", "m@ftp://host/v1"], {}, "is not an http(s) URL"),
         (["--harness", "openclaw"], {}, "the scripted model does not drive the openclaw harness"),
+        (["--harness", "claude-code", "--model", "scripted-openai", "--provider-tools", "allow"], {},
+         "claude-code-full-scripted-openai: provider-side tools (allow) cannot "
+         "cross the gateway's anthropic-messages->openai-chat translation"),
+        (["--model", "m@gemini+http://127.0.0.1:9/v1"], {}, "unknown API 'gemini' before '+'"),
         (["/no/such/snapshot"], {}, "snapshot folder /no/such/snapshot does not exist"),
         ([], {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "cannot reach the Docker engine"),
         ([], {"OMNIDR_MIN_FREE_GB": "1000000"}, "an evaluation needs at least 1e+06 GiB"),

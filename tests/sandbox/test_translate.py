@@ -313,3 +313,50 @@ def test_a_deferred_tool_is_offered_once_a_tool_search_has_loaded_it():
     after = Translation(MESSAGES, CHAT).request({"model": "m", "tools": tools, "messages": history})
     assert [t["function"]["name"] for t in after["tools"]] == ["Bash", "WebFetch"]
     assert after["messages"][-1] == {"role": "tool", "tool_call_id": "t1", "content": "Tool loaded: WebFetch"}
+
+
+def test_reasoning_is_carried_where_both_apis_have_it(gateway, anthropic_api):
+    from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES
+    from sandbox.gateway._translate import Translation
+
+    t = Translation(RESPONSES, MESSAGES)
+    t.request({"model": "m", "input": "hi"})
+    answer = t.response({"id": "msg", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
+                         "content": [{"type": "thinking", "thinking": "Weigh the sources.", "signature": "s"},
+                                     {"type": "text", "text": "Done."}], "usage": {"input_tokens": 1, "output_tokens": 2}})
+    openai.types.responses.Response.model_validate(answer)
+    assert answer["output"][0]["summary"][0]["text"] == "Weigh the sources."
+    stream = Translation(MESSAGES, CHAT).stream()
+    events = stream.feed(None, {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+        "reasoning_content": "Think."}}]}) + stream.feed(None, {"id": "c", "model": "m", "choices": [
+            {"index": 0, "delta": {"content": "Answer."}, "finish_reason": "stop"}]}) + stream.finish()
+    for _name, data in events:
+        TypeAdapter(anthropic.types.RawMessageStreamEvent).validate_python(data)
+    assert [d["delta"]["type"] for _n, d in events if d["type"] == "content_block_delta"] == [
+        "thinking_delta", "signature_delta", "text_delta"]
+
+
+def test_a_broken_upstream_stream_reaches_the_client_as_its_own_apis_error(gateway, openai_api):
+    openai_api.break_after_events = 3
+    gw = gateway(upstreams=only(openai_api, OPENAI_KEY), budget={"upstream_retries": 0})
+    client = anthropic.Anthropic(base_url=gw.url, api_key=AGENT_TOKEN, max_retries=0)
+    with pytest.raises((anthropic.APIStatusError, anthropic.APIConnectionError)):
+        with client.messages.stream(model="gpt-test", max_tokens=50, messages=[{"role": "user", "content": "hi"}]) as s:
+            for _event in s:
+                pass
+    line = gw.exchanges()[-1]
+    assert line.outcome == "stream_broken" and line.translation == "anthropic-messages->openai-chat"
+
+
+def test_a_translated_stream_rebuilds_a_trajectory_from_the_gateway_log(gateway, openai_api, tmp_path):
+    from omnidr.trajectory import trajectory_from_gateway
+
+    gw = gateway(upstreams=only(openai_api, OPENAI_KEY), budget={"max_output_tokens": 40})
+    client = anthropic.Anthropic(base_url=gw.url, api_key=AGENT_TOKEN, max_retries=0)
+    with client.messages.stream(model="gpt-test", max_tokens=5000, tools=TOOLS_ANTHROPIC,
+                                messages=[{"role": "user", "content": "hi"}]) as stream:
+        stream.get_final_message()
+    assert openai_api.received[-1].body["max_completion_tokens"] == 40  # clamped to the budget after translation
+    traj = trajectory_from_gateway(gw.config.log_path)
+    [step] = traj.agent_steps()
+    assert [c.name for c in step.tool_calls] == ["search", "search"] and step.message == "Hello, world!"
