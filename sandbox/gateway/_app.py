@@ -295,20 +295,16 @@ class Gateway:
         assert family is not None
         headers = CIMultiDict({"Content-Type": "application/json",
                                "Accept": "text/event-stream" if stream else "application/json"})
-        key = self.keys[family]
-        if family == "anthropic":
-            headers["anthropic-version"] = ANTHROPIC_VERSION
-            if key:
-                headers["x-api-key"] = key
-        elif key:
-            headers["Authorization"] = f"Bearer {key}"
-        headers.update(upstream.extra_headers)
-        return headers
+        return self._keyed(headers, family, upstream)
 
     def _upstream_headers(
         self, incoming: CIMultiDictProxy[str], family: Family, upstream: UpstreamConfig
     ) -> CIMultiDict[str]:
         headers = CIMultiDict((k, v) for k, v in incoming.items() if k.lower() not in _NOT_FORWARDED)
+        return self._keyed(headers, family, upstream)
+
+    def _keyed(self, headers: CIMultiDict[str], family: Family, upstream: UpstreamConfig) -> CIMultiDict[str]:
+        """`headers` with the upstream's real key, the Anthropic version when none is named, the fixed extras."""
         key = self.keys[family]
         if family == "anthropic":
             headers.setdefault("anthropic-version", ANTHROPIC_VERSION)

@@ -675,7 +675,43 @@ class _MessagesToChat:
 
 
 class _ChatStream:
+    """Reads chat.completion.chunk objects; a subclass turns each piece into its API's events."""
+
     def chunk(self, chunk: dict) -> list[Event]:
+        out = self._start(chunk)
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        for choice in _list(chunk.get("choices"))[:1]:
+            delta = _dict(_dict(choice).get("delta"))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                out += self._reasoning(reasoning)
+            if isinstance(delta.get("content"), str) and delta["content"]:
+                out += self._text(delta["content"])
+            for call in _list(delta.get("tool_calls")):
+                call = _dict(call)
+                function = _dict(call.get("function"))
+                out += self._tool(_int(call.get("index")), call.get("id"), function.get("name"),
+                                  function.get("arguments") or "")
+            if choice.get("finish_reason"):
+                self._finish_reason(choice["finish_reason"])
+        return out
+
+    usage: dict
+
+    def _start(self, chunk: dict) -> list[Event]:
+        raise NotImplementedError
+
+    def _reasoning(self, text: str) -> list[Event]:
+        raise NotImplementedError
+
+    def _text(self, text: str) -> list[Event]:
+        raise NotImplementedError
+
+    def _tool(self, index: int, call_id: Any, name: Any, arguments: str) -> list[Event]:
+        raise NotImplementedError
+
+    def _finish_reason(self, reason: str) -> None:
         raise NotImplementedError
 
     def finish(self) -> list[Event]:
@@ -721,38 +757,30 @@ class _ChatToMessages(_ChatStream):
         self.kind = None
         return out + [("content_block_stop", {"type": "content_block_stop", "index": self.block})]
 
-    def chunk(self, chunk: dict) -> list[Event]:
-        out = self._start(chunk)
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
-        for choice in _list(chunk.get("choices"))[:1]:
-            delta = _dict(_dict(choice).get("delta"))
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                if self.kind != "thinking":
-                    out += self._open({"type": "thinking", "thinking": "", "signature": ""}, "thinking")
-                out.append(("content_block_delta", {"type": "content_block_delta", "index": self.block,
-                                                    "delta": {"type": "thinking_delta", "thinking": reasoning}}))
-            if isinstance(delta.get("content"), str) and delta["content"]:
-                if self.kind != "text":
-                    out += self._open({"type": "text", "text": ""}, "text")
-                out.append(("content_block_delta", {"type": "content_block_delta", "index": self.block,
-                                                    "delta": {"type": "text_delta", "text": delta["content"]}}))
-            for call in _list(delta.get("tool_calls")):
-                call = _dict(call)
-                function = _dict(call.get("function"))
-                index = _int(call.get("index"))
-                if index not in self.tools:
-                    out += self._open({"type": "tool_use", "id": call.get("id") or _now_id("toolu"),
-                                       "name": function.get("name"), "input": {}}, "tool_use")
-                    self.tools[index] = self.block
-                if function.get("arguments"):
-                    out.append(("content_block_delta", {"type": "content_block_delta", "index": self.tools[index],
-                                                        "delta": {"type": "input_json_delta",
-                                                                  "partial_json": function["arguments"]}}))
-            if choice.get("finish_reason"):
-                self.stop = _CHAT_TO_STOP.get(choice["finish_reason"], "end_turn")
+    def _reasoning(self, text: str) -> list[Event]:
+        out = [] if self.kind == "thinking" else self._open({"type": "thinking", "thinking": "", "signature": ""},
+                                                             "thinking")
+        return out + [("content_block_delta", {"type": "content_block_delta", "index": self.block,
+                                               "delta": {"type": "thinking_delta", "thinking": text}})]
+
+    def _text(self, text: str) -> list[Event]:
+        out = [] if self.kind == "text" else self._open({"type": "text", "text": ""}, "text")
+        return out + [("content_block_delta", {"type": "content_block_delta", "index": self.block,
+                                               "delta": {"type": "text_delta", "text": text}})]
+
+    def _tool(self, index: int, call_id: Any, name: Any, arguments: str) -> list[Event]:
+        out: list[Event] = []
+        if index not in self.tools:
+            out += self._open({"type": "tool_use", "id": call_id or _now_id("toolu"), "name": name, "input": {}},
+                              "tool_use")
+            self.tools[index] = self.block
+        if arguments:
+            out.append(("content_block_delta", {"type": "content_block_delta", "index": self.tools[index],
+                                                "delta": {"type": "input_json_delta", "partial_json": arguments}}))
         return out
+
+    def _finish_reason(self, reason: str) -> None:
+        self.stop = _CHAT_TO_STOP.get(reason, "end_turn")
 
     def finish(self) -> list[Event]:
         out = self._start({}) + self._close()
@@ -832,45 +860,42 @@ class _ChatToResponses(_ChatStream):
         self.output.append(item)
         return out + [self._event("response.output_item.done", output_index=index, item=item)]
 
-    def chunk(self, chunk: dict) -> list[Event]:
-        out = self._start(chunk)
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
-        for choice in _list(chunk.get("choices"))[:1]:
-            delta = _dict(_dict(choice).get("delta"))
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                if self.open is None or self.open["type"] != "reasoning":
-                    out += self._open({"type": "reasoning", "id": f"rs_{self.rid}_{len(self.output)}",
-                                       "summary": [{"type": "summary_text", "text": ""}]})
-                self.open["summary"][0]["text"] += reasoning
-                out.append(self._event("response.reasoning_summary_text.delta", item_id=self.open["id"],
-                                       output_index=len(self.output), summary_index=0, delta=reasoning))
-            if isinstance(delta.get("content"), str) and delta["content"]:
-                if self.open is None or self.open["type"] != "message":
-                    out += self._open(_message_item(f"msg_{self.rid}_{len(self.output)}", ""))
-                self.open["content"][0]["text"] += delta["content"]
-                out.append(self._event("response.output_text.delta", item_id=self.open["id"],
-                                       output_index=len(self.output), content_index=0, delta=delta["content"]))
-            for call in _list(delta.get("tool_calls")):
-                call = _dict(call)
-                function = _dict(call.get("function"))
-                index = _int(call.get("index"))
-                if index not in self.tools:
-                    item = {"type": "function_call", "id": f"fc_{self.rid}_{len(self.output)}",
-                            "call_id": call.get("id") or _now_id("call"), "name": function.get("name"),
-                            "arguments": ""}
-                    out += self._open(item)
-                    self.tools[index] = item
-                item = self.tools[index]
-                if function.get("arguments"):
-                    item["arguments"] += function["arguments"]
-                    if item is self.open and item["name"] not in self.t.custom_tools:
-                        out.append(self._event("response.function_call_arguments.delta", item_id=item["id"],
-                                               output_index=len(self.output), delta=function["arguments"]))
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
+    def _reasoning(self, text: str) -> list[Event]:
+        out: list[Event] = []
+        if self.open is None or self.open["type"] != "reasoning":
+            out += self._open({"type": "reasoning", "id": f"rs_{self.rid}_{len(self.output)}",
+                               "summary": [{"type": "summary_text", "text": ""}]})
+        assert self.open is not None
+        self.open["summary"][0]["text"] += text
+        return out + [self._event("response.reasoning_summary_text.delta", item_id=self.open["id"],
+                                  output_index=len(self.output), summary_index=0, delta=text)]
+
+    def _text(self, text: str) -> list[Event]:
+        out: list[Event] = []
+        if self.open is None or self.open["type"] != "message":
+            out += self._open(_message_item(f"msg_{self.rid}_{len(self.output)}", ""))
+        assert self.open is not None
+        self.open["content"][0]["text"] += text
+        return out + [self._event("response.output_text.delta", item_id=self.open["id"],
+                                  output_index=len(self.output), content_index=0, delta=text)]
+
+    def _tool(self, index: int, call_id: Any, name: Any, arguments: str) -> list[Event]:
+        out: list[Event] = []
+        if index not in self.tools:
+            item = {"type": "function_call", "id": f"fc_{self.rid}_{len(self.output)}",
+                    "call_id": call_id or _now_id("call"), "name": name, "arguments": ""}
+            out += self._open(item)
+            self.tools[index] = item
+        item = self.tools[index]
+        if arguments:
+            item["arguments"] += arguments
+            if item is self.open and item["name"] not in self.t.custom_tools:
+                out.append(self._event("response.function_call_arguments.delta", item_id=item["id"],
+                                       output_index=len(self.output), delta=arguments))
         return out
+
+    def _finish_reason(self, reason: str) -> None:
+        self.finish_reason = reason
 
     def finish(self) -> list[Event]:
         out = self._start({}) + self._close()
