@@ -7,10 +7,25 @@ the attempt's `Budget`; re-sends upstream 5xx, 429 and connection failures; and 
 PATH` (see README.md in this folder for the config and the endpoints).
 """
 
-from sandbox.gateway._app import RunningGateway, create_app, serve, start_gateway
+from typing import TYPE_CHECKING
+
 from sandbox.gateway._budget import GatewayState
 from sandbox.gateway._config import ConfigError, GatewayConfig, UpstreamConfig, Upstreams, load_config
 from sandbox.gateway._exchange import BudgetName, GatewayExchange, TokenUsage
+
+if TYPE_CHECKING:
+    from sandbox.gateway._app import RunningGateway, create_app, serve, start_gateway
+
+# The server (aiohttp) loads only when asked for: the host reads the gateway's models without it.
+_SERVER = {"RunningGateway", "create_app", "serve", "start_gateway"}
+
+
+def __getattr__(name: str):
+    if name in _SERVER:
+        from sandbox.gateway import _app
+
+        return getattr(_app, name)
+    raise AttributeError(f"module 'sandbox.gateway' has no attribute {name!r}")
 
 __all__ = [
     "BudgetName",
