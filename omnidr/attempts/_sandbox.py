@@ -254,10 +254,12 @@ class AttemptSandbox:
                 internal = self._network(f"omnidr-{self.suffix}", internal=True)
                 gateway_ip = self._start_gateway(dirs, internal)
                 proxy_ip = self._start_proxy(dirs, internal)
-                # both helpers boot at once; wait for the two ports only now
+                # both helpers boot at once; the output volume and its keeper are made meanwhile, and the
+                # two ports waited for only then (the agent needs the proxy's CA, written before it listens)
+                output = self._make_output()
                 _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
                 _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
-                agent = self._create_agent(dirs, internal, ctx, command)
+                agent = self._create_agent(dirs, internal, ctx, command, output)
             except (DockerException, RuntimeError, OSError) as exc:
                 return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
             run_t0 = time.monotonic()
@@ -401,7 +403,24 @@ class AttemptSandbox:
         self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, {}, internal, "proxy")
         return ip
 
-    def _create_agent(self, dirs, internal, ctx: AgentContext, command: list[str]):
+    def _make_output(self):
+        """The writable output: a size-bounded tmpfs volume (a disk-filling agent hits its limit, not the host's
+        disk), copied into the attempt folder once the agent has stopped. A tmpfs volume lives only while
+        mounted: a keeper container holds it from before the agent starts until its contents are copied out."""
+        output = self.client.volumes.create(
+            name=f"omnidr-output-{self.suffix}", driver="local", labels=self.labels,
+            driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={self.spec.limits.output_mb}m,mode=1777"},
+        )
+        self.volumes.append(output)
+        self.keeper = self.client.containers.run(
+            self.spec.gateway_image, entrypoint=["sleep", "infinity"], name=f"omnidr-keeper-{self.suffix}",
+            labels=self.labels, network_mode="none", read_only=True, cap_drop=["ALL"], mem_limit="32m",
+            volumes={output.name: {"bind": "/output", "mode": "ro"}}, detach=True,
+        )
+        self.containers.append(self.keeper)
+        return output
+
+    def _create_agent(self, dirs, internal, ctx: AgentContext, command: list[str], output):
         spec = self.spec
         env = {
             "OPENAI_BASE_URL": f"{ctx.gateway_url}/v1", "OPENAI_API_KEY": ctx.token,
@@ -414,21 +433,6 @@ class AttemptSandbox:
         }
         ca_file = dirs["control"] / "ca" / "egress-ca.pem"
         lim = spec.limits
-        # The writable output is a size-bounded tmpfs volume (a disk-filling agent hits its limit, not
-        # the host's disk); it is copied into the attempt folder once the agent has stopped.
-        output = self.client.volumes.create(
-            name=f"omnidr-output-{self.suffix}", driver="local", labels=self.labels,
-            driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={lim.output_mb}m,mode=1777"},
-        )
-        self.volumes.append(output)
-        # A tmpfs volume lives only while mounted: a keeper container holds it from before the agent
-        # starts until its contents are copied out.
-        self.keeper = self.client.containers.run(
-            spec.gateway_image, entrypoint=["sleep", "infinity"], name=f"omnidr-keeper-{self.suffix}",
-            labels=self.labels, network_mode="none", read_only=True, cap_drop=["ALL"], mem_limit="32m",
-            volumes={output.name: {"bind": "/output", "mode": "ro"}}, detach=True,
-        )
-        self.containers.append(self.keeper)
         volumes = {
             str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
             str((dirs["input"] / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
@@ -490,14 +494,21 @@ class AttemptSandbox:
         return gone
 
     def _stop_helpers(self, dirs) -> None:
-        for container, name in ((getattr(self, "gateway", None), "gateway"), (getattr(self, "proxy", None), "egress")):
-            if container is None:
-                continue
+        """Stop the gateway and the proxy together (each writes its summary on SIGTERM) and keep their logs."""
+        def stop(container, name: str) -> None:
             try:
                 container.stop(timeout=5)
                 (dirs["logs"] / f"{name}.container.log").write_bytes(container.logs(stdout=True, stderr=True))
             except (APIError, NotFound):
                 pass
+
+        helpers = [(c, name) for c, name in ((getattr(self, "gateway", None), "gateway"),
+                                             (getattr(self, "proxy", None), "egress")) if c is not None]
+        threads = [threading.Thread(target=stop, args=helper, daemon=True) for helper in helpers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
 
     def _reason(self, dirs, timed_out: bool, exit_code: int | None, wall_s: float,
                 state: BudgetUse) -> tuple[AttemptReason, str]:
@@ -558,11 +569,18 @@ class AttemptSandbox:
         return rec
 
     def cleanup(self) -> None:
-        for container in self.containers:
+        """Remove the attempt's containers (together), then its volumes and networks."""
+        def remove(container) -> None:
             try:
                 container.remove(force=True, v=True)
             except (APIError, NotFound):
                 pass
+
+        threads = [threading.Thread(target=remove, args=(c,), daemon=True) for c in self.containers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         for item in self.volumes + self.networks:
             try:
                 item.remove()
