@@ -289,9 +289,9 @@ def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     assert run_cli("archive", "verify", archive).returncode == 0  # rescoring wrote nothing into the archive
 
 
-def _scripted_server(port: int, log: Path, scripts: Path | None = None) -> subprocess.Popen:
-    """The scripted model as a plain OpenAI-compatible server on the host's loopback."""
-    extra = ["--scripts", str(scripts)] if scripts is not None else []
+def _scripted_server(port: int, log: Path, scripts: Path | None = None, api: str = "all") -> subprocess.Popen:
+    """The scripted model as a plain model server on the host's loopback (`api`: which APIs it speaks)."""
+    extra = (["--scripts", str(scripts)] if scripts is not None else []) + ["--api", api]
     proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port),
                              *extra], cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
@@ -871,15 +871,26 @@ def test_calibration_of_the_demo_passes_and_a_worse_r2_report_fails_it(tmp_path)
 def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_path):
     """The paper's harness matrix in small, offline: Claude Code and Codex, each on an OpenAI-compatible and
     on an Anthropic-compatible scripted model (`make eval` four times into one run root); the gateway
-    translates where the server speaks the other API, and the leaderboard row says so."""
+    translates where the server speaks the other API, and the leaderboard row says so. Claude Code on the
+    OpenAI-compatible server is spelled as a user's own server is: `MODEL=NAME@BASE_URL` on loopback."""
     runs = tmp_path / "runs"
-    for harness in ("claude-code", "codex"):
-        for server in ("scripted-openai", "scripted-anthropic"):
-            r = make_eval(runs, f"HARNESS={harness}", f"MODEL={server}", "BUDGET=attempts=1",
-                          "EVAL_ARGS=--task pendant-lamp-safety")
-            assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-            native = (harness, server) in (("claude-code", "scripted-anthropic"), ("codex", "scripted-openai"))
-            assert ("the gateway translates" in r.stdout) is not native
+    port = free_port()
+    server = _scripted_server(port, tmp_path / "server.log", api="openai")  # 404 on /v1/messages
+    try:
+        for harness in ("claude-code", "codex"):
+            for model in ("scripted-openai", "scripted-anthropic"):
+                if (harness, model) == ("claude-code", "scripted-openai"):
+                    model = f"scripted-demo@http://127.0.0.1:{port}/v1"
+                r = make_eval(runs, f"HARNESS={harness}", f"MODEL={model}", "BUDGET=attempts=1",
+                              "EVAL_ARGS=--task pendant-lamp-safety")
+                assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+                native = (harness, model) in (("claude-code", "scripted-anthropic"), ("codex", "scripted-openai"))
+                assert ("the gateway translates" in r.stdout) is not native
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    served = [json.loads(line) for line in (tmp_path / "server.log").read_text().splitlines() if '"messages"' in line]
+    assert served and all(s["tool_calls"] is not None for s in served)  # Claude Code's turns, as chat completions
     [root] = runs.glob("demo-*")
     board = json.loads((root / "leaderboard.json").read_text())["leaderboard"]
     rows = {row["label"]: row for row in board["rows"]}
@@ -893,7 +904,7 @@ def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_
     assert all(row["successes"] == 1 for row in rows.values())
     assert "anthropic-messages->openai-chat" in (root / "leaderboard.md").read_text()
     # the harness comparison for the same model server, from the scored folders, running nothing
-    r = run_cli("compare", root / "claude-code-full-scripted-openai", root / "codex-full-scripted-openai",
+    r = run_cli("compare", root / "claude-code-full-scripted-demo", root / "codex-full-scripted-openai",
                 env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Paired comparisons" in r.stdout and "codex" in r.stdout and "claude-code" in r.stdout
