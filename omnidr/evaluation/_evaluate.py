@@ -139,6 +139,7 @@ async def evaluate_report(
         calls=sum(v.calls for v in votes), cache_hits=sum(1 for v in votes if v.cached), votes=len(votes),
         failed_votes=sum(1 for v in votes if v.verdict is None),
         input_tokens=sum(v.input_tokens for v in votes), output_tokens=sum(v.output_tokens for v in votes),
+        cached_input_tokens=sum(v.cached_input_tokens for v in votes),
     )
     draft = Evaluation(
         evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,

@@ -30,7 +30,9 @@ from ._prompt import (
     PROMPT_VERSION,
     RESPONSE_FORMAT,
     SYSTEM_PROMPT,
+    criterion_prompt,
     is_visual,
+    material_prompt,
     sections_for,
     user_prompt,
 )
@@ -140,19 +142,14 @@ def _inside(root: Path, rel: str) -> Path | None:
 
 
 def build_messages(request: JudgeRequest) -> tuple[list[dict], str]:
-    """The chat messages of one call and the report text they carry (for the quote check)."""
+    """The chat messages of one call and the report text they carry (for the quote check). The report's
+    material comes first and the criterion last (`PROMPT_VERSION` 3): the calls of one report share a prefix."""
     atom, material = request.atom, request.material
-    text = user_prompt(atom, request.task, material)
     report_text = material.text_of(sections_for(atom))
-    content: list[dict] | str = text
-    if is_visual(atom):
-        parts: list[dict] = [{"type": "text", "text": text}]
-        if request.evaluation_dir is not None:
-            for name in sections_for(atom):
-                rel = material.screenshots.get(name)
-                part = _image_part(request.evaluation_dir / rel) if rel else None
-                if part:
-                    parts += [{"type": "text", "text": f"Screenshot of section '{name}':"}, part]
+    if not is_visual(atom):
+        content: list[dict] | str = user_prompt(atom, request.task, material)
+    else:  # images first, those every visual criterion of the report gets before those that vary (screenshots)
+        parts: list[dict] = []
         if request.report_dir is not None:
             for fig in material.figures[:MAX_FIGURES]:
                 path = _inside(request.report_dir, fig.path)
@@ -165,6 +162,13 @@ def build_messages(request: JudgeRequest) -> tuple[list[dict], str]:
                 if part:
                     parts += [{"type": "text", "text": f"Frame of the source video at {float(moment):.1f} s "
                                                        "(a moment the report cites):"}, part]
+            for name in sections_for(atom):
+                rel = material.screenshots.get(name)
+                part = _image_part(request.evaluation_dir / rel) if rel else None
+                if part:
+                    parts += [{"type": "text", "text": f"Screenshot of section '{name}':"}, part]
+        parts.append({"type": "text", "text": material_prompt(atom, request.task, material)})
+        parts.append({"type": "text", "text": criterion_prompt(atom)})
         content = parts
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}], report_text
 
@@ -209,7 +213,7 @@ class OpenAIJudge:
                              quote_found=hit.get("quote_found"), cached=True,
                              elapsed_s=round(time.monotonic() - started, 3))
         messages, sent_text = build_messages(request)
-        calls = tokens_in = tokens_out = 0
+        calls = tokens_in = tokens_out = tokens_cached = 0
         error = "no call was made"
         hint: float | None = None
         for attempt in range(self.settings.max_attempts):
@@ -237,6 +241,7 @@ class OpenAIJudge:
             usage = getattr(response, "usage", None)
             tokens_in += getattr(usage, "prompt_tokens", 0) or 0
             tokens_out += getattr(usage, "completion_tokens", 0) or 0
+            tokens_cached += getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0) or 0
             if not response.choices:
                 error = "the answer has no choices"
                 continue
@@ -255,9 +260,10 @@ class OpenAIJudge:
                 self.cache.put(key, {"verdict": verdict, "rationale": rationale, "quote": quote, "quote_found": found,
                                      "judge": self.identity.key, "atom": request.atom.id, "vote": index})
             return JudgeVote(verdict=verdict, rationale=rationale, quote=quote, quote_found=found, calls=calls,
-                             input_tokens=tokens_in, output_tokens=tokens_out, elapsed_s=round(time.monotonic() - started, 3))
+                             input_tokens=tokens_in, output_tokens=tokens_out, cached_input_tokens=tokens_cached,
+                             elapsed_s=round(time.monotonic() - started, 3))
         return JudgeVote(verdict=None, error=error, calls=calls, input_tokens=tokens_in, output_tokens=tokens_out,
-                         elapsed_s=round(time.monotonic() - started, 3))
+                         cached_input_tokens=tokens_cached, elapsed_s=round(time.monotonic() - started, 3))
 
 
 def _decide(votes: list[JudgeVote], polarity: str) -> tuple[Verdict, bool]:

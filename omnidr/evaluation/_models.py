@@ -101,6 +101,8 @@ class JudgeVote(EvaluationModel):
     cached: bool = Field(False, description="Answered from the judge cache (no call was made).")
     calls: int = Field(0, description="HTTP calls made for this vote, retries included (0 when cached).")
     input_tokens: int = Field(0, description="Prompt tokens over those calls.")
+    cached_input_tokens: int = Field(0, description="Part of input_tokens the provider read from its prompt cache "
+                                     "(`prompt_tokens_details.cached_tokens`), where it reports them.")
     output_tokens: int = Field(0, description="Completion tokens over those calls.")
     elapsed_s: float = Field(0.0, description="Wall time of the vote, seconds.")
     error: str | None = Field(None, description="Why the vote has no verdict (after the last retry).")
@@ -141,6 +143,8 @@ class JudgeUsage(EvaluationModel):
     votes: int = Field(0, description="Votes needed (one per J atom, three per gate J atom).")
     failed_votes: int = Field(0, description="Votes without a verdict after the last retry.")
     input_tokens: int = Field(0, description="Prompt tokens.")
+    cached_input_tokens: int = Field(0, description="Part of input_tokens read from the provider's prompt cache "
+                                     "(the report's calls share the material prefix; see PROMPT_VERSION 3).")
     output_tokens: int = Field(0, description="Completion tokens.")
 
 

@@ -11,9 +11,12 @@ from omnidr.benchmark import Atom, Task, direction_inventory
 
 from ._material import SECTION_ORDER, ReportMaterial
 
-PROMPT_VERSION = "omnidr-judge-2"
+PROMPT_VERSION = "omnidr-judge-3"
 """2: the expected polarity in the prompt; images for every visual direction (screenshots, figures, frames
-of the cited video moments); a section cut at MAX_SECTION_CHARS is announced."""
+of the cited video moments); a section cut at MAX_SECTION_CHARS is announced.
+3: the same content, laid out for prompt caching: the user request and the report material (text, then
+images) first, the criterion last, so that the calls of one report share a long prefix that providers with
+prompt caching bill once (the paper leaves the layout open; App. A.3 fixes what each call carries)."""
 
 SYSTEM_PROMPT = """\
 You check one criterion against one research report about a video. You are given the criterion \
@@ -36,6 +39,8 @@ this report at all, never because information is missing.
 - quote: the report span that supports your verdict, copied word for word from the material; an \
 empty string when no span applies (for example when the report is silent).
 - criterion_id: the identifier you were given, unchanged.
+
+The report material comes first and the criterion to check comes last.
 
 Reply with one JSON object with the keys criterion_id, verdict, rationale and quote, and nothing else."""
 
@@ -69,12 +74,24 @@ MAX_FRAMES = 6
 """Frames of cited video moments a visual criterion's call carries at most (spread evenly over the moments)."""
 
 
+# The order the sections are given in: the ones most directions need first, so that the calls of one report
+# share the longest prefix (prompt caching). Readability (P-RD) keeps the report's own reading order.
+PROMPT_SECTION_ORDER = ("findings", "timeline", "anchors", "overview", "sources")
+READING_ORDER_DIRECTIONS = frozenset({"P-RD"})
+
+
 def sections_for(atom: Atom) -> tuple[str, ...]:
-    """Report sections an atom's judge call carries (content atoms: everything but the sources)."""
+    """Report sections an atom's judge call carries (content atoms: everything but the sources), in the order
+    the prompt gives them (`PROMPT_SECTION_ORDER`; the report's order for readability)."""
     if atom.direction in SECTIONS_BY_DIRECTION:
-        return SECTIONS_BY_DIRECTION[atom.direction]
-    dimension = direction_inventory().by_id()[atom.direction].dimension.value
-    return CONTENT_SECTIONS if dimension == "C" else SECTION_ORDER
+        chosen = SECTIONS_BY_DIRECTION[atom.direction]
+    else:
+        dimension = direction_inventory().by_id()[atom.direction].dimension.value
+        chosen = CONTENT_SECTIONS if dimension == "C" else SECTION_ORDER
+    if atom.direction in READING_ORDER_DIRECTIONS:
+        return chosen
+    rank = {name: i for i, name in enumerate(PROMPT_SECTION_ORDER)}
+    return tuple(sorted(chosen, key=lambda name: (rank.get(name, len(rank)), chosen.index(name))))
 
 
 def is_visual(atom: Atom) -> bool:
@@ -90,10 +107,19 @@ def frame_moments(moments: list[float], limit: int = MAX_FRAMES) -> list[float]:
     return [moments[round(i * step)] for i in range(limit)]
 
 
-def user_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
-    """The text part of the user message for one atom."""
+def material_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
+    """The first text part of the user message: the request and the report material the atom needs. It is
+    the same for every atom of a report that needs the same sections: the prefix a provider's cache reuses."""
+    lines = [f"User request the report answers: {task.query}"] if task is not None else []
+    lines += ["", "Report material:", material.text_of(sections_for(atom))]
+    return "\n".join(lines)
+
+
+def criterion_prompt(atom: Atom) -> str:
+    """The last text part of the user message: the criterion to check."""
     direction = direction_inventory().by_id()[atom.direction]
     lines = [
+        "The criterion to check:",
         f"Criterion id: {atom.id}",
         f"Criterion: {atom.criterion}",
         f"Evidence note (not part of the report): {atom.evidence_note}",
@@ -101,12 +127,13 @@ def user_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
         f"{'Yes' if atom.polarity.value == 'yes' else 'No'} here",
         f"Direction: {direction.id} {direction.name}: {direction.description}",
     ]
-    if task is not None:
-        lines.append(f"User request the report answers: {task.query}")
     if is_visual(atom):
-        lines.append("Images follow the text: screenshots of the report's sections, the report's own figures with their "
-                     "captions, and frames of the source video at moments the report cites.")
-    lines.append("")
-    lines.append("Report material:")
-    lines.append(material.text_of(sections_for(atom)))
+        lines.append("Images come before this criterion: screenshots of the report's sections, the report's own "
+                     "figures with their captions, and frames of the source video at moments the report cites.")
     return "\n".join(lines)
+
+
+def user_prompt(atom: Atom, task: Task | None, material: ReportMaterial) -> str:
+    """The text of the user message for one atom, material first and criterion last (images, for a visual
+    atom, go between the two; see `omnidr.evaluation._judge.build_messages`)."""
+    return material_prompt(atom, task, material) + "\n\n" + criterion_prompt(atom)

@@ -17,7 +17,8 @@ of the answers to unscripted criteria is the opposite of `default` (a judge that
 stable). Whether the n-th asking of a question flips is a function of the seed, the prompt's text and
 n alone, not of the order in which concurrent requests arrive, so the same run
 flips the same answers every time. `answers` records (criterion id, user request, verdict) in the
-order they were given.
+order they were given. Like a provider with prompt caching, it reports as `cached_tokens` the longest
+prefix (4 characters a token) a request's text shares with an earlier request.
 """
 
 import asyncio
@@ -43,6 +44,15 @@ def _message_text(messages: list) -> str:
     return "\n".join(parts)
 
 
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 class FakeJudge:
     def __init__(self, host: str = "127.0.0.1", default: str = "Yes", hang_s: float = 5.0, latency_s: float = 0.0,
                  flip_rate: float = 0.0, seed: int = 0):
@@ -56,6 +66,7 @@ class FakeJudge:
         self.latency_s = latency_s
         self.script: dict[str, list[str]] = {}
         self.requests: list[dict] = []
+        self.seen_prompts: list[str] = []
         self.per_criterion: dict[str, int] = defaultdict(int)
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -109,13 +120,17 @@ class FakeJudge:
             how = self._behaviour(cid, text)
             with self._lock:
                 self.answers.append((cid, query, how))
-            return await self._answer(cid, how, len(text))
+            with self._lock:
+                cached = max((_common_prefix(text, seen) for seen in self.seen_prompts), default=0) // 4
+                self.seen_prompts.append(text)
+            return await self._answer(cid, how, len(text), cached)
         finally:
             with self._lock:
                 self.in_flight -= 1
 
-    async def _answer(self, cid: str, how: str, prompt_chars: int) -> web.Response:
-        usage = {"prompt_tokens": max(1, prompt_chars // 4), "completion_tokens": 30, "total_tokens": max(1, prompt_chars // 4) + 30}
+    async def _answer(self, cid: str, how: str, prompt_chars: int, cached: int = 0) -> web.Response:
+        usage = {"prompt_tokens": max(1, prompt_chars // 4), "completion_tokens": 30, "total_tokens": max(1, prompt_chars // 4) + 30,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
         message: dict = {"role": "assistant", "content": None}
         if how.isdigit():
             headers = {"Retry-After": "0"} if how == "429" else {}

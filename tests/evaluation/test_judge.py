@@ -230,3 +230,22 @@ def test_quotes_are_checked_against_the_report_material():
     assert quote_found("“The pendant in the video weighs 6.8 kg”", material) is True
     assert quote_found("weighs 7 kg", material) is False
     assert quote_found("", material) is None
+
+
+def test_a_reports_calls_share_the_material_prefix_and_the_cached_tokens_are_recorded(settings, fake_judge):
+    """PROMPT_VERSION 3: the request and report material first, the criterion last, so that a provider's
+    prompt cache serves the calls of one report from one prefix; the cached tokens it reports are kept."""
+    from omnidr.evaluation._judge import build_messages
+
+    first, second = build_messages(_request("C-FC-01"))[0], build_messages(_request("C-FC-02"))[0]
+    assert first[0] == second[0]  # the system prompt
+    a, b = first[1]["content"], second[1]["content"]
+    shared = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    assert a[:shared].startswith("User request the report answers:") and "6.8 kg" in a[:shared]
+    assert a[:shared].endswith("Criterion id: C-FC-0") and a.index("Criterion id") > a.index("6.8 kg")
+    evaluations = _judge(settings, [_request("C-FC-01"), _request("C-FC-02")])
+    by_id = {e.atom_id: e for e in evaluations}
+    assert {e.outcome for e in evaluations} == {"pass"}  # the same verdicts the scripted judge gives in any layout
+    cached = [v.cached_input_tokens for e in evaluations for v in e.votes]
+    assert max(cached) >= (shared - 1) // 4 > 0 and min(cached) == 0  # the first call of the report pays in full
+    assert by_id["C-FC-01"].votes[0].input_tokens > 0
