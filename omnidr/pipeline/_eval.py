@@ -121,7 +121,7 @@ def check_request(request: EvalRequest) -> None:
         require_key(spec.model, "model")
         if spec.translation and request.provider_tools is not None and request.provider_tools.web_search != "deny":
             raise UserError(f"{spec.label}: provider-side tools ({request.provider_tools}) cannot cross the gateway's "
-                            f"{spec.translation} translation; drop PROVIDER_TOOLS or give the model an endpoint of "
+                            f"{spec.translation} translation; drop --provider-tools or give the model an endpoint of "
                             f"the {spec.harness} harness's own API")
     require_key(request.judge, "judge")
     check_disk(request.runs_root)
