@@ -12,6 +12,7 @@ import tarfile
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -252,11 +253,13 @@ class AttemptSandbox:
                 record["command"] = command
                 image_ids, record["image_packages"] = self._images()
                 internal = self._network(f"omnidr-{self.suffix}", internal=True)
-                gateway_ip = self._start_gateway(dirs, internal)
-                proxy_ip = self._start_proxy(dirs, internal)
-                # both helpers boot at once; the output volume and its keeper are made meanwhile, and the
-                # two ports waited for only then (the agent needs the proxy's CA, written before it listens)
-                output = self._make_output()
+                # the two helpers and the output volume with its keeper are made at once; the helpers boot
+                # meanwhile, and their ports are waited for only then (the agent needs the proxy's CA, written
+                # before it listens). A failure of one still lets the others finish, so cleanup finds them all.
+                with ThreadPoolExecutor(max_workers=3) as pool:
+                    started = (pool.submit(self._start_gateway, dirs, internal),
+                               pool.submit(self._start_proxy, dirs, internal), pool.submit(self._make_output))
+                gateway_ip, proxy_ip, output = (f.result() for f in started)
                 _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
                 _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
                 agent = self._create_agent(dirs, internal, ctx, command, output)
