@@ -86,6 +86,7 @@ def bench_venv() -> Path:
 
 
 def inspect_seconds(python: Path, n: int, image: str, tmp: Path) -> float:
+    tmp.mkdir(parents=True, exist_ok=True)
     compose = tmp / "compose.yaml"
     compose.write_text(f"services:\n  default:\n    image: {image}\n    command: sleep infinity\n"
                        "    network_mode: none\n    init: true\n", "utf-8")
@@ -155,10 +156,6 @@ def main() -> None:
             for name, run in (("bare", lambda k: bare_seconds(k, image)),
                               ("omnidr", lambda k: omnidr_seconds(k, t / f"o{k}")),
                               ("inspect", lambda k: inspect_seconds(python, k, image, t / f"i{k}"))):
-                (t / f"o{1}").mkdir(exist_ok=True)
-                (t / f"o{n}").mkdir(exist_ok=True)
-                (t / f"i{1}").mkdir(exist_ok=True)
-                (t / f"i{n}").mkdir(exist_ok=True)
                 one, many = run(1), run(n)
                 single[name].append(one)
                 further[name].append((many - one) / (n - 1))

@@ -38,7 +38,7 @@ from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED, ExchangeLog, GatewayExchange, Outcome, Redactor, TokenUsage
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._sse import EventSplitter, parse_event
-from sandbox.gateway._translate import StreamTranslation, Translation, plan
+from sandbox.gateway._translate import Translation, plan
 from sandbox.gateway._upstream import RetryPolicy, UpstreamAnswer, UpstreamUnreachable, send
 
 ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
