@@ -122,11 +122,18 @@ def omnidr_seconds(n: int, tmp: Path) -> float:
         task_id = next(iter(snap.tasks))
         harness = CommandHarness(tags["base"], ["python3", "-c", {COMMAND!r}])
         for k in range({n}):
-            AttemptSandbox(client, spec_for(Path({str(tmp)!r}) / f"a{{k}}", tags, snap, task_id), harness).run()
+            record = AttemptSandbox(client, spec_for(Path({str(tmp)!r}) / f"a{{k}}", tags, snap, task_id), harness).run()
+            print("ENDED", record.reason.value, record.detail, flush=True)
     ''')
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, timeout=900)
-    return time.monotonic() - t0
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, text=True,
+                         timeout=900)
+    wall = time.monotonic() - t0
+    ended = [line for line in out.stdout.splitlines() if line.startswith("ENDED")]
+    # the command writes no report, so `no_report` is its normal end; anything else means the sandbox failed
+    if len(ended) != n or any(not line.startswith("ENDED no_report") for line in ended):
+        raise RuntimeError("an omnidr attempt did not run as expected: " + "; ".join(ended))
+    return wall
 
 
 def bare_seconds(n: int, image: str) -> float:
