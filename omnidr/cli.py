@@ -335,7 +335,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
     tools_policy = parse_provider_tools(provider_tools, ProxyMode(proxy_mode))
 
     def show(r) -> None:
-        color = "green" if r.reason.value == "success" else "red"
+        color = "green" if r.delivered else "red"
         out.print(f"[{color}]{r.reason.value:<16}[/{color}] {r.task_id} attempt {r.attempt}: {r.detail} "
                   f"({r.wall_time_s:.1f} s, {r.budget_use.requests} requests, "
                   f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
@@ -364,7 +364,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                 parallel=parallel, provider_tools=tools_policy, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
                 wait=wait,
             )
-    done = sum(1 for rs in results.values() if rs and rs[-1].reason.value == "success")
+    done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/", soft_wrap=True)
     if done < len(results):
         sys.exit(1)

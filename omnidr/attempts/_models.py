@@ -130,6 +130,11 @@ class AttemptRecord(BaseModel):
     proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
     report_path: str | None = Field(None, description="Report entry page relative to the attempt folder, if delivered.")
 
+    @property
+    def delivered(self) -> bool:
+        """The attempt ended with a valid report (reason `success`)."""
+        return self.reason is AttemptReason.success
+
 
 class Upstream(BaseModel):
     """A model API the gateway forwards one family's requests to. Its key is read from the host

@@ -193,7 +193,7 @@ def run_task_attempts(
         else:
             fresh = False
         records.append(record)
-        if record.reason is AttemptReason.success:
+        if record.delivered:
             break
         if record.reason in NOT_COUNTED:
             if fresh and record.reason is AttemptReason.upstream_error:

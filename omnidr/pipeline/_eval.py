@@ -296,7 +296,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         progress.note(f"{spec.label}: running {len(task_ids)} task(s) in the sandbox; folder {folder}")
         t0 = time.monotonic()
         out.records = run_system(request, spec, folder, task_ids, progress, tracker, out.parent_run)
-        delivered = sum(1 for rs in out.records.values() if rs and rs[-1].reason.value == "success")
+        delivered = sum(1 for rs in out.records.values() if rs and rs[-1].delivered)
         outcome.result.stages.append(StageResult(
             f"attempts {spec.label}", "ok" if delivered else "failed",
             f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {folder / 'attempts'}"))

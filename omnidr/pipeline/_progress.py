@@ -69,7 +69,7 @@ class EvalProgress:
             s.attempts += 1
             s.tokens += record.budget_use.input_tokens + record.budget_use.output_tokens
             s.agent_time_s += record.wall_time_s
-        color = "green" if record.reason.value == "success" else "red"
+        color = "green" if record.delivered else "red"
         self.console.print(
             f"  [{color}]{record.reason.value:<16}[/{color}] {label} {record.task_id} attempt {record.attempt}: "
             f"{record.wall_time_s:.1f} s, {record.budget_use.requests} model requests, "

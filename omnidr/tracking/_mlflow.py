@@ -141,12 +141,12 @@ class Tracker:
                 **{f"image.{role}": image_id for role, image_id in record.image_ids.items()},
             })
             self._metrics(run_id, {
-                "success": 1.0 if record.reason.value == "success" else 0.0, "input_tokens": use.input_tokens,
+                "success": 1.0 if record.delivered else 0.0, "input_tokens": use.input_tokens,
                 "output_tokens": use.output_tokens, "total_tokens": use.input_tokens + use.output_tokens,
                 "model_requests": use.requests, "tool_calls": use.tool_calls, "wall_time_s": record.wall_time_s,
                 "network_requests": record.network_requests, "network_blocked": record.network_blocked,
             })
-            self.client.set_terminated(run_id, "FINISHED" if record.reason.value == "success" else "FAILED",
+            self.client.set_terminated(run_id, "FINISHED" if record.delivered else "FAILED",
                                        end_time=int(record.ended_at.timestamp() * 1000))
             return run_id
 

@@ -243,7 +243,7 @@ def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: s
     nav = " · ".join(f'<a href="{_e(href)}">{_e(label)}</a>' for label, href in links)
     if record is None:
         verdict = '<p id="outcome" class="banner warn">No attempt.json: how this attempt ended is not recorded.</p>'
-    elif record.reason.value == "success":
+    elif record.delivered:
         verdict = f'<p id="outcome" class="banner ok">Delivered a report ({_e(record.detail)}).</p>'
     else:
         verdict = (f'<p id="outcome" class="banner bad">Failed: <b>{_e(record.reason.value)}</b>: '
