@@ -25,7 +25,6 @@ def test_skeleton_report_is_unfilled():
     assert is_skeleton(read_report_data(DEMO / _reports()["skeleton"]))
 
 
-@pytest.mark.browser  # validate_snapshot renders the demo reports in Chromium
 def test_report_template_is_the_contract_template():
     snap = validate_snapshot(DEMO).snapshot
     template = (DEMO / snap.contract_file).parent / snap.contract.template
