@@ -369,7 +369,9 @@ class Translation:
                     blocks = [{"type": "text", "text": content}]
                 else:
                     blocks = [self._anthropic_part(_dict(p)) for p in _list(content)]
-                add("user", [b for b in blocks if b])
+                kept = [b for b in blocks if b and not (b["type"] == "text" and not b["text"])]
+                if kept:  # Messages refuses empty text blocks and empty turns
+                    add("user", kept)
         if system:
             out["system"] = "\n\n".join(system)
         out["messages"] = messages

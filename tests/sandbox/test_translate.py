@@ -360,3 +360,14 @@ def test_a_translated_stream_rebuilds_a_trajectory_from_the_gateway_log(gateway,
     traj = trajectory_from_gateway(gw.config.log_path)
     [step] = traj.agent_steps()
     assert [c.name for c in step.tool_calls] == ["search", "search"] and step.message == "Hello, world!"
+
+
+def test_empty_texts_do_not_reach_a_messages_upstream():
+    from sandbox.gateway._apis import CHAT, MESSAGES
+    from sandbox.gateway._translate import Translation
+
+    sent = Translation(CHAT, MESSAGES).request({"model": "m", "max_tokens": 9, "messages": [
+        {"role": "user", "content": ""}, {"role": "user", "content": [{"type": "text", "text": ""},
+                                                                      {"type": "text", "text": "hi"}]}]})
+    MESSAGES_REQUEST.validate_python(sent)
+    assert sent["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
