@@ -39,6 +39,11 @@ Family = Literal["openai", "anthropic"]
 EndpointFamily = Literal["openai", "openai-chat", "anthropic"]
 
 
+def endpoint_upstream(endpoint_family: str) -> tuple[Family, bool]:
+    """The gateway's upstream family for an endpoint's API, and whether it serves /v1/responses."""
+    return ("anthropic" if endpoint_family == "anthropic" else "openai"), endpoint_family != "openai-chat"
+
+
 @dataclass(frozen=True)
 class HarnessInfo:
     """What one harness is."""
@@ -65,8 +70,8 @@ class HarnessInfo:
         `anthropic-messages->openai-chat`; None when the endpoint speaks the harness's API."""
         if endpoint_family is None:
             return None
-        family = "anthropic" if endpoint_family == "anthropic" else "openai"
-        return translation_label(self.api, {family: endpoint_family != "openai-chat"})
+        family, responses_api = endpoint_upstream(endpoint_family)
+        return translation_label(self.api, {family: responses_api})
 
 
 def _reference(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
@@ -203,8 +208,7 @@ def run_system(
         raise UserError(f"provider-side tools ({provider_tools}) cannot cross the gateway's {translation} "
                         "translation; drop --provider-tools, or give the model an endpoint of the harness's own API")
     provider_tools = provider_tools or default_provider_tools(proxy_mode)
-    upstream_family: Family = "anthropic" if (endpoint_family or info.family) == "anthropic" else "openai"
-    responses_api = endpoint_family != "openai-chat"
+    upstream_family, responses_api = endpoint_upstream(endpoint_family or info.family)
     given = list(extra_upstreams)
     if model_base_url:
         given.insert(0, Upstream(family=upstream_family, base_url=model_base_url.rstrip("/"), key_env=key_env,

@@ -890,7 +890,7 @@ def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_
         server.terminate()
         server.wait(timeout=10)
     served = [json.loads(line) for line in (tmp_path / "server.log").read_text().splitlines() if '"messages"' in line]
-    assert served and all(s["tool_calls"] is not None for s in served)  # Claude Code's turns, as chat completions
+    assert any("Bash" in s["tool_calls"] for s in served)  # Claude Code's own turns reached it as chat completions
     [root] = runs.glob("demo-*")
     board = json.loads((root / "leaderboard.json").read_text())["leaderboard"]
     rows = {row["label"]: row for row in board["rows"]}
