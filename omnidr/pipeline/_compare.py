@@ -64,6 +64,26 @@ def compare_folders(folders, snapshot: Path, console: Console):
                           first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
 
 
+MAX_NAME = 200  # bytes of a comparison's file name before `.json`; file systems allow 255 in all
+
+
+def comparison_name(folders: list[str]) -> str:
+    """`A-vs-B-vs-C`, the compared system folders in order; a name too long for a file (a ten-step ladder)
+    keeps its first folders and ends with a hash of the whole list, so it stays unique and stable."""
+    import hashlib
+
+    name = "-vs-".join(folders)
+    if len(name.encode()) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    kept = []
+    for folder in folders:
+        if len("-vs-".join([*kept, folder, f"and-{len(folders) - len(kept) - 1}-more-{digest}"]).encode()) > MAX_NAME:
+            break
+        kept.append(folder)
+    return "-vs-".join([*kept, f"and-{len(folders) - len(kept)}-more-{digest}"])
+
+
 def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
     from omnidr.scoring import comparisons_grid, paired_comparisons, score_systems, snapshot_trees
 
@@ -73,7 +93,7 @@ def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_
     comparisons = paired_comparisons(scored, task_ids, [(j, 0) for j in range(1, len(scored))], **extra)
     per_task = {t: {s.system.label: next((r.total for r in s.reports if r.task_id == t), 0.0) for s in scored}
                 for t in task_ids}
-    name = "-vs-".join(c[1].name for c in chosen)
+    name = comparison_name([c[1].name for c in chosen])
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     if refresh_index(root):  # the run root's page lists its comparisons
         files.append(root / "index.html")

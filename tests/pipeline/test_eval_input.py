@@ -170,3 +170,16 @@ def test_rows_run_under_different_web_policies_are_marked(tmp_path):
     assert "different web policies" in note
     assert "a: replayed corpus, provider-side tools deny" in note
     assert "b: replayed corpus, provider-side tools web_search=allow,web_fetch=deny,hosted=deny" in note
+
+
+def test_a_comparison_of_many_systems_gets_a_file_name_the_file_system_takes():
+    from omnidr.pipeline._compare import MAX_NAME, comparison_name
+
+    assert comparison_name(["reference-full-scripted", "reference-video-scripted"]) == (
+        "reference-full-scripted-vs-reference-video-scripted")
+    ladder = [f"{h}-{level}-scripted" for h in ("reference", "claude-code")
+              for level in ("interface_only", "video", "text_web", "multimodal", "full")]
+    name = comparison_name(ladder)
+    assert len((name + ".json.tmp").encode()) < 255 and len(name.encode()) <= MAX_NAME
+    assert name.startswith("reference-interface_only-scripted-vs-") and "-vs-and-5-more-" in name
+    assert name == comparison_name(ladder) != comparison_name(ladder[::-1])
