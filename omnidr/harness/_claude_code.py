@@ -18,6 +18,8 @@ from omnidr.trajectory._native import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
 
 from omnidr.attempts import AgentContext
 
+from ._skills import SkillSetup
+
 # WebFetch first asks api.anthropic.com whether a domain may be fetched, and fails when that is
 # blocked (it always is here); the fetch itself goes through HTTPS_PROXY, so it is logged and replayable.
 SETTINGS = {"skipWebFetchPreflight": True}
@@ -49,6 +51,7 @@ class ClaudeCodeHarness:
     # passes the egress proxy. Offered only when the run's provider-tools policy lets web search through
     # the gateway (allow or denylist; run.json's provider_tools), which then logs and filters it.
     web_search: bool = False
+    skills: SkillSetup | None = None  # the research skills at a capability level; None: none installed
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "claude-code"
     parser: str = "claude-code"  # omnidr.trajectory format family that reads native_logs()
@@ -66,7 +69,9 @@ class ClaudeCodeHarness:
             argv += ["--disallowedTools", "WebSearch"]
         if self.max_turns:
             argv += ["--max-turns", str(self.max_turns)]
-        return headless_script(argv, ctx.instruction_path, self.log_path(ctx), prompt_flag="-p")
+        setup = [] if self.skills is None else [  # user skills: $CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md
+            SkillSetup.install_line("--claude-code", f"{ctx.logs_dir}/{CLAUDE_CONFIG_DIR}/skills")]
+        return headless_script(argv, ctx.instruction_path, self.log_path(ctx), setup=setup, prompt_flag="-p")
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         env = {
@@ -90,6 +95,8 @@ class ClaudeCodeHarness:
             "CLAUDE_CODE_USE_VERTEX": "0",
             "IS_SANDBOX": "1",  # needed only as root (--dangerously-skip-permissions); the agent runs as uid 1000
         }
+        if self.skills is not None:
+            env.update(self.skills.environment(ctx))
         return {**env, **self.extra_env}
 
     def native_logs(self, ctx: AgentContext) -> list[str]:

@@ -15,6 +15,7 @@ from omnidr.trajectory._native import CODEX_EXEC_LOG, CODEX_HOME_DIR
 
 from omnidr.attempts import AgentContext
 from ._claude_code import headless_script
+from ._skills import SkillSetup
 
 PROVIDER = "omnidr"
 
@@ -30,6 +31,7 @@ class CodexHarness:
 
     image_ref: str
     reasoning_effort: str | None = None  # low / medium / high; None keeps Codex's default
+    skills: SkillSetup | None = None  # the research skills at a capability level; None: none installed
     web_search: bool = False  # the Responses API's hosted search; on when the run's provider-tools policy lets it through
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "codex"
@@ -67,7 +69,10 @@ class CodexHarness:
         for key, value in self.config_overrides(ctx).items():
             argv += ["-c", f"{key}={_toml(value)}"]
         home = f"{ctx.logs_dir}/{CODEX_HOME_DIR}"
-        return headless_script(argv, ctx.instruction_path, self.log_path(ctx), setup=[f"mkdir -p {home}"])
+        setup = [f"mkdir -p {home}"]
+        if self.skills is not None:  # $CODEX_HOME/skills/<name>/SKILL.md, and the same list in AGENTS.md
+            setup.append(SkillSetup.install_line("--codex", f"{home}/skills", "--agents-md", f"{home}/AGENTS.md"))
+        return headless_script(argv, ctx.instruction_path, self.log_path(ctx), setup=setup)
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         # Codex 0.147 ignores OPENAI_BASE_URL, CODEX_DISABLE_UPDATE_CHECK, NO_UPDATE_NOTIFIER and DO_NOT_TRACK;
@@ -76,6 +81,8 @@ class CodexHarness:
             "OPENAI_API_KEY": ctx.token,
             "CODEX_HOME": f"{ctx.logs_dir}/{CODEX_HOME_DIR}",
         }
+        if self.skills is not None:
+            env.update(self.skills.environment(ctx))
         return {**env, **self.extra_env}
 
     def native_logs(self, ctx: AgentContext) -> list[str]:

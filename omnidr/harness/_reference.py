@@ -13,8 +13,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from omnidr.attempts import AgentContext
+from sandbox.skills import LEVELS
 
-CAPABILITIES = ("interface_only", "video", "text_web", "multimodal", "full")
+CAPABILITIES = LEVELS  # paper App. F.5: the ladder, defined with the skills (sandbox/skills/_manifest.py)
 NATIVE_LOG = "reference.jsonl"
 SCRIPTED_MODEL = "scripted-demo"
 SCRIPTED_NETWORK = "omnidr-scripted-model"
@@ -29,10 +30,11 @@ def workflow_args(hp) -> tuple[str, ...]:
     the evidence budgets B_web, B_video, B_doc and B_anchor its checks aim for."""
     from omnidr.benchmark import Hyperparameters
 
+    from ._skills import budgets_text
+
     hp = hp or Hyperparameters()
-    b = hp.budgets
-    budgets = f"web={b.web_sources},video={b.related_videos},document={b.documents},anchor={b.records_per_anchor}"
-    return ("--window-s", f"{hp.window_s:g}", "--max-repairs", str(hp.max_repair_rounds), "--budgets", budgets)
+    return ("--window-s", f"{hp.window_s:g}", "--max-repairs", str(hp.max_repair_rounds), "--budgets",
+            budgets_text(hp))
 
 
 def reference_argv(capability: str, model: str, extra: tuple[str, ...] = ()) -> list[str]:

@@ -22,6 +22,7 @@ from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
 from ._openclaw import OpenClawHarness
+from ._skills import setup_from
 from ._reference import (
     CAPABILITIES,
     NATIVE_LOG,
@@ -79,12 +80,12 @@ def _reference(image: str, capability: str, search: list[dict], hp, provider_sea
     return ReferenceHarness(capability, image=image, search=search, extra_args=workflow_args(hp))
 
 
-def _claude(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
-    return ClaudeCodeHarness(image_ref=image, web_search=provider_search)
+def _claude(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
+    return ClaudeCodeHarness(image_ref=image, web_search=provider_search, skills=setup_from(capability, search, hp))
 
 
-def _codex(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
-    return CodexHarness(image_ref=image, web_search=provider_search)
+def _codex(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
+    return CodexHarness(image_ref=image, web_search=provider_search, skills=setup_from(capability, search, hp))
 
 
 def _openclaw(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
@@ -93,14 +94,15 @@ def _openclaw(image: str, _capability: str, _search: list[dict], _hp, provider_s
 
 
 NO_SKILLS = "its built-in tools ({}); the project's research skills are not installed in its image yet"
+SKILLS = "its built-in tools ({}) and the research skills: `omnidr-skill` in its shell, SKILL.md files in {}"
 
 HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
     HarnessInfo("reference", "chat_completions", "reference", (NATIVE_LOG, "config.json", "evidence.json"), CAPABILITIES,
                 "its own tools (sandbox/reference_agent)", True, _reference),
-    HarnessInfo("claude-code", "messages", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), ("full",),
-                NO_SKILLS.format("Bash, Read, Write, WebFetch"), True, _claude),
-    HarnessInfo("codex", "responses", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), ("full",),
-                NO_SKILLS.format("exec_command, view_image"), True, _codex),
+    HarnessInfo("claude-code", "messages", "claude-code", tuple(NATIVE_LOG_GLOBS["claude-code"]), CAPABILITIES,
+                SKILLS.format("Bash, Read, Write, WebFetch", "$CLAUDE_CONFIG_DIR/skills"), True, _claude),
+    HarnessInfo("codex", "responses", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), CAPABILITIES,
+                SKILLS.format("exec_command, view_image", "$CODEX_HOME/skills and AGENTS.md"), True, _codex),
     HarnessInfo("openclaw", "chat_completions", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",),
                 NO_SKILLS.format("read, write, web_fetch"), False, _openclaw, note="its image needs the npm registry"),
     HarnessInfo("command", "chat_completions", None, (), ("full",), "whatever the image holds", False, None,

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from ._models import AgentStep, Observation, Step, StepUsage, ToolCall, Trajectory
-from ._phases import phase_of
+from ._phases import phase_of, skill_of
 
 
 def timestamp(value: Any) -> datetime | None:
@@ -44,7 +44,8 @@ class TrajectoryBuilder:
         return step
 
     def call(self, step: AgentStep, call_id: str, name: str, arguments: Any) -> ToolCall:
-        call = ToolCall(id=call_id, name=name, arguments=arguments, phase=phase_of(self.harness, name, arguments))
+        call = ToolCall(id=call_id, name=name, arguments=arguments, phase=phase_of(self.harness, name, arguments),
+                        skill=skill_of(self.harness, name, arguments))
         step.tool_calls.append(call)
         self._owner[call_id] = step
         return call

@@ -64,8 +64,8 @@ def _step_html(step) -> str:
             f'<span class="kind {step.type}">{_e(label)}</span>')
     body = []
     if isinstance(step, AgentStep):
-        names = ", ".join(f'<span class="ph" style="background:{PHASE_COLORS[c.phase]}">{_e(c.name)}</span>'
-                          for c in step.tool_calls)
+        names = ", ".join(f'<span class="ph" style="background:{PHASE_COLORS[c.phase]}">{_e(c.name)}'
+                          f'{_e(" · " + c.skill) if c.skill else ""}</span>' for c in step.tool_calls)
         head += f" {names} <span class='preview'>{_e(step.message[:120])}</span>"
         if step.error:
             body.append(f'<p class="err">model error: {_e(step.error)}</p>')
@@ -76,7 +76,7 @@ def _step_html(step) -> str:
         results = {o.tool_call_id: o for o in step.observations}
         for call in step.tool_calls:
             body.append(f'<div class="call"><div class="lbl">tool call <b>{_e(call.name)}</b> '
-                        f'[{call.phase}] id {_e(call.id)}</div><pre>{_e(_cut(_json(call.arguments)))}</pre>')
+                        f'[{call.phase}]{_e(" skill " + call.skill) if call.skill else ""} id {_e(call.id)}</div><pre>{_e(_cut(_json(call.arguments)))}</pre>')
             obs = results.pop(call.id, None)
             if obs is not None:
                 cls = "res err" if obs.is_error else "res"

@@ -44,6 +44,8 @@ class ToolCall(BaseModel):
     name: str = Field(description="Tool name as the harness exposes it (e.g. `WebSearch`, `shell`).")
     arguments: Any = Field(None, description="Arguments: a JSON value (decoded when the log held a JSON string).")
     phase: Phase = Field("other", description="Research phase of the call, from the harness's phase table.")
+    skill: str | None = Field(None, description="The research skill action the call runs (`video frames`), from a "
+                                                "reference-agent tool or an `omnidr-skill` shell command; None otherwise.")
 
 
 class Observation(BaseModel):

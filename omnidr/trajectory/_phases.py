@@ -13,7 +13,25 @@ report to check it), `other` (plans, todo lists, subagent dispatch, unknown).
 
 import re
 
+from sandbox.skills import PHASES as SKILL_TOOL_PHASES
+from sandbox.skills import TOOL_ACTIONS, phase_of_command
+
 from ._models import Phase
+
+SKILL_COMMAND = re.compile(r"(?:^|[\s;&|(])omnidr-skill\s+([a-z]+)\s+([a-z]+)")
+"""A research skill run from a shell (`omnidr-skill video frames ...`, sandbox/skills)."""
+
+
+def skill_of(harness: str, name: str, arguments: object = None) -> str | None:
+    """`SKILL ACTION` of the research skill a call runs: a reference-agent tool, or the first
+    `omnidr-skill` command of a shell call. None for anything else."""
+    if harness == "reference" and name in TOOL_ACTIONS:
+        return " ".join(TOOL_ACTIONS[name])
+    if name in SHELL_TOOLS:
+        for m in SKILL_COMMAND.finditer(_command_text(arguments)):
+            if phase_of_command(m.group(1), m.group(2)) is not None:
+                return f"{m.group(1)} {m.group(2)}"
+    return None
 
 TOOL_PHASES: dict[str, dict[str, Phase]] = {
     "claude-code": {
@@ -28,10 +46,7 @@ TOOL_PHASES: dict[str, dict[str, Phase]] = {
         "grep_files": "read", "view_image": "video", "apply_patch": "write", "file_change": "write",
         "update_plan": "other", "todo_list": "other",
     },
-    "reference": {
-        "probe_video": "video", "read_window": "video", "search_web": "search", "fetch_url": "read",
-        "download_media": "read", "record_evidence": "other", "write_report": "write", "check_report": "verify",
-    },
+    "reference": dict(SKILL_TOOL_PHASES),  # its tools are the research skills: the manifests' phases
     "openclaw": {
         "web_search": "search", "web_fetch": "read", "browser": "read", "read": "read", "ls": "read", "find": "read",
         "grep": "read", "image": "video", "write": "write", "edit": "write", "apply_patch": "write",
@@ -79,6 +94,9 @@ def phase_of(harness: str, name: str, arguments: object = None) -> Phase:
     if name in table:
         return table[name]
     if name in SHELL_TOOLS:
+        skill = skill_of(harness, name, arguments)
+        if skill is not None:  # a research skill's phase is its manifest's
+            return phase_of_command(*skill.split())
         # URLs are arguments, not commands: `.../test-before-touch` is no `touch`
         command = re.sub(r"https?://[^\s'\"]+", "URL", _command_text(arguments))
         for pattern, phase in SHELL_RULES:
@@ -113,7 +131,7 @@ def _in_report(path: str) -> bool:
 def writes_report(name: str, arguments: object, phase: Phase) -> bool:
     """A write that lands under the report folder: a file tool's path, a patch's files, or a shell
     command with a writing segment (not a bare `mkdir`) that names the report folder."""
-    if name in REPORT_TOOLS:
+    if name in REPORT_TOOLS or (name in SHELL_TOOLS and skill_of("", name, arguments) == "report render"):
         return True
     if phase != "write":
         return False

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from ._capability import LEVELS, capability
 from ._loop import NativeLog, run_agent
-from ._media import WINDOW_S
+from sandbox.skills.__main__ import budgets_from
+from sandbox.skills._media import WINDOW_S
 from ._tools import ToolBox
-from ._web import SearchIndex
+from sandbox.skills._web import SearchIndex
 
 LOG_FILE = "reference.jsonl"
 CONFIG_FILE = "config.json"
@@ -37,29 +38,28 @@ def _user_message(instruction: str, contract_dir: Path, video: str) -> str:
 
 
 def _budgets(text: str) -> dict[str, int]:
-    """`web=25,video=5,document=3,anchor=3` -> {"web": 25, ...}."""
-    out = {}
-    for part in filter(None, text.split(",")):
-        key, sep, value = part.partition("=")
-        if not sep or key not in ("web", "video", "document", "anchor") or not value.isdigit():
-            raise argparse.ArgumentTypeError(f"{part!r}: give KIND=COUNT with KIND web, video, document or anchor")
-        out[key] = int(value)
-    return out
+    try:
+        return budgets_from(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sandbox.reference_agent")
     p.add_argument("--capability", choices=LEVELS, default="full")
     p.add_argument("--model", default=os.environ.get("OMNIDR_MODEL", "gpt-4o"))
-    p.add_argument("--max-steps", type=int, default=200, help="model calls at most (the gateway has its own budget)")
-    p.add_argument("--max-repairs", type=int, default=2, help="automatic check-and-repair turns (full workflow)")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="model calls at most (default: no cap of its own; the gateway's budget decides)")
+    p.add_argument("--max-repairs", type=int, default=3,
+                   help="automatic check-and-repair turns (full workflow; hyperparameters.json max_repair_rounds)")
     p.add_argument("--window-s", type=float, default=WINDOW_S)
     p.add_argument("--budgets", type=_budgets, default={},
                    help="minimum counts the workflow aims for, e.g. web=25,video=5,document=3,anchor=3 (App. D.3)")
     p.add_argument("--frames-per-window", type=int, default=6)
     p.add_argument("--search", choices=("index", "none"), default="index")
-    p.add_argument("--attach-frames", action="store_true",
-                   help="show each window's frames to the model as images (models that read images)")
+    p.add_argument("--attach-frames", action=argparse.BooleanOptionalAction, default=True,
+                   help="show each window's frames to the model as image parts (default; --no-attach-frames for "
+                        "models that read no images)")
     args = p.parse_args(argv)
 
     env = os.environ
@@ -86,10 +86,11 @@ def main(argv: list[str] | None = None) -> int:
 
     client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
     tools = ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
-                    frames_per_window=args.frames_per_window, budgets=args.budgets)
+                    frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs)
     t0 = time.monotonic()
     summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
-                        max_steps=max(1, args.max_steps), max_repairs=args.max_repairs,
+                        max_steps=None if args.max_steps is None else max(1, args.max_steps),
+                        max_repairs=args.max_repairs,
                         attach_frames=args.attach_frames and "read_window" in cap.tools)
     summary["wall_time_s"] = round(time.monotonic() - t0, 3)
     summary["report"] = (report_dir / "index.html").is_file()

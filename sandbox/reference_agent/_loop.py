@@ -59,14 +59,17 @@ def frames_message(result: dict, report_dir: Path) -> dict | None:
 
 
 def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message: str, log: NativeLog,
-              max_steps: int = 200, max_repairs: int = 2, attach_frames: bool = False) -> dict:
-    """Run to the end. Returns a summary: steps, model calls, tool calls, tool errors, end reason, last check."""
+              max_steps: int | None = None, max_repairs: int = 3, attach_frames: bool = False) -> dict:
+    """Run to the end. Returns a summary: steps, model calls, tool calls, tool errors, end reason, last check.
+    `max_steps` None: no cap of the agent's own; the gateway's budget (iterations, tokens, time) ends the run."""
     messages: list[dict] = [{"role": "system", "content": system_prompt(cap)},
                             {"role": "user", "content": user_message}]
     schemas = tools.schemas()
     counts = {"model_calls": 0, "tool_calls": 0, "tool_errors": 0, "repairs": 0}
     end, last_check = "max_steps", None
-    for step in range(1, max_steps + 1):
+    step = 0
+    while max_steps is None or step < max_steps:
+        step += 1
         started, t0 = _now(), time.monotonic()
         try:
             kwargs = {"tools": schemas} if schemas else {}

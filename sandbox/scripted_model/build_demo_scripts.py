@@ -10,11 +10,12 @@ offline generator reads; the agent in the sandbox never sees it.
 """
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sandbox.reference_agent import _media
+from sandbox.skills import _media, _web
 
 HERE = Path(__file__).parent
 GOAL = {"support": "verify", "contradiction": "verify", "update": "update", "explanation": "explain",
@@ -163,88 +164,73 @@ def build(snapshot: Path, task_id: str) -> dict:
 
 
 # ---- shell episodes for real agent CLIs (Claude Code, Codex) ------------------------------------------
-# The "model's" programs of a shell episode: they fill the report draft from what the earlier commands
-# read off the video (probe, subtitle track) and check the delivered folder. Paths come from the
-# sandbox's environment (OMNIDR_VIDEO, OMNIDR_REPORT_DIR, OMNIDR_CONTRACT).
+# A shell episode does the reference script's research with the research skills (`omnidr-skill`, see
+# sandbox/skills), and the same full script plays at every capability level: a skill that is not
+# installed fails in the shell (exit 127) as it would for a real model, and the "model's" fill program
+# then writes only what the earlier commands really produced (frames, transcript, opened sources,
+# recorded evidence) before `omnidr-skill report render`. Paths come from the sandbox's environment.
 WORK = "/tmp/work"
-WRITE_PROGRAM = r"""
-import json, os, shutil
+FILL_PROGRAM = r"""
+import json
 from pathlib import Path
-report, contract = Path(os.environ["OMNIDR_REPORT_DIR"]), Path(os.environ["OMNIDR_CONTRACT"])
-terms = json.loads((contract / "contract.json").read_text("utf-8"))
-duration = float(json.load(open("WORK/probe.json"))["format"]["duration"])
-cues = []
-for block in open("WORK/transcript.vtt", encoding="utf-8").read().replace("\r", "").split("\n\n"):
-    lines = [l.strip() for l in block.splitlines() if l.strip()]
-    for i, line in enumerate(lines):
-        if "-->" in line:
-            cues.append(" ".join(lines[i + 1:]))
-            break
+work = Path("WORK")
+def load(name, default):
+    try:
+        return json.loads((work / name).read_text("utf-8"))
+    except (OSError, ValueError):
+        return default
+frames = load("frames.json", {}).get("frames", [])
+cues = load("transcript.json", {}).get("transcript", [])
+recorded = {r["source_url"] for r in load("evidence.json", {}).get("evidence", []) if r.get("source_url")}
+opened = {p.get("url") for p in (load(f.name, {}) for f in work.glob("open-*.json")) if p.get("status") == 200}
+DROP = object()
 def fill(v):
     if isinstance(v, dict):
+        if "$frame" in v:
+            return frames[v["$frame"]]["src"] if v["$frame"] < len(frames) else DROP
         if "$cue" in v:
-            return cues[v["$cue"]] if v["$cue"] < len(cues) else ""
-        if "$duration" in v:
-            return duration
+            return cues[v["$cue"]]["text"] if v["$cue"] < len(cues) else ""
+        if "$opened" in v:
+            return v["$opened"] if v["$opened"] in opened else DROP
+        if "$given" in v:  # what outside evidence says, written only once it is recorded
+            return fill(v["value"]) if v["$given"] in recorded else DROP
         if "$join" in v:
-            return "".join(str(fill(p)) for p in v["$join"])
-        return {k: fill(x) for k, x in v.items()}
-    return [fill(x) for x in v] if isinstance(v, list) else v
-data = fill(json.load(open("WORK/draft.json", encoding="utf-8")))
-data["contract"] = terms["version"]
-report.mkdir(parents=True, exist_ok=True)
-shutil.copyfile(os.environ["OMNIDR_VIDEO"], report / data["video"]["src"])
-shutil.copyfile(contract / terms["template"], report / terms["entry"])
-(report / terms["data_file"]).write_text("window.DATA = " + json.dumps(data, ensure_ascii=False, indent=1) + ";\n", "utf-8")
-print(json.dumps({"written": sorted(p.name for p in report.iterdir()), "duration_s": duration, "cues": len(cues)}))
-""".replace("WORK", WORK)
-CHECK_PROGRAM = r"""
-import html, json, os, re
-from pathlib import Path
-report, contract = Path(os.environ["OMNIDR_REPORT_DIR"]), Path(os.environ["OMNIDR_CONTRACT"])
-terms = json.loads((contract / "contract.json").read_text("utf-8"))
-problems = []
-if (report / terms["entry"]).read_bytes() != (contract / terms["template"]).read_bytes():
-    problems.append("index.html is not the template")
-text = (report / terms["data_file"]).read_text("utf-8")
-data = json.loads(text[text.index("=") + 1:].strip().rstrip(";"))
-media = [m["src"] for seg in data["timeline"] for m in seg.get("media", [])] + [data["video"]["src"]]
-problems += [f"missing {src}" for src in media if not (report / src).is_file()]
-fetched = {}
-for line in open("WORK/fetched.tsv", encoding="utf-8"):
-    name, _, url = line.rstrip("\n").partition("\t")
-    fetched[url] = name
-def words(s):
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", s))).strip().lower()
-for s in data["sources"]:
-    name = fetched.get(s["url"])
-    page = Path("WORK", name).read_text("utf-8", "replace") if name else ""
-    if not name:
-        problems.append(f"{s['id']}: {s['url']} was not fetched")
-    elif words(s["quote"])[:60] not in words(page):
-        problems.append(f"{s['id']}: quote not found in the fetched page")
-print(json.dumps({"ok": not problems, "problems": problems, "sources": len(data["sources"])}))
+            return "".join(str(x) for x in map(fill, v["$join"]) if x is not DROP)
+        out = {k: fill(x) for k, x in v.items()}
+        return DROP if any(out.get(k) is DROP for k in ("src", "url")) else {k: x for k, x in out.items() if x is not DROP}
+    if isinstance(v, list):
+        return [x for x in map(fill, v) if x is not DROP]
+    return v
+data = fill(json.loads((work / "draft.json").read_text("utf-8")))
+kept = {s["id"] for s in data.get("sources", [])}
+for finding in data.get("findings", []):
+    for claim in finding.get("claims", []):
+        claim["citations"] = [c for c in claim.get("citations", []) if c in kept]
+(work / "data.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), "utf-8")
+print(json.dumps({"frames": len(frames), "cues": len(cues), "sources": len(kept), "findings": len(data.get("findings", []))}))
 """.replace("WORK", WORK)
 
 
 def _shell_refs(value, urls: dict[str, str]):
-    """The reference script's `$ref`s to tool results, as placeholders the write program fills; a fetched
-    URL is the literal one (`urls`: fetch call id -> URL), and the brief's open questions are left out
-    (the shell episodes play R2 only)."""
+    """The reference script's `$ref`s to tool results as placeholders the fill program resolves from what
+    the skills returned: an opened URL (`urls`: fetch_url and record_evidence call id -> URL) is kept
+    when it was opened, and `$given` waits for evidence recorded from its source URL. The brief's open
+    questions are left out (the shell episodes play R2 only)."""
     if isinstance(value, dict):
         if "$join" in value:
-            return {"$join": [_shell_refs(v, urls) for v in value["$join"] if not (isinstance(v, dict) and "$brief" in v)]}
+            return {"$join": [_shell_refs(v, urls) for v in value["$join"]
+                              if not (isinstance(v, dict) and "$brief" in v)]}
         if set(value) == {"$given", "value"}:
-            return _shell_refs(value["value"], urls)
+            return {"$given": urls[value["$given"].split(".")[0]], "value": _shell_refs(value["value"], urls)}
         ref = value.get("$ref") if set(value) == {"$ref"} else None
         if ref and ref.split(".")[0] in urls:
-            return urls[ref.split(".")[0]]
+            return {"$opened": urls[ref.split(".")[0]]}
         if ref == "probe.duration_s":
-            return {"$duration": True}
+            return None  # render fills the duration from the video
         if ref and ref.startswith("rw0.transcript."):
             return {"$cue": int(ref.split(".")[2])}
         if ref and ref.startswith("rw0.frames."):
-            return f"frames/frame-{int(ref.split('.')[2]):02d}.jpg"
+            return {"$frame": int(ref.split(".")[2])}
         return {k: _shell_refs(v, urls) for k, v in value.items()}
     if isinstance(value, list):
         return [_shell_refs(v, urls) for v in value]
@@ -255,47 +241,63 @@ def _heredoc(path: str, text: str, tag: str) -> str:
     return f"cat > {path} <<'{tag}'\n{text.strip()}\n{tag}"
 
 
+def _flags(arguments: dict) -> str:
+    return " ".join(f"--{k.replace('_', '-')} {shlex.quote(str(v))}" for k, v in arguments.items() if v is not None)
+
+
 def build_shell(snapshot: Path, task_id: str, script: dict) -> dict:
     """The shell episode of a task for a CLI harness: the same research as `script` (the reference
-    agent's), done with ffprobe, ffmpeg, curl through the egress proxy and two small programs."""
+    agent's), done with the research skills in the shell."""
     task = json.loads((snapshot / "tasks" / task_id / "task.json").read_text("utf-8"))
+    corpus = {p["url"]: p for p in json.loads((snapshot / "web" / "corpus.json").read_text("utf-8"))["pages"]}
     words = TEXT[task["language"]]
-    steps = {c["name"]: c for st in script["steps"] for c in st.get("tool_calls", [])}
-    # (the shell episodes play R2, where every $given holds)
-    urls = {c["id"]: c["arguments"]["url"] for st in script["steps"] for c in st.get("tool_calls", [])
-            if c["name"] == "fetch_url"}
-    data = _shell_refs(steps["write_report"]["arguments"]["data"], urls)
+    calls = [c for st in script["steps"] for c in st.get("tool_calls", [])]
+    by_name = {c["name"]: c for c in calls}
+    opens = [c for c in calls if c["name"] == "fetch_url"]
+    records = [c for c in calls if c["name"] == "record_evidence"]
+    data = _shell_refs(by_name["write_report"]["arguments"]["data"],
+                       {c["id"]: c["arguments"].get("url") or c["arguments"].get("source_url") for c in opens + records})
+    data["video"] = {k: v for k, v in data["video"].items() if v is not None}
     data["video"]["src"] = "video.mp4"
-    video = str(snapshot / "tasks" / task_id / task["video"]["file"])
-    probe = _media.probe_video(video)
-    times = _media.sample_times(0.0, min(probe["duration_s"], _media.WINDOW_S), steps["read_window"]["arguments"]["frames"])
-    frames = " && ".join(f'ffmpeg -v error -y -ss {t:.3f} -i "$OMNIDR_VIDEO" -frames:v 1 -vf scale=640:-2 '
-                         f'"$OMNIDR_REPORT_DIR/frames/frame-{k:02d}.jpg"' for k, t in enumerate(times))
-    fetches = [f'curl -fsS -L --max-time 60 -o {WORK}/page-{i + 1}.txt -w "%{{http_code}} %{{url_effective}}\\n" '
-               f"'{c['arguments']['url']}'"
-               f" && printf 'page-{i + 1}.txt\\t{c['arguments']['url']}\\n' >> {WORK}/fetched.tsv"
-               f" && head -c 600 {WORK}/page-{i + 1}.txt; echo"
-               for i, c in enumerate(c for st in script["steps"] for c in st.get("tool_calls", []) if c["name"] == "fetch_url")]
+    frames = by_name["read_window"]["arguments"]["frames"]
+
+    def kind(url: str) -> str:
+        return _web.classify(corpus.get(url, {"url": url}))
+
+    searches = [f"omnidr-skill search web {shlex.quote(c['arguments']['query'])}" for c in calls
+                if c["name"] == "search_web"]
+    searches += [f"omnidr-skill search {k}s {shlex.quote(corpus[c['arguments']['url']]['title'])}" for c in opens
+                 for k in [kind(c["arguments"]["url"])] if k in ("video", "document")]
+    opening = []
+    for i, c in enumerate(opens):
+        url = c["arguments"]["url"]
+        skill = "doc read" if kind(url) == "document" else "fetch url"
+        opening.append({"command": f"omnidr-skill {skill} {shlex.quote(url)} > {WORK}/open-{i + 1}.json"
+                                   f" && head -c 800 {WORK}/open-{i + 1}.json",
+                        "description": f"Open source {i + 1}"})
     shell = [
         {"content": words["plan"], "commands": [{
-            "command": f'mkdir -p {WORK} && ffprobe -v error -print_format json -show_format -show_streams "$OMNIDR_VIDEO"'
-                       f" | tee {WORK}/probe.json",
+            "command": f"mkdir -p {WORK} && omnidr-skill video probe | tee {WORK}/probe.json",
             "description": "Probe the source video"}]},
         {"commands": [
-            {"command": f'mkdir -p "$OMNIDR_REPORT_DIR/frames" && {frames} && ls -l "$OMNIDR_REPORT_DIR/frames"',
-             "description": "Extract frames of the first window"},
-            {"command": f'ffmpeg -v error -y -i "$OMNIDR_VIDEO" -map 0:s:0 -f webvtt {WORK}/transcript.vtt'
-                        f" && cat {WORK}/transcript.vtt", "description": "Read the subtitle track"}],
+            {"command": f"omnidr-skill video frames --window 0 --count {frames} > {WORK}/frames.json"
+                        f" && cat {WORK}/frames.json", "description": "Sample frames of the first window"},
+            {"command": f"omnidr-skill video transcript --window 0 > {WORK}/transcript.json"
+                        f" && cat {WORK}/transcript.json", "description": "Read the first window's transcript"}],
          "load_tools": ["WebFetch"]},
-        {"content": words["open"], "commands": [{"command": cmd, "description": f"Fetch source {i + 1}"}
-                                               for i, cmd in enumerate(fetches)],
-         "webfetch": [{"url": data["sources"][0]["url"],
-                       "prompt": "Quote the passage that supports: " + data["sources"][0]["quote"]}]},
+        {"commands": [{"command": c, "description": "Search"} for c in searches]},
+        {"content": words["open"], "commands": opening,
+         "webfetch": [{"url": opens[0]["arguments"]["url"],
+                       "prompt": "Quote the passage that supports: " + records[0]["arguments"]["excerpt"]}]},
+        {"commands": [{"command": "omnidr-skill evidence add " + _flags(c["arguments"]),
+                       "description": f"Record evidence {i + 1}"} for i, c in enumerate(records)]},
+        {"commands": [{"command": f"omnidr-skill evidence list > {WORK}/evidence.json", "description": "The evidence"},
+                      {"command": "omnidr-skill research status", "description": "Where the research stands"}]},
         {"commands": [{"command": _heredoc(f"{WORK}/draft.json", json.dumps(data, ensure_ascii=False, indent=1),
-                                           "OMNIDR_DRAFT") + "\n" + _heredoc(f"{WORK}/write.py", WRITE_PROGRAM, "OMNIDR_PY")
-                                  + f"\npython3 {WORK}/write.py", "description": "Write the report"}]},
-        {"commands": [{"command": _heredoc(f"{WORK}/check.py", CHECK_PROGRAM, "OMNIDR_PY") + f"\npython3 {WORK}/check.py",
-                       "description": "Check the report"}]},
+                                           "OMNIDR_DRAFT") + "\n" + _heredoc(f"{WORK}/fill.py", FILL_PROGRAM, "OMNIDR_PY")
+                                  + f"\npython3 {WORK}/fill.py && omnidr-skill report render --data {WORK}/data.json",
+                       "description": "Write the report"}]},
+        {"commands": [{"command": "omnidr-skill report check", "description": "Check the report"}]},
         {"content": words["final"], "final": True},
     ]
     return {"task": task_id, "match": script["match"], "model": script["model"],

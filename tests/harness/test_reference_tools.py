@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omnidr.harness import AgentContext, ReferenceHarness
-from sandbox.reference_agent import _media, _report, _web
+from sandbox.skills import _media, _report, _web
 from sandbox.reference_agent._capability import LEVELS, capability
 from sandbox.reference_agent._tools import ToolBox, ToolError
 from sandbox.scripted_model import answer, load_scripts

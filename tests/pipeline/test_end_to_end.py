@@ -908,3 +908,52 @@ def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_
                 env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Paired comparisons" in r.stdout and "codex" in r.stdout and "claude-code" in r.stdout
+
+
+LADDER = ("interface_only", "video", "text_web", "multimodal", "full")
+
+
+def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code(tmp_path):
+    """Paper App. F.5 on two harnesses: the same full script at every level, with the research skills of
+    the level installed. A skill that is not installed fails as a missing command; the report that can
+    still be written scores lower. This shows the mechanism; it measures no model."""
+    import base64
+
+    systems = [f"{h}:{level}" for h in ("reference", "claude-code") for level in LADDER]
+    r = run_cli("compare", *[a for s in systems for a in ("--system", s)], "--budget", "iterations=60,attempts=1",
+                "--task", "pendant-lamp-safety", "--runs-root", tmp_path / "runs", timeout=2400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    [root] = (tmp_path / "runs").glob("demo-*")
+    board = json.loads((root / "leaderboard.json").read_text())
+    score = {board["systems"][row["label"]]: row["avg"] for row in board["leaderboard"]["rows"]}
+    for h in ("reference", "claude-code"):
+        s = [score[f"{h}-{level}-scripted"] for level in LADDER]
+        assert s[0] < s[1] < s[2] < s[3] <= s[4], (h, s)
+    assert score["claude-code-full-scripted"] == pytest.approx(score["reference-full-scripted"])
+
+    def attempt(system: str) -> Path:
+        return root / system / "attempts" / "pendant-lamp-safety" / "1"
+
+    # Claude Code is told of the installed skills only (its skill listing reaches the model)
+    for level, seen, unseen in (("interface_only", "omnidr-report", "omnidr-video"),
+                                ("text_web", "omnidr-search", "omnidr-doc"), ("full", "video-research", None)):
+        sent = (attempt(f"claude-code-{level}-scripted") / "logs" / "gateway.jsonl").read_text()
+        assert seen in sent and (unseen is None or unseen not in sent), level
+    calls = [json.loads(line) for line in (attempt("claude-code-interface_only-scripted") / "output" / "harness-logs"
+                                           / "skills" / "calls.jsonl").read_text().splitlines()]
+    assert {(c["skill"], c["action"]): c["exit"] for c in calls}[("video", "probe")] == 127
+    assert [c["exit"] for c in calls if c["skill"] == "report"] == [0, 0]
+    # the audit page shows each skill call with its phase
+    audit = (attempt("claude-code-full-scripted") / "audit.html").read_text()
+    assert "Bash · video frames" in audit and "[video] skill video frames" in audit
+    assert "[search] skill search web" in audit and "[write] skill report render" in audit
+    traj = json.loads((attempt("claude-code-full-scripted") / "trajectory.json").read_text())
+    skills = [c["skill"] for s in traj["steps"] for c in s.get("tool_calls", []) if c.get("skill")]
+    assert {"video probe", "doc read", "evidence add", "research status", "report check"} <= set(skills)
+    # the reference agent shows the model each window's frames as image parts
+    ref = attempt("reference-video-scripted")
+    frame = base64.b64encode((ref / "output" / "report" / "assets" / "w000_00.jpg").read_bytes()).decode()
+    sent = [json.loads(line) for line in (ref / "logs" / "gateway.jsonl").read_text().splitlines()]
+    parts = [p for e in sent for m in (e.get("request_body") or {}).get("messages", [])
+             if isinstance(m.get("content"), list) for p in m["content"] if p.get("type") == "image_url"]
+    assert f"data:image/jpeg;base64,{frame}" in {p["image_url"]["url"] for p in parts}

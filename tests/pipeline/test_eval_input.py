@@ -87,8 +87,10 @@ def test_system_labels_and_budgets():
     assert parse_system("reference:video", default).label == "reference-video-scripted"
     s = parse_system("reference@Qwen3 VL@http://127.0.0.1:9/v1", default)
     assert (s.capability, s.model.name, s.label) == ("full", "Qwen3 VL", "reference-full-qwen3-vl")
-    with pytest.raises(UserError, match="the codex harness runs at full only"):
-        parse_system("codex:video@m@http://127.0.0.1:9/v1", default)
+    # the ladder is a choice of installed skills on every harness that gets them (paper App. F.5)
+    assert parse_system("codex:video@m@http://127.0.0.1:9/v1", default).label == "codex-video-m"
+    with pytest.raises(UserError, match="the openclaw harness runs at full only"):
+        parse_system("openclaw:video@m@http://127.0.0.1:9/v1", default)
     label, budget = parse_budget("iterations=50,wall_time=900,attempts=2,total_tokens=200000")
     assert label == "iterations=50,wall_time=900,attempts=2,total_tokens=200000"
     assert (budget.max_iterations, budget.wall_time_s, budget.attempts_per_task, budget.max_total_tokens) == (50, 900.0, 2, 200000)

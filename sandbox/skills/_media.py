@@ -1,4 +1,4 @@
-"""Video tools of the reference agent: probe, windows, deterministic frames, transcript (ffmpeg/ffprobe)."""
+"""Video skills: probe, windows, deterministic frames, transcript (ffmpeg/ffprobe)."""
 
 import json
 import re
@@ -128,10 +128,10 @@ def transcript(video: str, subtitle_streams: list[dict]) -> tuple[str, list[dict
     return "subtitle_track", parse_srt(raw.decode("utf-8", "replace"))
 
 
-def read_window(video: str, probe: dict, index: int, frames_dir: Path, frames: int = 6,
-                window_s: float = WINDOW_S, rel_to: Path | None = None) -> dict:
-    """Frames and transcript of window `index`. Frames go to `frames_dir` as w{index:03d}_{k:02d}.jpg;
-    their `src` is relative to `rel_to` (the report folder) when given."""
+def window_frames(video: str, probe: dict, index: int, frames_dir: Path, frames: int = 6,
+                  window_s: float = WINDOW_S, rel_to: Path | None = None) -> dict:
+    """Frames of window `index`, sampled uniformly, as frames_dir/w{index:03d}_{k:02d}.jpg; their `src` is
+    relative to `rel_to` (the report folder) when given."""
     wins = windows(probe["duration_s"], window_s)
     if not 0 <= index < len(wins):
         raise MediaError(f"window {index} does not exist; the video has {len(wins)} window(s) of {window_s:g} s")
@@ -141,7 +141,13 @@ def read_window(video: str, probe: dict, index: int, frames_dir: Path, frames: i
         path = extract_frame(video, t, frames_dir / f"w{index:03d}_{k:02d}.jpg")
         src = path.relative_to(rel_to).as_posix() if rel_to else str(path)
         shots.append({"time_s": t, "src": src, "bytes": path.stat().st_size})
+    return {"window": index, "windows": len(wins), "start_s": w.start_s, "end_s": w.end_s, "frames": shots}
+
+
+def read_window(video: str, probe: dict, index: int, frames_dir: Path, frames: int = 6,
+                window_s: float = WINDOW_S, rel_to: Path | None = None) -> dict:
+    """Frames and transcript of window `index` (see window_frames)."""
+    out = window_frames(video, probe, index, frames_dir, frames, window_s, rel_to)
     source, cues = transcript(video, probe.get("subtitles", []))
-    inside = [c for c in cues if c["end_s"] > w.start_s and c["start_s"] < w.end_s]
-    return {"window": index, "windows": len(wins), "start_s": w.start_s, "end_s": w.end_s, "frames": shots,
-            "transcript_source": source, "transcript": inside}
+    inside = [c for c in cues if c["end_s"] > out["start_s"] and c["start_s"] < out["end_s"]]
+    return {**out, "transcript_source": source, "transcript": inside}

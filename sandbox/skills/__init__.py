@@ -1,0 +1,32 @@
+"""The research skills every harness gets (paper Sec. 2.2, App. D): video reading, the search door,
+page and document reading, media download, evidence records, report rendering and checking, and the
+video-research orchestration skill.
+
+One implementation (`Workspace`), described once (`_manifest.SKILLS`), reached three ways: the
+`omnidr-skill` command in every agent image (CLI harnesses call it from their shell), the skill files
+generated from the manifests (SKILL.md for Claude Code and Codex, an AGENTS.md section), and the
+reference agent's tools. The capability level (App. F.5) decides which actions are installed.
+Standard library only, besides ffmpeg: it runs in every agent image.
+"""
+
+from ._manifest import (
+    BY_NAME,
+    LEVELS,
+    SKILLS,
+    TOOL_ACTIONS,
+    Action,
+    Skill,
+    agents_md,
+    installed,
+    phase_of_command,
+    skill_md,
+    skills_at,
+    tool_schemas,
+)
+from ._workspace import NotInstalled, SkillError, Workspace
+
+PHASES = {tool: next(a.phase for a in BY_NAME[s].actions if a.name == act) for tool, (s, act) in TOOL_ACTIONS.items()}
+"""The reference agent's tool name -> phase of its skill action."""
+
+__all__ = ["BY_NAME", "LEVELS", "PHASES", "SKILLS", "TOOL_ACTIONS", "Action", "NotInstalled", "Skill", "SkillError",
+           "Workspace", "agents_md", "installed", "phase_of_command", "skill_md", "skills_at", "tool_schemas"]

@@ -1,0 +1,162 @@
+"""`omnidr-skill`: the research skills on the command line (`python -m sandbox.skills`).
+
+    omnidr-skill SKILL ACTION [ARGS]       run one action; prints its JSON result
+    omnidr-skill list                      the skills installed at this capability level
+    omnidr-skill install --claude-code DIR | --codex DIR [--agents-md FILE]
+                                           write the installed skills' SKILL.md files (and AGENTS.md)
+
+The sandbox's environment says where things are: OMNIDR_CAPABILITY (the level; `full` when unset),
+OMNIDR_VIDEO, OMNIDR_REPORT_DIR, OMNIDR_CONTRACT, OMNIDR_SEARCH_INDEX (the offline search door),
+OMNIDR_SKILL_BUDGETS (`web=25,video=5,document=3,anchor=3`), OMNIDR_MAX_REPAIRS, and OMNIDR_SKILL_STATE
+(the shared research state and `calls.jsonl`, one line per call; default `$OMNIDR_LOGS_DIR/skills`).
+
+Exit codes: 0 done, 1 the action failed (the reason on stderr, as for a tool error), 2 bad usage,
+127 the action is not installed at this capability level (as a missing command).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ._manifest import LEVELS, SKILLS, agents_md, find_action, skill_md, skills_at
+from ._web import SearchIndex
+from ._workspace import NotInstalled, SkillError, Workspace
+
+CALLS_LOG = "calls.jsonl"
+NOT_INSTALLED = 127
+
+
+def budgets_from(text: str) -> dict[str, int]:
+    """`web=25,video=5,document=3,anchor=3` -> {"web": 25, ...}."""
+    out = {}
+    for part in filter(None, text.split(",")):
+        key, sep, value = part.partition("=")
+        if not sep or key not in ("web", "video", "document", "anchor") or not value.isdigit():
+            raise ValueError(f"{part!r}: give KIND=COUNT with KIND web, video, document or anchor")
+        out[key] = int(value)
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="omnidr-skill", description="The research skills of the OmniDR sandbox.")
+    sub = p.add_subparsers(dest="skill", required=True, metavar="SKILL")
+    sub.add_parser("list", help="the skills installed at this capability level")
+    inst = sub.add_parser("install", help="write the installed skills' SKILL.md files")
+    inst.add_argument("--claude-code", type=Path, help="Claude Code's skills folder ($CLAUDE_CONFIG_DIR/skills)")
+    inst.add_argument("--codex", type=Path, help="Codex's skills folder ($CODEX_HOME/skills)")
+    inst.add_argument("--agents-md", type=Path, help="also write the AGENTS.md section to this file")
+    for s in SKILLS:
+        sp = sub.add_parser(s.name, help=s.summary)
+        acts = sp.add_subparsers(dest="action", required=True, metavar="ACTION")
+        for a in s.actions:
+            ap = acts.add_parser(a.name, help=a.description, description=a.description)
+            for prm in a.params:
+                kind = {"integer": int, "number": float}.get(prm.type, str)
+                if prm.positional:
+                    ap.add_argument(prm.name, type=kind, help=prm.description)
+                elif prm.type == "boolean":
+                    ap.add_argument(f"--{prm.name.replace('_', '-')}", dest=prm.name, action="store_true",
+                                    help=prm.description)
+                else:
+                    ap.add_argument(f"--{prm.name.replace('_', '-')}", dest=prm.name, type=kind,
+                                    required=prm.required, choices=prm.enum or None, help=prm.description)
+    return p
+
+
+def _workspace(level: str) -> Workspace:
+    env = os.environ
+    logs = env.get("OMNIDR_LOGS_DIR", "/output/harness-logs")
+    budgets = budgets_from(env.get("OMNIDR_SKILL_BUDGETS", ""))
+    return Workspace(level, env.get("OMNIDR_VIDEO", "/input/video.mp4"),
+                     Path(env.get("OMNIDR_REPORT_DIR", "/output/report")),
+                     Path(env.get("OMNIDR_CONTRACT", "/input/contract")),
+                     search=SearchIndex.from_env(env.get("OMNIDR_SEARCH_INDEX")), budgets=budgets,
+                     max_repairs=int(env.get("OMNIDR_MAX_REPAIRS", "3")), workflow=level == "full",
+                     state_dir=Path(env.get("OMNIDR_SKILL_STATE") or f"{logs}/skills"))
+
+
+def _arguments(ns: argparse.Namespace) -> dict:
+    args = {k: v for k, v in vars(ns).items() if k not in ("skill", "action") and v is not None}
+    if args.get("merge") is False:
+        del args["merge"]
+    if "data" in args:  # a JSON file, or - for stdin
+        text = sys.stdin.read() if args["data"] == "-" else Path(args["data"]).read_text("utf-8")
+        args["data"] = json.loads(text)
+    return args
+
+
+def _log(ws: Workspace, record: dict) -> None:
+    if ws.state_dir is None:
+        return
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.state_dir / CALLS_LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    level = os.environ.get("OMNIDR_CAPABILITY") or "full"
+    if level not in LEVELS:
+        print(f"omnidr-skill: OMNIDR_CAPABILITY={level!r} is no capability level; use one of {', '.join(LEVELS)}",
+              file=sys.stderr)
+        return 2
+    ns = _parser().parse_args(argv)
+    if ns.skill == "list":
+        print(json.dumps({"capability": level, "skills": [
+            {"skill": s.name, "title": s.title, "actions": [a.name for a in s.actions_at(level)]}
+            for s in skills_at(level)]}, indent=1))
+        return 0
+    if ns.skill == "install":
+        if not (ns.claude_code or ns.codex or ns.agents_md):
+            print("omnidr-skill install: give --claude-code DIR, --codex DIR or --agents-md FILE", file=sys.stderr)
+            return 2
+        written = []
+        for folder in filter(None, (ns.claude_code, ns.codex)):
+            for s in skills_at(level):
+                path = folder / s.title / "SKILL.md"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(skill_md(s, level), "utf-8")
+                written.append(str(path))
+        if ns.agents_md:
+            ns.agents_md.parent.mkdir(parents=True, exist_ok=True)
+            ns.agents_md.write_text(agents_md(level), "utf-8")
+            written.append(str(ns.agents_md))
+        print(json.dumps({"capability": level, "written": written}))
+        return 0
+    try:
+        ws = _workspace(level)
+        args = _arguments(ns)
+    except (OSError, ValueError) as exc:
+        print(f"omnidr-skill: {exc}", file=sys.stderr)
+        return 2
+    started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
+    record = {"at": started, "skill": ns.skill, "action": ns.action, "phase": find_action(ns.skill, ns.action).phase,
+              "capability": level, "args": {k: ("<data>" if k == "data" else v) for k, v in args.items()}}
+    code, error = 0, None
+    try:
+        with ws.locked():
+            result = ws.run(ns.skill, ns.action, args)
+    except NotInstalled as exc:
+        code, error = NOT_INSTALLED, str(exc)
+    except SkillError as exc:
+        code, error = 1, str(exc)
+    except (TypeError, ValueError) as exc:
+        code, error = 1, f"bad arguments: {exc}"
+    except OSError as exc:  # the state or report folder cannot be written
+        code, error = 1, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    try:
+        _log(ws, {**record, "exit": code, "error": error, "duration_s": round(time.monotonic() - t0, 3)})
+    except OSError:
+        pass  # the call's own outcome is what the agent needs; a read-only state folder is reported above
+    if error is not None:
+        print(f"omnidr-skill {ns.skill} {ns.action}: {error}", file=sys.stderr)
+        return code
+    print(json.dumps(result, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""The research skills' implementation, shared by the `omnidr-skill` command and the reference agent.
+
+A `Workspace` is the research state of one attempt: the video's probe, the pages opened, the evidence
+records and the report data. The reference agent keeps one in memory for its whole run; the command
+line loads it from a state folder (`OMNIDR_SKILL_STATE`) before each call and saves it after, under a
+file lock, so that a CLI harness's shell calls share it. Every action is gated by the capability level:
+an action of a higher level fails as a missing command would (`NotInstalled`).
+"""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import mimetypes
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import _media, _report, _web
+from ._manifest import installed
+
+FETCH_KINDS_BELOW_MULTIMODAL = ("web",)
+
+
+class SkillError(Exception):
+    """A call the agent can learn from: bad arguments, missing prerequisite, failed fetch."""
+
+
+class NotInstalled(SkillError):
+    """The action exists, but not at this capability level."""
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Workspace:
+    level: str
+    video: str
+    report_dir: Path
+    contract_dir: Path
+    search: _web.SearchIndex | None = None
+    window_s: float = _media.WINDOW_S
+    frames_per_window: int = 6
+    budgets: dict[str, int] = field(default_factory=dict)  # App. D.3 minimum counts
+    max_repairs: int = 3
+    max_tool_chars: int = 6000
+    workflow: bool = False  # required-process checks (full workflow)
+    state_dir: Path | None = None
+    probe: dict | None = None
+    fetched: dict[str, dict] = field(default_factory=dict)  # url -> {status, text, title, kind}
+    evidence: list[dict] = field(default_factory=list)
+    data: dict | None = None
+    windows_read: list[int] = field(default_factory=list)
+    checks: int = 0
+
+    def __post_init__(self):
+        path = self.contract_dir / "contract.json"
+        self.contract = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+
+    # -- state on disk (command line) ---------------------------------------------------------------
+    STATE_FILE = "state.json"
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Load the state, yield, save it: one call at a time per state folder."""
+        if self.state_dir is None:
+            yield
+            return
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._load()
+            try:
+                yield
+            finally:
+                self._save()
+
+    def _load(self) -> None:
+        path = self.state_dir / self.STATE_FILE
+        if not path.is_file():
+            return
+        s = json.loads(path.read_text("utf-8"))
+        self.probe, self.evidence, self.data = s.get("probe"), s.get("evidence", []), s.get("data")
+        self.windows_read, self.checks = s.get("windows_read", []), s.get("checks", 0)
+        self.fetched = {}
+        for url, page in s.get("fetched", {}).items():
+            text_file = self.state_dir / "pages" / page.pop("text_file", "")
+            page["text"] = text_file.read_text("utf-8") if text_file.is_file() else ""
+            self.fetched[url] = page
+
+    def _save(self) -> None:
+        pages = self.state_dir / "pages"
+        pages.mkdir(exist_ok=True)
+        fetched = {}
+        for url, page in self.fetched.items():
+            name = _sha(url) + ".txt"
+            (pages / name).write_text(page.get("text", ""), "utf-8")
+            fetched[url] = {**{k: v for k, v in page.items() if k != "text"}, "text_file": name}
+        state = {"level": self.level, "probe": self.probe, "fetched": fetched, "evidence": self.evidence,
+                 "data": self.data, "windows_read": self.windows_read, "checks": self.checks}
+        tmp = self.state_dir / f".{self.STATE_FILE}.tmp"
+        tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), "utf-8")
+        os.replace(tmp, self.state_dir / self.STATE_FILE)
+
+    def need(self, level: str, what: str) -> None:
+        if not installed(self.level, level):
+            raise NotInstalled(f"{what} is not installed at capability {self.level} (it needs {level})")
+
+    # -- video --------------------------------------------------------------------------------------
+    def ensure_probe(self) -> dict:
+        if self.probe is None:
+            try:
+                self.probe = _media.probe_video(self.video)
+            except _media.MediaError as exc:
+                raise SkillError(str(exc)) from None
+        return self.probe
+
+    def video_probe(self) -> dict:
+        p = dict(self.ensure_probe())
+        p["window_s"] = self.window_s
+        p["windows"] = len(_media.windows(p["duration_s"], self.window_s))
+        return p
+
+    def video_windows(self) -> dict:
+        wins = _media.windows(self.ensure_probe()["duration_s"], self.window_s)
+        return {"window_s": self.window_s, "windows": [{"index": w.index, "start_s": w.start_s, "end_s": w.end_s}
+                                                       for w in wins]}
+
+    def video_frames(self, window: int, count: int | None = None) -> dict:
+        n = max(1, min(24, int(count or self.frames_per_window)))
+        try:
+            out = _media.window_frames(self.video, self.ensure_probe(), int(window), self.report_dir / "assets", n,
+                                       self.window_s, rel_to=self.report_dir)
+        except _media.MediaError as exc:
+            raise SkillError(str(exc)) from None
+        if int(window) not in self.windows_read:
+            self.windows_read.append(int(window))
+        return out
+
+    def video_transcript(self, window: int | None = None) -> dict:
+        probe = self.ensure_probe()
+        try:
+            source, cues = _media.transcript(self.video, probe.get("subtitles", []))
+        except _media.MediaError as exc:
+            raise SkillError(str(exc)) from None
+        if window is None:
+            return {"transcript_source": source, "transcript": cues}
+        wins = _media.windows(probe["duration_s"], self.window_s)
+        if not 0 <= int(window) < len(wins):
+            raise SkillError(f"window {window} does not exist; the video has {len(wins)} window(s) "
+                             f"of {self.window_s:g} s")
+        w = wins[int(window)]
+        return {"window": int(window), "start_s": w.start_s, "end_s": w.end_s, "transcript_source": source,
+                "transcript": [c for c in cues if c["end_s"] > w.start_s and c["start_s"] < w.end_s]}
+
+    def video_read(self, index: int, frames: int | None = None) -> dict:
+        shots = self.video_frames(index, frames)
+        speech = self.video_transcript(index)
+        return {**shots, "transcript_source": speech["transcript_source"], "transcript": speech["transcript"]}
+
+    # -- web ----------------------------------------------------------------------------------------
+    def search_kind(self, query: str, kind: str | None) -> dict:
+        if self.search is None:
+            raise SkillError("no search backend is configured in this sandbox; open known URLs directly")
+        return {"query": query, "kind": kind or "any", "results": self.search.search(query, kind)}
+
+    def fetch_url(self, url: str, offset: int = 0, max_chars: int | None = None, document: bool = False) -> dict:
+        try:
+            page = _web.fetch(url)
+        except (ValueError, OSError) as exc:
+            self.fetched.setdefault(url, {"status": None, "text": "", "error": str(exc)})
+            raise SkillError(f"fetch failed: {exc}") from None
+        kind = _web.classify({"url": url, "content_type": page["content_type"]})
+        if kind not in FETCH_KINDS_BELOW_MULTIMODAL and not installed(self.level, "multimodal"):
+            raise NotInstalled(f"{url} is a {kind}: reading documents, images and video pages needs multimodal "
+                               f"retrieval, not installed at capability {self.level}")
+        if document and kind != "document":
+            raise SkillError(f"{url} is not a document ({page['content_type'] or 'no content type'}); use fetch")
+        self.fetched[url] = {"status": page["status"], "text": page["text"], "title": page["title"], "kind": kind}
+        limit = max(200, min(int(max_chars or self.max_tool_chars), 50_000))
+        start = int(offset or 0)
+        return {"url": url, "status": page["status"], "kind": kind, "content_type": page["content_type"],
+                "title": page["title"], "total_chars": len(page["text"]), "offset": start,
+                "text": page["text"][start:start + limit]}
+
+    def media_download(self, url: str) -> dict:
+        try:
+            page = _web.fetch(url)
+        except (ValueError, OSError) as exc:
+            raise SkillError(f"download failed: {exc}") from None
+        if page["status"] != 200 or not page["raw"]:
+            raise SkillError(f"download failed: status {page['status']}")
+        ctype = page["content_type"].split(";")[0].strip()
+        ext = mimetypes.guess_extension(ctype) or Path(url.split("?")[0]).suffix or ".bin"
+        dest = self.report_dir / "assets" / "media" / (_sha(url)[:12] + ext)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(page["raw"])
+        out = {"url": url, "src": dest.relative_to(self.report_dir).as_posix(), "content_type": ctype,
+               "bytes": len(page["raw"])}
+        if ctype.startswith("video/"):
+            try:
+                out["probe"] = _media.probe_video(str(dest))
+            except _media.MediaError as exc:
+                out["probe_error"] = str(exc)
+        return out
+
+    # -- evidence -----------------------------------------------------------------------------------
+    def evidence_add(self, claim: str, modality: str, excerpt: str, source_url: str | None = None,
+                     relation: str | None = None, video_time_s: float | None = None, anchor: str | None = None,
+                     date: str | None = None) -> dict:
+        if relation is not None and relation not in _report.RELATIONS:
+            raise SkillError(f"relation must be one of {', '.join(sorted(_report.RELATIONS))}")
+        if modality not in _report.SOURCE_TYPES:
+            raise SkillError(f"modality must be one of {', '.join(sorted(_report.SOURCE_TYPES))}")
+        verification = "observed"
+        if source_url:
+            page = self.fetched.get(source_url)
+            if page is None or page.get("status") != 200:
+                raise SkillError(f"{source_url} has not been opened successfully; fetch it first")
+            verification = ("excerpt_verified" if _report.normalize(excerpt) in _report.normalize(page["text"])
+                            else "excerpt_not_found")
+        elif modality != "video":
+            raise SkillError("evidence from outside the video needs a source_url")
+        if video_time_s is not None and installed(self.level, "video"):
+            dur = self.ensure_probe()["duration_s"]
+            if not 0 <= float(video_time_s) <= dur:
+                raise SkillError(f"video_time_s {video_time_s} is outside the video (0 to {dur} s)")
+        record = {"id": f"E{len(self.evidence) + 1}", "claim": claim, "modality": modality, "source_url": source_url,
+                  "title": (self.fetched.get(source_url) or {}).get("title") if source_url else None,
+                  "excerpt": excerpt, "relation": relation, "video_time_s": video_time_s, "anchor": anchor,
+                  "date": date, "verification": verification}
+        self.evidence.append(record)
+        return {"id": record["id"], "verification": verification, "evidence_count": len(self.evidence)}
+
+    def evidence_list(self) -> dict:
+        return {"evidence": self.evidence}
+
+    # -- report -------------------------------------------------------------------------------------
+    def report_render(self, data: dict, merge: bool = False) -> dict:
+        if not isinstance(data, dict):
+            raise SkillError("data must be a JSON object (window.DATA)")
+        probe = self.ensure_probe()  # the renderer needs the video's duration when the data lacks it
+        merged = {**(self.data or {}), **data} if merge else data
+        written = _report.write_report(self.report_dir, self.contract_dir, self.video, merged, probe, self.contract)
+        self.data = merged
+        written["check"] = self.report_check()
+        return written
+
+    def report_check(self) -> dict:
+        self.checks += 1
+        dur = self.probe["duration_s"] if self.probe else None
+        web = installed(self.level, "text_web")
+        return _report.check_report(self.report_dir, self.contract_dir, self.contract, dur,
+                                    self.fetched if web else None, self.workflow, self.budgets)
+
+    # -- orchestration ------------------------------------------------------------------------------
+    def research_status(self) -> dict:
+        opened = {u: p for u, p in self.fetched.items() if p.get("status") == 200}
+        by_kind = {k: sum(1 for p in opened.values() if p.get("kind") == k) for k in ("web", "video", "document",
+                                                                                       "image")}
+        anchors: dict[str, int] = {}
+        for r in self.evidence:
+            if r.get("anchor") and r.get("source_url"):
+                anchors[r["anchor"]] = anchors.get(r["anchor"], 0) + 1
+        total = len(_media.windows(self.probe["duration_s"], self.window_s)) if self.probe else None
+        return {"windows_read": sorted(self.windows_read), "windows": total, "opened": by_kind,
+                "evidence": len(self.evidence), "records_per_anchor": anchors, "budgets": self.budgets,
+                "checks": self.checks, "repair_rounds_left": max(0, self.max_repairs - max(0, self.checks - 1))}
+
+    # -- dispatch -----------------------------------------------------------------------------------
+    def run(self, skill: str, action: str, args: dict) -> dict:
+        """One action by name, gated by the level. Raises SkillError (NotInstalled when not installed)."""
+        from ._manifest import find_action
+
+        try:
+            a = find_action(skill, action)
+        except KeyError as exc:
+            raise SkillError(str(exc.args[0])) from None
+        self.need(a.level, f"`{skill} {action}`")
+        if skill == "search":
+            kind = {"web": "web", "images": "image", "videos": "video", "documents": "document"}[action]
+            return self.search_kind(args["query"], kind)
+        if skill == "doc":
+            return self.fetch_url(document=True, **args)
+        method = {("fetch", "url"): self.fetch_url}.get((skill, action)) or getattr(self, f"{skill}_{action}")
+        return method(**args)
