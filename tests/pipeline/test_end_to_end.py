@@ -913,13 +913,13 @@ def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_
 LADDER = ("interface_only", "video", "text_web", "multimodal", "full")
 
 
-def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code(tmp_path):
+def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code_and_the_skills_codex_is_told_of(tmp_path):
     """Paper App. F.5 on two harnesses: the same full script at every level, with the research skills of
     the level installed. A skill that is not installed fails as a missing command; the report that can
     still be written scores lower. This shows the mechanism; it measures no model."""
     import base64
 
-    systems = [f"{h}:{level}" for h in ("reference", "claude-code") for level in LADDER]
+    systems = [f"{h}:{level}" for h in ("reference", "claude-code") for level in LADDER] + ["codex:text_web"]
     r = run_cli("compare", *[a for s in systems for a in ("--system", s)], "--budget", "iterations=60,attempts=1",
                 "--task", "pendant-lamp-safety", "--runs-root", tmp_path / "runs", timeout=2400)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
@@ -934,11 +934,14 @@ def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code(tmp_pat
     def attempt(system: str) -> Path:
         return root / system / "attempts" / "pendant-lamp-safety" / "1"
 
-    # Claude Code is told of the installed skills only (its skill listing reaches the model)
-    for level, seen, unseen in (("interface_only", "omnidr-report", "omnidr-video"),
-                                ("text_web", "omnidr-search", "omnidr-doc"), ("full", "video-research", None)):
-        sent = (attempt(f"claude-code-{level}-scripted") / "logs" / "gateway.jsonl").read_text()
-        assert seen in sent and (unseen is None or unseen not in sent), level
+    assert score["codex-text_web-scripted"] == pytest.approx(score["claude-code-text_web-scripted"])
+    # each CLI is told of the installed skills only (its skill listing reaches the model)
+    for system, seen, unseen in (("claude-code-interface_only", "omnidr-report", "omnidr-video"),
+                                 ("claude-code-text_web", "omnidr-search", "omnidr-doc"),
+                                 ("claude-code-full", "video-research", None),
+                                 ("codex-text_web", "codex-home/skills/omnidr-search/SKILL.md", "omnidr-doc")):
+        sent = (attempt(f"{system}-scripted") / "logs" / "gateway.jsonl").read_text()
+        assert seen in sent and (unseen is None or unseen not in sent), system
     calls = [json.loads(line) for line in (attempt("claude-code-interface_only-scripted") / "output" / "harness-logs"
                                            / "skills" / "calls.jsonl").read_text().splitlines()]
     assert {(c["skill"], c["action"]): c["exit"] for c in calls}[("video", "probe")] == 127
