@@ -15,6 +15,7 @@ class Route:
     name: RouteName
     family: Family | None  # None: decided from the request's headers (both APIs have GET /v1/models)
     counted: bool  # a model request: counts as an agent iteration and is subject to the budget
+    json: bool = True  # the body is a JSON object (False: multipart, forwarded as it came, never translated)
 
 
 CHAT = Route("chat_completions", "openai", counted=True)
@@ -22,6 +23,9 @@ RESPONSES = Route("responses", "openai", counted=True)
 MESSAGES = Route("messages", "anthropic", counted=True)
 COUNT_TOKENS = Route("count_tokens", "anthropic", counted=False)
 MODELS = Route("models", None, counted=False)
+# speech-to-text (OpenAI's multipart API): the skills' transcription of a video's audio, counted and budgeted
+# as a model request (issue 13); only an OpenAI-compatible upstream serves it
+TRANSCRIPTIONS = Route("audio_transcriptions", "openai", counted=True, json=False)
 
 
 @dataclass
@@ -152,7 +156,30 @@ def tally_body(route: Route, body: Any) -> tuple[TokenUsage | None, int]:
         return _searches(found, body.get("output")), _responses_tool_calls(body.get("output"))
     if route is MESSAGES:
         return (_anthropic_usage(usage) if isinstance(usage, dict) else None), _anthropic_tool_calls(body.get("content"))
+    if route is TRANSCRIPTIONS and isinstance(usage, dict) and usage.get("type") == "tokens":
+        return _responses_usage(usage), 0  # gpt-4o-transcribe reports tokens; whisper-1 reports seconds only
     return None, 0
+
+
+def multipart_summary(raw: bytes, content_type: str) -> dict[str, Any]:
+    """What a multipart request carried, for the log: its text fields, and each file's name, type and size
+    (never the file's bytes)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+    fields: dict[str, Any] = {}
+    files: list[dict[str, Any]] = []
+    for part in message.iter_parts() if message.is_multipart() else []:
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is not None:
+            files.append({"field": name, "filename": filename, "content_type": part.get_content_type(),
+                          "bytes": len(payload)})
+        elif isinstance(name, str):
+            fields[name] = payload.decode("utf-8", "replace")[:200]
+    return {"fields": fields, "files": files}
 
 
 class StreamTally:

@@ -24,6 +24,7 @@ from sandbox.gateway._apis import (
     MESSAGES,
     MODELS,
     RESPONSES,
+    TRANSCRIPTIONS,
     Family,
     RequestEdits,
     Route,
@@ -31,6 +32,7 @@ from sandbox.gateway._apis import (
     edit_request,
     error_body,
     is_usage_only_chunk,
+    multipart_summary,
     tally_body,
 )
 from sandbox.gateway._budget import BudgetMeter
@@ -117,6 +119,7 @@ class Gateway:
         add("POST", "/v1/responses", self._handler(RESPONSES))
         add("POST", "/v1/messages", self._handler(MESSAGES))
         add("POST", "/v1/messages/count_tokens", self._handler(COUNT_TOKENS))
+        add("POST", "/v1/audio/transcriptions", self._handler(TRANSCRIPTIONS))
         add("GET", "/v1/models", self._handler(MODELS))
         add("GET", "/v1/models/{model_id}", self._handler(MODELS))
         add("GET", "/_gateway/state", self.state)
@@ -180,7 +183,7 @@ class Gateway:
             message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
             return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
         # a model request whose API the upstream does not speak is translated (see _translate)
-        target = plan(route, self.families) if route.counted else None
+        target = plan(route, self.families) if route.counted and route.json else None
         translation = Translation(route, target) if target is not None else None
         upstream = self.upstreams.get(target.family if target is not None and target.family else family)
         if upstream is None:
@@ -193,7 +196,11 @@ class Gateway:
             message = f"The request body is larger than the gateway accepts ({self.config.max_request_mb:g} MiB)."
             return await exchange.refuse(family, 413, "bad_request", "request_too_large", message)
         body: dict[str, Any] | None = None
-        if request.method == "POST":
+        if not route.json:  # multipart: logged as a summary, forwarded unchanged
+            body = multipart_summary(raw, request.headers.get("Content-Type", ""))
+            model = body["fields"].get("model")
+            exchange.record["model"] = model if isinstance(model, str) else None
+        elif request.method == "POST":
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -207,7 +214,10 @@ class Gateway:
 
         edits = RequestEdits(notes=[])
         payload = raw or None
-        if route.counted:
+        if route.counted and not route.json:
+            if (refused := await self._admit(exchange, family, body)) is not None:
+                return refused
+        elif route.counted:
             assert body is not None
             # provider-side tools first: a refused request is no model request (App. F.1's iterations)
             policy = apply_policy(route, body, self.config.provider_tools, self.denylist)
@@ -221,13 +231,8 @@ class Gateway:
             if policy.decisions:
                 payload = json.dumps(body, ensure_ascii=False).encode()
             exchange.watch = AnswerWatch(route, policy, self.denylist) if translation is None else None
-            spent = self.meter.admit()
-            if spent is not None:
-                exchange.record["request_body"] = body
-                exchange.record["budget_exhausted"] = spent
-                message = self.meter.refusal_message(spent)
-                return await exchange.refuse(family, 400, "budget_exhausted", "budget_exhausted", message, budget=spent)
-            exchange.record["counted"] = True
+            if (refused := await self._admit(exchange, family, body)) is not None:
+                return refused
             if translation is not None:
                 exchange.translation = translation
                 exchange.record["client_request_body"] = json.loads(json.dumps(body))
@@ -275,6 +280,17 @@ class Gateway:
             return await exchange.relay_body(answer)
         finally:
             answer.response.release()
+
+    async def _admit(self, exchange: "_Exchange", family: Family, body: Any) -> web.StreamResponse | None:
+        """Count a model request against the budget: the refusal to send when it is spent, else None."""
+        spent = self.meter.admit()
+        if spent is not None:
+            exchange.record["request_body"] = body
+            exchange.record["budget_exhausted"] = spent
+            message = self.meter.refusal_message(spent)
+            return await exchange.refuse(family, 400, "budget_exhausted", "budget_exhausted", message, budget=spent)
+        exchange.record["counted"] = True
+        return None
 
     def _account(self, route: Route, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
         if route.counted:

@@ -19,7 +19,8 @@ REDACTED = "[REDACTED]"
 BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls"]
 """The `Budget` field whose limit was reached."""
 
-RouteName = Literal["chat_completions", "responses", "messages", "count_tokens", "models", "unknown"]
+RouteName = Literal["chat_completions", "responses", "messages", "count_tokens", "models", "audio_transcriptions",
+                    "unknown"]
 
 Outcome = Literal[
     "ok",  # the upstream answered 2xx and the whole answer reached the agent

@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
 
     client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
     tools = ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
-                    frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs)
+                    frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs,
+                    # speech-to-text goes to the gateway, as the model calls do (the gateway holds the key)
+                    speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"))
     t0 = time.monotonic()
     summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
                         max_steps=None if args.max_steps is None else max(1, args.max_steps),

@@ -7,7 +7,9 @@
 
 The sandbox's environment says where things are: OMNIDR_CAPABILITY (the level; `full` when unset),
 OMNIDR_VIDEO, OMNIDR_REPORT_DIR, OMNIDR_CONTRACT, OMNIDR_SEARCH_INDEX (the offline search door),
-OMNIDR_SKILL_BUDGETS (`web=25,video=5,document=3,anchor=3`), OMNIDR_MAX_REPAIRS, and OMNIDR_SKILL_STATE
+OMNIDR_SKILL_BUDGETS (`web=25,video=5,document=3,anchor=3`), OMNIDR_MAX_REPAIRS, OMNIDR_SPEECH_URL and
+OMNIDR_SPEECH_KEY (speech-to-text; default the gateway's OPENAI_BASE_URL and the attempt's OPENAI_API_KEY,
+which every agent container gets), OMNIDR_SPEECH_MODEL (default whisper-1), and OMNIDR_SKILL_STATE
 (the shared research state and `calls.jsonl`, one line per call; default `$OMNIDR_LOGS_DIR/skills`).
 
 Exit codes: 0 done, 1 the action failed (the reason on stderr, as for a tool error), 2 bad usage,
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ._manifest import LEVELS, SKILLS, agents_md, find_action, skill_md, skills_at
+from ._speech import DEFAULT_MODEL
 from ._web import SearchIndex
 from ._workspace import NotInstalled, SkillError, Workspace
 
@@ -76,7 +79,11 @@ def _workspace(level: str) -> Workspace:
                      Path(env.get("OMNIDR_CONTRACT", "/input/contract")),
                      search=SearchIndex.from_env(env.get("OMNIDR_SEARCH_INDEX")), budgets=budgets,
                      max_repairs=int(env.get("OMNIDR_MAX_REPAIRS", "3")), workflow=level == "full",
-                     state_dir=Path(env.get("OMNIDR_SKILL_STATE") or f"{logs}/skills"))
+                     state_dir=Path(env.get("OMNIDR_SKILL_STATE") or f"{logs}/skills"),
+                     # speech-to-text goes to the gateway the sandbox names for OpenAI-compatible calls
+                     speech_url=env.get("OMNIDR_SPEECH_URL") or env.get("OPENAI_BASE_URL") or None,
+                     speech_key=env.get("OMNIDR_SPEECH_KEY") or env.get("OPENAI_API_KEY"),
+                     speech_model=env.get("OMNIDR_SPEECH_MODEL") or DEFAULT_MODEL)
 
 
 def _arguments(ns: argparse.Namespace) -> dict:

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _media, _report, _web
+from . import _media, _report, _speech, _web
 from ._manifest import installed
 
 FETCH_KINDS_BELOW_MULTIMODAL = ("web",)
@@ -48,6 +48,9 @@ class Workspace:
     max_tool_chars: int = 6000
     workflow: bool = False  # required-process checks (full workflow)
     state_dir: Path | None = None
+    speech_url: str | None = None  # the gateway's OpenAI-compatible base URL (/v1) for speech-to-text
+    speech_key: str | None = None  # the attempt's dummy token: the gateway holds the real key
+    speech_model: str = _speech.DEFAULT_MODEL
     probe: dict | None = None
     fetched: dict[str, dict] = field(default_factory=dict)  # url -> {status, text, title, kind}
     evidence: list[dict] = field(default_factory=list)
@@ -82,7 +85,9 @@ class Workspace:
         if not path.is_file():
             return
         s = json.loads(path.read_text("utf-8"))
-        self.probe, self.evidence, self.data = s.get("probe"), s.get("evidence", []), s.get("data")
+        # a probe is of one video file: another video (a reused state folder) is probed again
+        self.probe = s.get("probe") if s.get("video") == self.video else None
+        self.evidence, self.data = s.get("evidence", []), s.get("data")
         self.windows_read, self.checks = s.get("windows_read", []), s.get("checks", 0)
         self.fetched = {}
         for url, page in s.get("fetched", {}).items():
@@ -98,7 +103,7 @@ class Workspace:
             name = _sha(url) + ".txt"
             (pages / name).write_text(page.get("text", ""), "utf-8")
             fetched[url] = {**{k: v for k, v in page.items() if k != "text"}, "text_file": name}
-        state = {"level": self.level, "probe": self.probe, "fetched": fetched, "evidence": self.evidence,
+        state = {"level": self.level, "video": self.video, "probe": self.probe, "fetched": fetched, "evidence": self.evidence,
                  "data": self.data, "windows_read": self.windows_read, "checks": self.checks}
         tmp = self.state_dir / f".{self.STATE_FILE}.tmp"
         tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), "utf-8")
@@ -139,21 +144,43 @@ class Workspace:
             self.windows_read.append(int(window))
         return out
 
-    def video_transcript(self, window: int | None = None) -> dict:
+    def video_transcript(self, window: int | None = None, source: str = "auto") -> dict:
+        """The speech of one window (all windows when None), with absolute times. `source`: `subtitles` (the
+        video's first subtitle track), `speech` (speech-to-text through the gateway), or `auto`: subtitles
+        when the video has a track, else speech when an endpoint is configured, else none."""
         probe = self.ensure_probe()
-        try:
-            source, cues = _media.transcript(self.video, probe.get("subtitles", []))
-        except _media.MediaError as exc:
-            raise SkillError(str(exc)) from None
-        if window is None:
-            return {"transcript_source": source, "transcript": cues}
+        if source not in ("auto", "subtitles", "speech"):
+            raise SkillError("source must be auto, subtitles or speech")
         wins = _media.windows(probe["duration_s"], self.window_s)
-        if not 0 <= int(window) < len(wins):
+        if window is not None and not 0 <= int(window) < len(wins):
             raise SkillError(f"window {window} does not exist; the video has {len(wins)} window(s) "
                              f"of {self.window_s:g} s")
-        w = wins[int(window)]
-        return {"window": int(window), "start_s": w.start_s, "end_s": w.end_s, "transcript_source": source,
-                "transcript": [c for c in cues if c["end_s"] > w.start_s and c["start_s"] < w.end_s]}
+        chosen = wins if window is None else [wins[int(window)]]
+        if source == "auto":
+            source = "subtitles" if probe.get("subtitles") else "speech" if self.speech_url else "none"
+        if source == "speech":
+            if not self.speech_url:
+                raise SkillError("no speech-to-text endpoint is configured in this sandbox")
+            cues = []
+            for w in chosen:
+                try:
+                    cues += _speech.transcribe(self.video, w.start_s, w.end_s, self.speech_url,
+                                               self.speech_key or "", self.speech_model)
+                except (RuntimeError, _media.MediaError) as exc:
+                    raise SkillError(str(exc)) from None
+            kind = "speech_to_text"
+        else:
+            try:
+                kind, cues = _media.transcript(self.video, probe.get("subtitles", []) if source == "subtitles" else [])
+            except _media.MediaError as exc:
+                raise SkillError(str(exc)) from None
+            if source == "subtitles" and kind == "none":
+                raise SkillError("the video has no subtitle track; use --source speech")
+            cues = [c for c in cues if any(c["end_s"] > w.start_s and c["start_s"] < w.end_s for w in chosen)]
+        out = {"transcript_source": kind, "transcript": cues}
+        if window is not None:
+            out = {"window": int(window), "start_s": chosen[0].start_s, "end_s": chosen[0].end_s, **out}
+        return out
 
     def video_read(self, index: int, frames: int | None = None) -> dict:
         shots = self.video_frames(index, frames)

@@ -28,6 +28,17 @@ class Received:
     body: Any
 
 
+async def _reread(request: web.Request, raw: bytes):
+    """A multipart reader over a body already read."""
+    from aiohttp import MultipartReader
+    from aiohttp.streams import StreamReader
+
+    stream = StreamReader(request.protocol, len(raw) + 1)
+    stream.feed_data(raw)
+    stream.feed_eof()
+    return MultipartReader(request.headers, stream)
+
+
 @dataclass
 class FakeModelApi:
     family: str  # "openai" or "anthropic"
@@ -89,7 +100,12 @@ class FakeModelApi:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
-        body = json.loads(raw) if raw else None
+        if request.content_type == "multipart/form-data":  # speech-to-text: the fields, and the file's bytes
+            body = {}
+            async for part in (await _reread(request, raw)):
+                body[part.name] = await (part.read() if part.filename else part.text())
+        else:
+            body = json.loads(raw) if raw else None
         self.received.append(Received(request.method, request.path_qs, dict(request.headers), body))
         presented = self._presented_key(request)
         if presented != self.api_key:
@@ -109,6 +125,14 @@ class FakeModelApi:
             return await (self._responses_stream(request, body) if body.get("stream") else self._responses(body))
         if self.family == "anthropic" and path == "/messages":
             return await (self._messages_stream(request, body) if body.get("stream") else self._messages(body))
+        if self.family == "openai" and path == "/audio/transcriptions":
+            seconds = (len(body["file"]) - 44) / 32000  # 16 kHz mono 16-bit WAV
+            return web.json_response({"task": "transcribe", "language": "english", "duration": seconds,
+                                      "text": "one two", "segments": [
+                                          {"id": 0, "start": 0.0, "end": seconds / 2, "text": " one"},
+                                          {"id": 1, "start": seconds / 2, "end": seconds, "text": " two"}],
+                                      "usage": {"type": "tokens", "input_tokens": 50, "output_tokens": 4,
+                                                "total_tokens": 54}})
         if self.family == "anthropic" and path == "/messages/count_tokens":
             return web.json_response({"input_tokens": self.input_tokens})
         return self._error(404, f"no route {request.method} {request.path}")
