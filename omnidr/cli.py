@@ -3,6 +3,7 @@
 import errno
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -268,6 +269,26 @@ def harnesses() -> None:
     out.print(table)
 
 
+def parse_search_door(text: str, key_env: str | None, mode):
+    """`PROVIDER@URL` (and the key's variable) as a SearchDoor; bad input is a one-line UserError."""
+    from urllib.parse import urlsplit
+
+    from sandbox.models import SEARCH_KEY_HEADER, SearchDoor
+
+    provider, sep, url = text.partition("@")
+    if not sep or provider not in SEARCH_KEY_HEADER or urlsplit(url).scheme not in ("http", "https") \
+            or not urlsplit(url).hostname:
+        raise UserError(f"--search-door {text!r}: give searxng@URL or brave@URL, e.g. brave@https://api.search.brave.com")
+    key_env = key_env or ("BRAVE_SEARCH_API_KEY" if provider == "brave" else None)
+    if key_env and mode.value != "replay" and not os.environ.get(key_env):
+        raise UserError(f"environment variable {key_env} (the {provider} search door's key) is not set; set it or "
+                        "name another with --search-key-env")
+    if mode.value in ("log", "deny"):
+        raise UserError(f"--search-door needs a proxy mode that reads requests (intercept, record or replay), "
+                        f"not {mode.value}")
+    return SearchDoor(provider=provider, base_url=url, key_env=key_env)
+
+
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
@@ -278,7 +299,7 @@ def harnesses() -> None:
                    "agent, Claude Code, Codex) on the endpoint given with --openai-base-url or --anthropic-base-url "
                    "(the gateway translates when it speaks another API), or on the scripted model when none is given.")
 @click.option("--capability", type=click.Choice(["interface_only", "video", "text_web", "multimodal", "full"]),
-              default="full", show_default=True, help="Capability level of the reference agent (the paper's ladder).")
+              default="full", show_default=True, help="Capability level (the paper's ladder): which research skills the reference agent, Claude Code or Codex gets.")
 @click.option("--image", help="Agent image (command harness).")
 @click.option("--run-dir", type=click.Path(path_type=Path), required=True, help="Run folder; rerunning resumes it.")
 @click.option("--model", default=None, help="Model name the agent asks the gateway for.")
@@ -304,6 +325,12 @@ def harnesses() -> None:
                    "denylist, or KIND=POLICY,... over web_search, web_fetch, hosted. default: deny in replay and "
                    "deny modes, denylist on the live web.")
 @click.option("--outside-network", default="bridge", show_default=True, help="Docker network the gateway and proxy use to reach out.")
+@click.option("--search-door", metavar="PROVIDER@URL",
+              help="A web search provider the research skills query through the egress proxy: searxng@URL (its JSON "
+                   "API) or brave@URL (the Brave Search API). Default: the offline index of the snapshot's corpus.")
+@click.option("--search-key-env", metavar="VAR",
+              help="Host environment variable holding the search door's key, which the proxy injects (default "
+                   "BRAVE_SEARCH_API_KEY for brave, none for searxng).")
 @click.option("--cpus", type=float, default=2.0, show_default=True)
 @click.option("--memory-mb", type=int, default=4096, show_default=True)
 @click.option("--pids", type=int, default=512, show_default=True)
@@ -312,8 +339,8 @@ def harnesses() -> None:
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
-        retry_on, proxy_mode, denylist, provider_tools, outside_network, cpus, memory_mb, pids, parallel, wait,
-        argv) -> None:
+        retry_on, proxy_mode, denylist, provider_tools, outside_network, search_door, search_key_env, cpus, memory_mb,
+        pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
     from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream, parse_provider_tools
     from omnidr.harness import run_command_harness
@@ -333,6 +360,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
     retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
     limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
     tools_policy = parse_provider_tools(provider_tools, ProxyMode(proxy_mode))
+    door = parse_search_door(search_door, search_key_env, ProxyMode(proxy_mode)) if search_door else None
 
     def show(r) -> None:
         color = "green" if r.delivered else "red"
@@ -355,14 +383,14 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                 key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
                 denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
                 parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
-                provider_tools=None if provider_tools == "default" else tools_policy, wait=wait,
+                provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
             ).records
         else:
             results = run_command_harness(
                 snapshot_path, run_dir, image, list(argv), list(tasks) or None, model or "unspecified", upstreams,
                 budget, limits, retry, ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
                 parallel=parallel, provider_tools=tools_policy, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
-                wait=wait,
+                wait=wait, search_door=door,
             )
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/", soft_wrap=True)

@@ -117,3 +117,36 @@ def translation_label(client: str, families: dict[str, bool]) -> str | None:
     """How a log line and a leaderboard row name the translation, e.g. `anthropic-messages->openai-chat`."""
     target = upstream_api(client, families)
     return None if target is None else f"{API_LABEL[client]}->{API_LABEL[target]}"
+
+
+SearchProvider = Literal["searxng", "brave"]
+SEARCH_KEY_HEADER: dict[str, str] = {"searxng": "Authorization", "brave": "X-Subscription-Token"}
+"""How each search provider takes its key: SearXNG instances behind a token take a bearer token (sent as
+`Bearer KEY`), the Brave Search API its subscription token."""
+
+
+class SearchDoor(BaseModel):
+    """A web search provider the research skills query through the egress proxy (the search door). Its key
+    stays on the host: the proxy injects it into each request to the provider's host, so it is never in the
+    agent's container; searches are logged in network.jsonl and recorded and replayed like pages."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: SearchProvider = Field(description="searxng (its JSON API) or brave (the Brave Search API).")
+    base_url: str = Field(description="The provider's base URL, e.g. https://api.search.brave.com.")
+    key_env: str | None = Field(None, description="Host environment variable holding the key; None: no key.")
+
+    @property
+    def host(self) -> str:
+        from urllib.parse import urlsplit
+
+        return (urlsplit(self.base_url).hostname or "").lower()
+
+    @property
+    def key_header(self) -> str:
+        return SEARCH_KEY_HEADER[self.provider]
+
+    def agent_value(self) -> str:
+        """What the agent's skills are told (OMNIDR_SEARCH_DOOR): provider and URL, never the key."""
+        return f"{self.provider}@{self.base_url}"
+

@@ -86,3 +86,16 @@ def test_run_stops_before_any_attempt_when_the_model_endpoint_does_not_answer(tm
                                       flag, url, "--model", "m", timeout=900))
         assert line.startswith(f"error: the model endpoint {url} does not answer") and f"fix {flag}" in line, line
         assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_search_door_is_one_line(tmp_path):
+    line = one_line_error(run_cli("run", "--harness", "reference", "--run-dir", tmp_path / "run",
+                                  "--search-door", "google@https://www.google.com"))
+    assert line == ("error: --search-door 'google@https://www.google.com': give searxng@URL or brave@URL, e.g. "
+                    "brave@https://api.search.brave.com")
+    line = one_line_error(run_cli("run", "--harness", "reference", "--run-dir", tmp_path / "run", "--proxy-mode",
+                                  "intercept", "--search-door", "brave@https://api.search.brave.com",
+                                  env={"BRAVE_SEARCH_API_KEY": ""}))
+    assert line == ("error: environment variable BRAVE_SEARCH_API_KEY (the brave search door's key) is not set; set it "
+                    "or name another with --search-key-env")
+    assert not (tmp_path / "run").exists()

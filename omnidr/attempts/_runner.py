@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
-from sandbox.models import Budget, ProviderToolsPolicy
+from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import Harness
 from ._instruction import instruction
@@ -55,6 +55,9 @@ class RunConfig(BaseModel):
     outside_network: str = Field("bridge", description="Docker network the gateway and proxy reach the world through.")
     evidence_brief: bool = Field(False, description="Append the task's evidence brief to the instruction "
                                                     "(behavioural calibration's R3, App. E.4).")
+    search_door: SearchDoor | None = Field(
+        None, description="A web search provider the research skills query through the egress proxy, which injects "
+        "its key (never in the agent's container); None: the offline index of the snapshot's corpus.")
     provider_tools: ProviderToolsPolicy = Field(
         description="What the gateway does with provider-side tools (web search and fetch that run at the model "
         "provider, hosted tools); a run.json written before the field existed had its proxy mode's default.")
@@ -75,6 +78,8 @@ class RunConfig(BaseModel):
         # a run without the brief, and with its mode's default provider-tools policy, keeps the id it had
         # before those fields existed
         exclude = set() if self.evidence_brief else {"evidence_brief"}
+        if self.search_door is None:
+            exclude.add("search_door")
         if self.provider_tools == default_provider_tools(self.proxy_mode):
             exclude.add("provider_tools")
         return hashlib.sha256(self.model_dump_json(exclude=exclude or None).encode()).hexdigest()[:16]
@@ -177,7 +182,7 @@ def run_task_attempts(
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,
-                denylist=tuple(config.denylist), provider_tools=config.provider_tools,
+                denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 report_entry=snap.contract.entry if snap.contract else "index.html",
                 report_data_file=snap.contract.data_file if snap.contract else "data.js",

@@ -23,7 +23,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
 from sandbox.egress import AGENT_CA_PATH, NETWORK_LOG, PROVIDER_WEB_LOG, agent_ca_environment, read_web_log
-from sandbox.models import Budget, ProviderToolsPolicy
+from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import AgentContext, Harness
 from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits, Upstream
@@ -72,6 +72,7 @@ class AttemptSpec:
     # provider-side tools (searches that run at the model provider): applied and logged by the gateway
     provider_tools: ProviderToolsPolicy = field(default_factory=lambda: ProviderToolsPolicy.every("deny"))
     outside_network: str = "bridge"  # where the gateway and proxy reach the world (or a fake upstream)
+    search_door: SearchDoor | None = None  # a search provider the skills reach through the proxy (which holds its key)
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
@@ -392,6 +393,14 @@ class AttemptSandbox:
             volumes[str(ca_dir)] = {"bind": "/ca", "mode": "rw"}
         if spec.denylist:
             command += ["--denylist", ",".join(spec.denylist)]
+        env = {}
+        door = spec.search_door
+        if door is not None and door.key_env and spec.proxy_mode is not ProxyMode.replay:
+            value = os.environ.get(door.key_env)
+            if not value:
+                raise RuntimeError(f"environment variable {door.key_env} (key of the {door.provider} search door) is not set")
+            env["OMNIDR_SEARCH_KEY"] = ("Bearer " if door.key_header == "Authorization" else "") + value
+            command += ["--inject-header", f"{door.host}={door.key_header}:OMNIDR_SEARCH_KEY"]
         if spec.proxy_mode is ProxyMode.replay:
             if spec.replay_dir is None:
                 raise RuntimeError("replay mode needs a web corpus folder")
@@ -403,7 +412,7 @@ class AttemptSandbox:
             record_dir.chmod(0o777)
             command += ["--record-dir", "/record"]
             volumes[str(record_dir)] = {"bind": "/record", "mode": "rw"}
-        self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, {}, internal, "proxy")
+        self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, env, internal, "proxy")
         return ip
 
     def _make_output(self):
@@ -434,6 +443,8 @@ class AttemptSandbox:
             "https_proxy": ctx.proxy_url, "NO_PROXY": "gateway", "no_proxy": "gateway", "HOME": "/tmp",
             **self.harness.environment(ctx),
         }
+        if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy
+            env.update(OMNIDR_SEARCH_DOOR=spec.search_door.agent_value(), OMNIDR_DENYLIST=",".join(spec.denylist))
         ca_file = dirs["control"] / "ca" / "egress-ca.pem"
         lim = spec.limits
         volumes = {

@@ -156,6 +156,7 @@ def run_system(
     provider_tools=None,
     wait: bool = False,
     endpoint_family: EndpointFamily | None = None,
+    search_door=None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -269,7 +270,7 @@ def run_system(
                 budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
                 egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
-                provider_tools=provider_tools,
+                provider_tools=provider_tools, search_door=search_door,
             )
             if not config.offline and proxy_mode is ProxyMode.replay:
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
@@ -338,7 +339,8 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         model: str, upstreams: list[Upstream], budget, limits, retry, proxy_mode,
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
-                        on_note: Callable[[str], None] = lambda _m: None, wait: bool = False) -> dict:
+                        on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
+                        search_door=None) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -350,5 +352,5 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
-                     provider_tools=provider_tools, wait=wait)
+                     provider_tools=provider_tools, wait=wait, search_door=search_door)
     return ran.records

@@ -142,7 +142,7 @@ def open_hints(outcome) -> list[str]:
 @click.option("--harness", default="reference", show_default=True, envvar="OMNIDR_HARNESS",
               help=f"One of {', '.join(HARNESSES)}.")
 @click.option("--capability", default="full", show_default=True,
-              help=f"Capability level of the reference agent (the paper's ladder): {', '.join(CAPABILITIES)}.")
+              help=f"Capability level (the paper's ladder; the research skills installed for reference, claude-code and codex): {', '.join(CAPABILITIES)}.")
 @_with_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
 def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,

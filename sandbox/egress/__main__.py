@@ -5,6 +5,7 @@ line on stderr. Run with `--help` for the options; `sandbox/egress/README.md` ex
 """
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated hosts (subdomains included) or host/path prefixes answered 403; repeatable")
     p.add_argument("--denylist-file", action="append", type=Path, default=[], metavar="PATH",
                    help="file with one denylist entry per line (# starts a comment); repeatable")
+    p.add_argument("--inject-header", action="append", default=[], metavar="HOST=HEADER:ENV",
+                   help="set HEADER on every request to HOST from environment variable ENV (a search door's key)")
     p.add_argument("--replay-dir", type=Path, metavar="DIR", help="replay: corpus folder (corpus.json + files)")
     p.add_argument("--record-dir", type=Path, metavar="DIR", help="record: corpus folder to write")
     p.add_argument("--ca-out", type=Path, metavar="DIR",
@@ -54,6 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _inject(text: str) -> tuple[str, str, str]:
+    host, sep, rest = text.partition("=")
+    header, sep2, env = rest.partition(":")
+    if not (sep and sep2 and host and header and env):
+        raise ValueError(f"--inject-header {text!r}: give HOST=HEADER:ENV")
+    if not os.environ.get(env):
+        raise ValueError(f"--inject-header: environment variable {env} (the value of {header} for {host}) is not set")
+    return host.lower(), header, env
+
+
 def config_from_args(argv: list[str] | None = None) -> EgressConfig:
     """Parse the command line into a checked `EgressConfig`; a problem raises ValueError with one line."""
     args = build_parser().parse_args(argv)
@@ -61,11 +74,13 @@ def config_from_args(argv: list[str] | None = None) -> EgressConfig:
         if not path.is_file():
             raise ValueError(f"{path} does not exist")
     denylist = Denylist.from_sources(args.denylist, args.denylist_file)
+    inject = tuple(_inject(text) for text in args.inject_header)
     try:
         return EgressConfig(
             mode=args.mode, listen_host=args.listen[0], listen_port=args.listen[1], log_path=args.log,
             denylist=tuple(str(rule) for rule in denylist.rules), replay_dir=args.replay_dir,
             record_dir=args.record_dir, ca_out=args.ca_out, confdir=args.confdir, upstream_ca=tuple(args.upstream_ca),
+            inject=inject,
         )
     except ValidationError as exc:
         raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None

@@ -9,6 +9,7 @@ set in `requestheaders`, so no connection to the web is opened for it.
 """
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -77,6 +78,8 @@ class EgressAddon:
         self.recorder = CorpusRecorder(config.record_dir) if config.record_dir is not None else None
         self.log = NetworkLog(config.log_path)
         self.tunnels: dict[str, _Tunnel] = {}  # by agent connection id
+        # headers set from the proxy's own environment (a search door's key); read once, never logged
+        self.inject = {(host, header): os.environ[env] for host, header, env in config.inject}
 
     # ---- policy -----------------------------------------------------------------------------------
 
@@ -215,7 +218,11 @@ class EgressAddon:
                 exchange.block_reason = reason
             elif self.corpus is not None:
                 self._replay(flow, exchange)
-            elif self.recorder is not None:
+            else:
+                for (host, header), value in self.inject.items():
+                    if flow.request.host.lower() == host:
+                        flow.request.headers[header] = value
+            if self.recorder is not None and flow.response is None:
                 # Ask for an unencoded body, so that the recorded file is the page itself.
                 flow.request.headers["accept-encoding"] = "identity"
         except Exception as exc:  # fail closed: never forward a request the policy could not judge

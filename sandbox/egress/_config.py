@@ -54,6 +54,9 @@ class EgressConfig(BaseModel):
     upstream_ca: tuple[Path, ...] = Field(
         (), description="PEM files of extra CAs trusted for upstream servers (added to the public ones)."
     )
+    inject: tuple[tuple[str, str, str], ...] = Field(
+        (), description="(host, header, environment variable): the proxy sets the header on every request to the "
+        "host from its own environment (the search door's key), so the key never enters the agent's container.")
 
     @model_validator(mode="after")
     def _check(self) -> "EgressConfig":
@@ -65,6 +68,8 @@ class EgressConfig(BaseModel):
             raise ValueError("--replay-dir is only used with --mode replay")
         if self.record_dir is not None and self.mode != "record":
             raise ValueError("--record-dir is only used with --mode record")
+        if self.inject and self.mode == "log":
+            raise ValueError("--inject-header needs a mode that reads requests (intercept, record or replay), not log")
         return self
 
     @property

@@ -86,6 +86,67 @@ class SearchIndex:
         return [s[2] for s in scored[:limit]]
 
 
+# ---- the search door: a provider reached through the egress proxy ------------------------------------
+
+_DOOR_PATHS = {  # (provider, kind) -> path and extra query parameters
+    ("searxng", "web"): ("/search", {"format": "json", "categories": "general"}),
+    ("searxng", "image"): ("/search", {"format": "json", "categories": "images"}),
+    ("searxng", "video"): ("/search", {"format": "json", "categories": "videos"}),
+    ("brave", "web"): ("/res/v1/web/search", {}),
+    ("brave", "image"): ("/res/v1/images/search", {}),
+    ("brave", "video"): ("/res/v1/videos/search", {}),
+}
+
+
+def _denied(url: str, denylist: list[str]) -> bool:
+    """Whether `url` falls under a denylist entry: a host (its subdomains too; `*.host` the same) or a host
+    with a path prefix (`github.com/org/repo`), as the egress proxy reads them."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host, path = (parts.hostname or "").lower(), parts.path or "/"
+    for entry in denylist:
+        d_host, _, d_path = entry.lower().removeprefix("*.").partition("/")
+        if (host == d_host or host.endswith("." + d_host)) and path.lower().startswith("/" + d_path):
+            return True
+    return False
+
+
+def door_search(door: str, query: str, kind: str | None, denylist: list[str] = (), limit: int = 8,
+                timeout_s: float = 30.0) -> list[dict]:
+    """Search through the door `PROVIDER@BASE_URL` (OMNIDR_SEARCH_DOOR). The request goes through the egress
+    proxy like any page, which injects the provider's key and logs (or records, or replays) it. Documents
+    are web results restricted to PDFs (`filetype:pdf`). Results on denylisted hosts (the benchmark's own
+    release hosts) are left out. Returns [{url, title, kind}]."""
+    from urllib.parse import urlencode
+
+    provider, _, base = door.partition("@")
+    want = kind if kind in ("web", "image", "video", "document") else "web"
+    path, params = _DOOR_PATHS.get((provider, "web" if want == "document" else want), (None, None))
+    if path is None or not base:
+        raise ValueError(f"OMNIDR_SEARCH_DOOR={door!r}: give searxng@URL or brave@URL")
+    q = query + (" filetype:pdf" if want == "document" else "")
+    url = base.rstrip("/") + path + "?" + urlencode({"q": q, **params, **({"count": limit} if provider == "brave" else {})})
+    page = fetch(url, timeout_s)
+    if page["status"] != 200:
+        raise OSError(f"the search door answered {page['status']}: {page['text'][:200]}")
+    data = json.loads(page["raw"] or b"{}")
+    if provider == "brave":
+        items = (data.get("web") or {}).get("results") if want in ("web", "document") else data.get("results")
+    else:
+        items = data.get("results")
+    out = []
+    for item in items or []:
+        link = item.get("url") or ""
+        if not link or _denied(link, list(denylist)):
+            continue
+        out.append({"url": link, "title": item.get("title") or "", "kind": classify({"url": link}) if want == "web"
+                    else want})
+        if len(out) >= limit:
+            break
+    return out
+
+
 # ---- fetch --------------------------------------------------------------------------------------
 
 class _Text(HTMLParser):

@@ -51,6 +51,8 @@ class Workspace:
     speech_url: str | None = None  # the gateway's OpenAI-compatible base URL (/v1) for speech-to-text
     speech_key: str | None = None  # the attempt's dummy token: the gateway holds the real key
     speech_model: str = _speech.DEFAULT_MODEL
+    door: str | None = None  # the search door, PROVIDER@BASE_URL (OMNIDR_SEARCH_DOOR); None: the offline index
+    denylist: list[str] = field(default_factory=list)  # hosts whose results the door leaves out
     probe: dict | None = None
     fetched: dict[str, dict] = field(default_factory=dict)  # url -> {status, text, title, kind}
     evidence: list[dict] = field(default_factory=list)
@@ -189,9 +191,16 @@ class Workspace:
 
     # -- web ----------------------------------------------------------------------------------------
     def search_kind(self, query: str, kind: str | None) -> dict:
+        if self.door:
+            try:
+                results = _web.door_search(self.door, query, kind, self.denylist)
+            except (OSError, ValueError) as exc:
+                raise SkillError(f"search failed: {exc}") from None
+            return {"query": query, "kind": kind or "any", "backend": self.door.partition("@")[0], "results": results}
         if self.search is None:
             raise SkillError("no search backend is configured in this sandbox; open known URLs directly")
-        return {"query": query, "kind": kind or "any", "results": self.search.search(query, kind)}
+        return {"query": query, "kind": kind or "any", "backend": "offline index",
+                "results": self.search.search(query, kind)}
 
     def fetch_url(self, url: str, offset: int = 0, max_chars: int | None = None, document: bool = False) -> dict:
         try:

@@ -142,6 +142,10 @@ def test_recorder_writes_a_corpus_that_replay_and_the_snapshot_model_read(tmp_pa
         (["--mode", "log", "--replay-dir", "/x"], "--replay-dir is only used with --mode replay"),
         (["--mode", "deny", "--denylist", "/path-only"], "does not start with a host name"),
         (["--mode", "deny", "--denylist-file", "/nonexistent/deny.txt"], "does not exist"),
+        (["--mode", "intercept", "--inject-header", "search.example"], "give HOST=HEADER:ENV"),
+        (["--mode", "intercept", "--inject-header", "search.example=X-Token:OMNIDR_TEST_UNSET_VAR"],
+         "environment variable OMNIDR_TEST_UNSET_VAR (the value of X-Token for search.example) is not set"),
+        (["--mode", "log", "--inject-header", "search.example=X-Token:HOME"], "needs a mode that reads requests"),
     ],
 )
 def test_bad_command_line_is_exit_2_and_one_line(capsys, args, message):
