@@ -236,3 +236,27 @@ def test_a_state_folder_that_cannot_be_written_is_one_line_not_a_traceback(tmp_p
     r = skill(tmp_path, "video", "video", "windows")
     assert r.returncode == 1 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert r.stderr.startswith("omnidr-skill video windows: File exists"), r.stderr
+
+
+def test_the_demo_web_is_not_the_answer_key_and_the_index_covers_all_of_it():
+    """Distractors (off-topic, outdated, contradicting, low-authority pages, an image, related videos) sit
+    beside the cited pages; the offline search door indexes the whole corpus, so the agent must choose."""
+    from omnidr.harness._reference import search_index
+    from sandbox.skills._web import SearchIndex
+
+    pages = json.loads((DEMO / "web" / "corpus.json").read_text())["pages"]
+    cited = {s["url"] for f in DEMO.glob("tasks/*/facts.json") for fact in json.loads(f.read_text())["facts"]
+             for s in fact.get("sources", [])}
+    distractors = [p for p in pages if p["url"] not in cited]
+    assert len(cited) == 21 and len(distractors) == 13
+    assert {p["content_type"].split(";")[0] for p in distractors} == {"text/html", "image/png"}
+    assert sum("/watch?v=" in p["url"] for p in distractors) == 3
+    from types import SimpleNamespace
+
+    index = SearchIndex(search_index([SimpleNamespace(**p) for p in pages]))
+    assert len(index.entries) == len(pages)
+    top = index.search("pendant chain length")[0]["url"]
+    assert top == "https://www.example-jewelry.com/guides/pendant-chain-length"  # a word in common, off topic
+    assert "https://forum.example-diyers.net/t/do-i-really-need-a-fan-rated-box" in [
+        r["url"] for r in index.search("rated box heavy pendant")]
+    assert index.search("island pendants photo", "image")[0]["url"].endswith("island-pendants.png")
