@@ -3,7 +3,6 @@
 (`sandbox/scripted_model`) standing in for a model API when none is given (offline demo)."""
 
 import fcntl
-import json
 import secrets
 import socket
 import time
@@ -81,10 +80,9 @@ class ReferenceHarness:
         return reference_argv(self.capability, ctx.model, self.extra_args)
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
-        env = {"OMNIDR_CAPABILITY": self.capability}
-        if self.search:
-            env["OMNIDR_SEARCH_INDEX"] = json.dumps({"pages": self.search}, ensure_ascii=False, separators=(",", ":"))
-        return env
+        from ._skills import index_environment
+
+        return {"OMNIDR_CAPABILITY": self.capability, **index_environment(self.search)}
 
     def native_logs(self, ctx: AgentContext) -> list[str]:
         return [f"{ctx.logs_dir}/{NATIVE_LOG}", f"{ctx.logs_dir}/config.json", f"{ctx.logs_dir}/evidence.json"]

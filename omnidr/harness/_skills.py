@@ -10,6 +10,13 @@ from omnidr.attempts import AgentContext
 SKILL_STATE_DIR = "skills"  # under the attempt's harness-logs: the skills' shared state and calls.jsonl
 
 
+def index_environment(search: list[dict]) -> dict[str, str]:
+    """OMNIDR_SEARCH_INDEX: the offline search door's entries as inline JSON (none: no variable)."""
+    if not search:
+        return {}
+    return {"OMNIDR_SEARCH_INDEX": json.dumps({"pages": search}, ensure_ascii=False, separators=(",", ":"))}
+
+
 @dataclass(frozen=True)
 class SkillSetup:
     """The skills of one system: its capability level, the offline search door's index and the budgets."""
@@ -22,9 +29,7 @@ class SkillSetup:
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         env = {"OMNIDR_CAPABILITY": self.capability, "OMNIDR_SKILL_STATE": f"{ctx.logs_dir}/{SKILL_STATE_DIR}",
                "OMNIDR_SKILL_BUDGETS": self.budgets, "OMNIDR_MAX_REPAIRS": str(self.max_repairs)}
-        if self.search:
-            env["OMNIDR_SEARCH_INDEX"] = json.dumps({"pages": self.search}, ensure_ascii=False, separators=(",", ":"))
-        return env
+        return {**env, **index_environment(self.search)}
 
     @staticmethod
     def install_line(*options: str) -> str:

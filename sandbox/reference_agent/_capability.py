@@ -13,15 +13,7 @@ Every level gets the same model, instruction, contract and limits; only tools an
 
 from dataclasses import dataclass
 
-LEVELS = ("interface_only", "video", "text_web", "multimodal", "full")
-
-_TOOLS = {
-    "interface_only": ("write_report", "check_report"),
-    "video": ("probe_video", "read_window"),
-    "text_web": ("search_web", "fetch_url", "record_evidence"),
-    "multimodal": ("download_media",),
-    "full": (),
-}
+from sandbox.skills import LEVELS, installed, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -39,9 +31,8 @@ class Capability:
 def capability(name: str) -> Capability:
     if name not in LEVELS:
         raise ValueError(f"unknown capability {name!r}; choose one of {', '.join(LEVELS)}")
-    upto = LEVELS[: LEVELS.index(name) + 1]
-    tools = tuple(t for level in upto for t in _TOOLS[level])
-    return Capability(name, tools, media_search="multimodal" in upto, workflow=name == "full")
+    tools = tuple(t["function"]["name"] for t in tool_schemas(name))  # the skill manifests' tools at this level
+    return Capability(name, tools, media_search=installed(name, "multimodal"), workflow=name == "full")
 
 
 BASE_PROMPT = """You are a research agent that writes an interactive, source-cited HTML report about a video.

@@ -142,12 +142,3 @@ def window_frames(video: str, probe: dict, index: int, frames_dir: Path, frames:
         src = path.relative_to(rel_to).as_posix() if rel_to else str(path)
         shots.append({"time_s": t, "src": src, "bytes": path.stat().st_size})
     return {"window": index, "windows": len(wins), "start_s": w.start_s, "end_s": w.end_s, "frames": shots}
-
-
-def read_window(video: str, probe: dict, index: int, frames_dir: Path, frames: int = 6,
-                window_s: float = WINDOW_S, rel_to: Path | None = None) -> dict:
-    """Frames and transcript of window `index` (see window_frames)."""
-    out = window_frames(video, probe, index, frames_dir, frames, window_s, rel_to)
-    source, cues = transcript(video, probe.get("subtitles", []))
-    inside = [c for c in cues if c["end_s"] > out["start_s"] and c["start_s"] < out["end_s"]]
-    return {**out, "transcript_source": source, "transcript": inside}

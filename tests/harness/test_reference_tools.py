@@ -50,8 +50,8 @@ def test_frames_are_deterministic(tmp_path):
     b = _media.extract_frame(str(PENDANT), 13.0, tmp_path / "b.jpg")
     c = _media.extract_frame(str(PENDANT), 25.0, tmp_path / "c.jpg")
     assert a.read_bytes()[:2] == b"\xff\xd8" and _sha(a) == _sha(b) != _sha(c)
-    one = _media.read_window(str(PENDANT), _media.probe_video(str(PENDANT)), 0, tmp_path / "r1", 6)
-    two = _media.read_window(str(PENDANT), _media.probe_video(str(PENDANT)), 0, tmp_path / "r2", 6)
+    one = _media.window_frames(str(PENDANT), _media.probe_video(str(PENDANT)), 0, tmp_path / "r1", 6)
+    two = _media.window_frames(str(PENDANT), _media.probe_video(str(PENDANT)), 0, tmp_path / "r2", 6)
     assert [f["time_s"] for f in one["frames"]] == [3, 9, 15, 21, 27, 33]
     assert [_sha(tmp_path / "r1" / Path(f["src"]).name) for f in one["frames"]] == \
            [_sha(tmp_path / "r2" / Path(f["src"]).name) for f in two["frames"]]
@@ -73,12 +73,13 @@ def test_a_long_video_is_read_window_by_window_and_without_subtitles_has_no_tran
     video = make_mp4(tmp_path / "long.mp4", seconds=310)
     p = _media.probe_video(str(video))
     assert p["subtitles"] == [] and abs(p["duration_s"] - 310) < 0.5
-    second = _media.read_window(str(video), p, 1, tmp_path / "assets", 4, rel_to=tmp_path)
+    box = ToolBox(capability("video"), str(video), tmp_path / "report", CONTRACT)  # no speech endpoint either
+    second = box.call("read_window", {"index": 1, "frames": 4})
     assert second["windows"] == 2 and second["start_s"] == 300
-    assert all(300 <= f["time_s"] < 310 and (tmp_path / f["src"]).is_file() for f in second["frames"])
+    assert all(300 <= f["time_s"] < 310 and (tmp_path / "report" / f["src"]).is_file() for f in second["frames"])
     assert second["transcript_source"] == "none" and second["transcript"] == []
-    with pytest.raises(_media.MediaError, match="does not exist"):
-        _media.read_window(str(video), p, 2, tmp_path / "assets", 4)
+    with pytest.raises(ToolError, match="does not exist"):
+        box.call("read_window", {"index": 2, "frames": 4})
 
 
 # ---- web tools -------------------------------------------------------------------------------------
