@@ -3,7 +3,6 @@
 import errno
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -117,6 +116,36 @@ def snapshot_freeze(path: Path) -> None:
     out.print(f"{path}: froze {len(manifest.files)} files as [bold]{manifest.snapshot_id}[/bold] ({path / 'MANIFEST.json'})")
 
 
+@snapshot.command("add-web")
+@SNAPSHOT_ARG
+@click.argument("corpora", nargs=-1, required=True, type=click.Path(path_type=Path))
+def snapshot_add_web(path: Path, corpora: tuple[Path, ...]) -> None:
+    """Add the pages of recorded CORPORA (e.g. runs/<id>/<system>/web from `omnidr eval --web record`) to
+    the snapshot's web/ corpus. A URL the snapshot already has keeps its page. Freeze the snapshot again
+    afterwards: its id changes with its web."""
+    from omnidr.benchmark import open_snapshot
+    from omnidr.benchmark._snapshot import CORPUS_FILE
+    from sandbox.egress import CorpusError, CorpusRecorder
+
+    if not (path / "snapshot.json").is_file():
+        raise UserError(f"{path} is not a snapshot folder (no snapshot.json)")
+    for corpus in corpora:
+        if not (corpus / "corpus.json").is_file():
+            raise UserError(f"{corpus}: no corpus.json; pass a recorded corpus folder, e.g. runs/<id>/<system>/web")
+    # a page that a fact cites goes where the fact says it is (facts[].sources[].corpus_path)
+    cited = {src.url: src.corpus_path for bundle in open_snapshot(path).tasks.values() if bundle.facts
+             for fact in bundle.facts.facts for src in fact.sources if src.corpus_path}
+    recorder = CorpusRecorder((path / CORPUS_FILE).parent)
+    for corpus in corpora:
+        try:
+            added, kept = recorder.add_corpus(corpus, cited)
+        except CorpusError as exc:
+            raise UserError(str(exc)) from None
+        out.print(f"{corpus}: added {added} page(s); {kept} already in the snapshot kept", soft_wrap=True)
+    out.print(f"{path / CORPUS_FILE}: {len(recorder.pages)} page(s); run `omnidr snapshot freeze {path}` to give the "
+              "snapshot its new id", soft_wrap=True)
+
+
 @snapshot.command("verify")
 @SNAPSHOT_ARG
 def snapshot_verify(path: Path) -> None:
@@ -152,8 +181,13 @@ def snapshot_schema(path: Path) -> None:
 @SNAPSHOT_ARG
 @click.option("--task", "tasks", multiple=True, help="Only this task id (repeatable).")
 @click.option("--force", is_flag=True, help="Download even when a file with the right checksum is present.")
-def snapshot_fetch_videos(path: Path, tasks: tuple[str, ...], force: bool) -> None:
-    """Download each task's source video with yt-dlp, verify its sha256 and probe it with ffprobe.
+@click.option("--add-captions", is_flag=True,
+              help="Also fetch a caption track in the task's language that task.json does not declare (the "
+                   "uploader's, else the platform's automatic one), store it beside the video and record it in "
+                   "task.json; freeze the snapshot again afterwards.")
+def snapshot_fetch_videos(path: Path, tasks: tuple[str, ...], force: bool, add_captions: bool) -> None:
+    """Download each task's source video and its declared caption tracks with yt-dlp, verify their sha256 and
+    probe the video with ffprobe.
 
     A failing task is reported and the others go on; exits 1 if any task failed.
     """
@@ -162,17 +196,26 @@ def snapshot_fetch_videos(path: Path, tasks: tuple[str, ...], force: bool) -> No
     def show(r) -> None:
         if r.status is FetchStatus.failed:
             out.print(f"[red]failed[/red]     {r.task_id}: {r.reason}", soft_wrap=True)
-            return
-        p = r.probe
-        facts = f"{p.duration_s:.1f} s, {p.width}x{p.height}, {p.fps:g} fps, audio {'yes (' + p.audio_codec + ')' if p.has_audio else 'no'}"
-        out.print(f"[green]{r.status.value:<10}[/green] {r.task_id}: {facts}", soft_wrap=True)
-        if r.reason:
-            out.print(f"[yellow]warning[/yellow]    {r.task_id}: {r.reason}", soft_wrap=True)
+        else:
+            p = r.probe
+            facts = (f"{p.duration_s:.1f} s, {p.width}x{p.height}, {p.fps:g} fps, "
+                     f"audio {'yes (' + p.audio_codec + ')' if p.has_audio else 'no'}")
+            out.print(f"[green]{r.status.value:<10}[/green] {r.task_id}: {facts}", soft_wrap=True)
+            if r.reason:
+                out.print(f"[yellow]warning[/yellow]    {r.task_id}: {r.reason}", soft_wrap=True)
+        for c in r.captions:
+            kind = "automatic" if c.automatic else "uploader's"
+            what = c.reason if c.status is FetchStatus.failed else f"{c.language} ({kind})"
+            note = "; recorded in task.json" if c.added and c.status is not FetchStatus.failed else ""
+            out.print(f"  captions {c.status.value:<10} {c.file}: {what}{note}", soft_wrap=True, markup=False)
 
     with out.status("fetching source videos"):
-        results = fetch_snapshot_videos(path, list(tasks) or None, force=force, on_result=show)
+        results = fetch_snapshot_videos(path, list(tasks) or None, force=force, on_result=show,
+                                        add_captions=add_captions)
     failed = sum(r.status is FetchStatus.failed for r in results)
     out.print(f"{len(results) - failed} of {len(results)} video(s) ready")
+    if any(c.added for r in results for c in r.captions):
+        out.print(f"task.json changed: run `omnidr snapshot freeze {path}` to give the snapshot its new id", soft_wrap=True)
     if failed:
         sys.exit(1)
 
@@ -269,26 +312,6 @@ def harnesses() -> None:
     out.print(table)
 
 
-def parse_search_door(text: str, key_env: str | None, mode):
-    """`PROVIDER@URL` (and the key's variable) as a SearchDoor; bad input is a one-line UserError."""
-    from urllib.parse import urlsplit
-
-    from sandbox.models import SEARCH_KEY_HEADER, SearchDoor
-
-    provider, sep, url = text.partition("@")
-    if not sep or provider not in SEARCH_KEY_HEADER or urlsplit(url).scheme not in ("http", "https") \
-            or not urlsplit(url).hostname:
-        raise UserError(f"--search-door {text!r}: give searxng@URL or brave@URL, e.g. brave@https://api.search.brave.com")
-    key_env = key_env or ("BRAVE_SEARCH_API_KEY" if provider == "brave" else None)
-    if key_env and mode.value != "replay" and not os.environ.get(key_env):
-        raise UserError(f"environment variable {key_env} (the {provider} search door's key) is not set; set it or "
-                        "name another with --search-key-env")
-    if mode.value in ("log", "deny"):
-        raise UserError(f"--search-door needs a proxy mode that reads requests (intercept, record or replay), "
-                        f"not {mode.value}")
-    return SearchDoor(provider=provider, base_url=url, key_env=key_env)
-
-
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
@@ -342,7 +365,14 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         retry_on, proxy_mode, denylist, provider_tools, outside_network, search_door, search_key_env, cpus, memory_mb,
         pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream, parse_provider_tools
+    from omnidr.attempts import (
+        ProxyMode,
+        RetryPolicy,
+        SandboxLimits,
+        Upstream,
+        parse_provider_tools,
+        parse_search_door,
+    )
     from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 

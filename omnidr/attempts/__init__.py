@@ -5,6 +5,7 @@ from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
 from ._models import (
     NOT_COUNTED,
+    WEB_MODES,
     AttemptReason,
     AttemptRecord,
     BudgetUse,
@@ -14,12 +15,20 @@ from ._models import (
     Upstream,
     default_provider_tools,
     parse_provider_tools,
+    parse_search_door,
 )
-from ._runner import RunConfig, changed_settings, open_run, run_attempts, run_task_attempts, stop_run
+from ._runner import (
+    RunConfig,
+    changed_settings,
+    open_run,
+    run_attempts,
+    run_task_attempts,
+    stop_run,
+)
 from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
 
 __all__ = [
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
-    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
+    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run",
 ]

@@ -83,6 +83,33 @@ def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = ProxyMode.rep
         raise UserError(f"{exc}; e.g. --provider-tools deny or --provider-tools web_search=denylist") from None
 
 
+# `omnidr eval --web`: the web the agents get, as the egress proxy mode that makes it
+WEB_MODES = {"replay": ProxyMode.replay, "live": ProxyMode.intercept, "record": ProxyMode.record}
+
+
+def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):
+    """`--search-door PROVIDER@URL` (and `--search-key-env`) as a SearchDoor; bad input is a one-line UserError.
+    In replay the door's answers come from the corpus, so its key need not be set."""
+    import os
+    from urllib.parse import urlsplit
+
+    from omnidr.errors import UserError
+    from sandbox.models import SEARCH_KEY_HEADER, SearchDoor
+
+    provider, sep, url = text.partition("@")
+    if not sep or provider not in SEARCH_KEY_HEADER or urlsplit(url).scheme not in ("http", "https") \
+            or not urlsplit(url).hostname:
+        raise UserError(f"--search-door {text!r}: give searxng@URL or brave@URL, e.g. brave@https://api.search.brave.com")
+    key_env = key_env or ("BRAVE_SEARCH_API_KEY" if provider == "brave" else None)
+    if key_env and mode is not ProxyMode.replay and not os.environ.get(key_env):
+        raise UserError(f"environment variable {key_env} (the {provider} search door's key) is not set; set it or "
+                        "name another with --search-key-env")
+    if mode in (ProxyMode.log, ProxyMode.deny):
+        raise UserError(f"--search-door needs a proxy mode that reads requests (intercept, record or replay), "
+                        f"not {mode.value}")
+    return SearchDoor(provider=provider, base_url=url, key_env=key_env)
+
+
 class BudgetUse(BaseModel):
     """What the attempt spent, as counted by the gateway (the source of truth for tokens)."""
 

@@ -58,6 +58,9 @@ class RunConfig(BaseModel):
     search_door: SearchDoor | None = Field(
         None, description="A web search provider the research skills query through the egress proxy, which injects "
         "its key (never in the agent's container); None: the offline index of the snapshot's corpus.")
+    upstream_ca: list[str] = Field(
+        default_factory=list, description="Host paths of extra CA certificates the egress proxy trusts for the live "
+        "web's HTTPS in intercept and record mode (an internal mirror, a TLS-inspecting network's CA).")
     provider_tools: ProviderToolsPolicy = Field(
         description="What the gateway does with provider-side tools (web search and fetch that run at the model "
         "provider, hosted tools); a run.json written before the field existed had its proxy mode's default.")
@@ -80,6 +83,8 @@ class RunConfig(BaseModel):
         exclude = set() if self.evidence_brief else {"evidence_brief"}
         if self.search_door is None:
             exclude.add("search_door")
+        if not self.upstream_ca:
+            exclude.add("upstream_ca")
         if self.provider_tools == default_provider_tools(self.proxy_mode):
             exclude.add("provider_tools")
         return hashlib.sha256(self.model_dump_json(exclude=exclude or None).encode()).hexdigest()[:16]
@@ -175,6 +180,7 @@ def run_task_attempts(
             spec = AttemptSpec(
                 run_id=config.run_id(), task_id=task_id, attempt=n, folder=folder,
                 video=bundle.folder / task.video.file,
+                captions=tuple(bundle.folder / c.file for c in task.video.captions),
                 instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract")
                 + ("\n" + evidence_brief(bundle.facts, task.language) if config.evidence_brief and bundle.facts else ""),
                 contract_dir=(snap.root / snap.contract_file).parent, model=config.model,
@@ -183,6 +189,7 @@ def run_task_attempts(
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,
                 denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
+                upstream_ca=tuple(Path(c) for c in config.upstream_ca),
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 report_entry=snap.contract.entry if snap.contract else "index.html",
                 report_data_file=snap.contract.data_file if snap.contract else "data.js",

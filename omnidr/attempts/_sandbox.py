@@ -68,11 +68,13 @@ class AttemptSpec:
     egress_image: str
     proxy_mode: ProxyMode = ProxyMode.deny
     replay_dir: Path | None = None  # web corpus served in replay mode
+    captions: tuple[Path, ...] = ()  # caption tracks fetched with the video, mounted beside it
     denylist: tuple[str, ...] = ()
     # provider-side tools (searches that run at the model provider): applied and logged by the gateway
     provider_tools: ProviderToolsPolicy = field(default_factory=lambda: ProviderToolsPolicy.every("deny"))
     outside_network: str = "bridge"  # where the gateway and proxy reach the world (or a fake upstream)
     search_door: SearchDoor | None = None  # a search provider the skills reach through the proxy (which holds its key)
+    upstream_ca: tuple[Path, ...] = ()  # extra CAs the proxy trusts for the live web's HTTPS (intercept, record)
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
@@ -393,6 +395,10 @@ class AttemptSandbox:
             volumes[str(ca_dir)] = {"bind": "/ca", "mode": "rw"}
         if spec.denylist:
             command += ["--denylist", ",".join(spec.denylist)]
+        if spec.proxy_mode in (ProxyMode.intercept, ProxyMode.record):
+            for i, pem in enumerate(spec.upstream_ca):
+                volumes[str(pem.resolve())] = {"bind": f"/upstream-ca/{i}.pem", "mode": "ro"}
+                command += ["--upstream-ca", f"/upstream-ca/{i}.pem"]
         env = {}
         door = spec.search_door
         if door is not None and door.key_env and spec.proxy_mode is not ProxyMode.replay:
@@ -443,6 +449,8 @@ class AttemptSandbox:
             "https_proxy": ctx.proxy_url, "NO_PROXY": "gateway", "no_proxy": "gateway", "HOME": "/tmp",
             **self.harness.environment(ctx),
         }
+        if spec.captions:  # beside the video, under their own names
+            env["OMNIDR_CAPTIONS"] = ",".join(f"/input/{c.name}" for c in spec.captions)
         if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy
             env.update(OMNIDR_SEARCH_DOOR=spec.search_door.agent_value(), OMNIDR_DENYLIST=",".join(spec.denylist))
         ca_file = dirs["control"] / "ca" / "egress-ca.pem"
@@ -451,6 +459,7 @@ class AttemptSandbox:
             str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
             str((dirs["input"] / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
             str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"},
+            **{str(c.resolve()): {"bind": f"/input/{c.name}", "mode": "ro"} for c in spec.captions},
             output.name: {"bind": ctx.output_dir, "mode": "rw"},
         }
         if ca_file.is_file():

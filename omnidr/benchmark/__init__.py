@@ -24,7 +24,7 @@ from ._rubric import (
 )
 from ._snapshot import Problem, Snapshot, TaskBundle
 from ._snapshot_info import SnapshotInfo
-from ._task import Language, QueryForm, SourceVideo, Task
+from ._task import Captions, Language, QueryForm, SourceVideo, Task
 from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
@@ -33,7 +33,7 @@ __all__ = [
     "CONTRACT_VERSION", "RELEASE_DENYLIST", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
     "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
-    "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "SourceVideo", "Task", "TaskBundle",
+    "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "WebCorpus", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",
     "verify_snapshot",

@@ -145,6 +145,13 @@ def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem],
                 out.append(Problem("error", tf, "video.file", f"video {base}/{task.video.file} is missing; {fix}"))
             elif (actual := sha256_file(video)) != task.video.sha256:
                 out.append(Problem("error", tf, "video.sha256", f"checksum mismatch: file has {actual}"))
+            for i, track in enumerate(task.video.captions):
+                file = b.folder / track.file
+                if not file.is_file():
+                    out.append(Problem("error", tf, f"video.captions[{i}].file", f"captions {base}/{track.file} are "
+                                       f"missing; run `omnidr snapshot fetch-videos {snap.root}`"))
+                elif (actual := sha256_file(file)) != track.sha256:
+                    out.append(Problem("error", tf, f"video.captions[{i}].sha256", f"checksum mismatch: file has {actual}"))
     fact_ids = _check_facts(snap, task_id, b, out)
     if rubric is not None:
         _check_rubric(task_id, b, fact_ids, out)

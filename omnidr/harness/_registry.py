@@ -157,6 +157,7 @@ def run_system(
     wait: bool = False,
     endpoint_family: EndpointFamily | None = None,
     search_door=None,
+    upstream_ca: list[Path] = (),
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -257,7 +258,8 @@ def run_system(
             reach, relays = relay_loopback_urls(client, [u.base_url for u in upstreams], network)
             if scripted is None:  # before the run folder is made: a URL that does not answer leaves nothing behind
                 check_reach(client, built["gateway"].tag, network, upstreams, reach)
-            pages = snap.corpus.pages if (snap.corpus and proxy_mode is ProxyMode.replay) else []
+            # the offline index lists the snapshot's pages in every mode; on the live web they are fetched live
+            pages = snap.corpus.pages if snap.corpus else []
             adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
                        else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
                                       provider_search=provider_tools.web_search != "deny" and not translation))
@@ -271,6 +273,7 @@ def run_system(
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
                 egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
                 provider_tools=provider_tools, search_door=search_door,
+                upstream_ca=[str(Path(c).resolve()) for c in upstream_ca],
             )
             if not config.offline and proxy_mode is ProxyMode.replay:
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "

@@ -41,10 +41,36 @@ _opts = [
     click.option("--provider-tools", default="default", show_default=True,
                  help="Provider-side tools (web search and fetch run by the model provider): allow (logged), deny, "
                       "denylist (the run's denylist in the tool's domain filter, denylisted results removed), or "
-                      "KIND=POLICY,... over web_search, web_fetch, hosted. default: deny, since the web is replayed."),
+                      "KIND=POLICY,... over web_search, web_fetch, hosted. default: deny when the web is replayed, denylist "
+                      "on the live web."),
     click.option("--wait", is_flag=True,
                  help="If another omnidr process is writing the run root, wait for it instead of stopping."),
 ]
+
+
+_web_opts = [
+    click.option("--web", type=click.Choice(["replay", "live", "record"]), default="replay", show_default=True,
+                 help="The agents' web: replay serves the snapshot's corpus offline; live is the web through the "
+                      "logging proxy (denylist applied); record is live and saves what was fetched as a corpus "
+                      "(SYSTEM/web/) that `omnidr snapshot add-web` adds to a snapshot."),
+    click.option("--search-door", metavar="PROVIDER@URL",
+                 help="A search provider the research skills query through the egress proxy: searxng@URL or "
+                      "brave@URL. Default: the offline index of the snapshot's corpus."),
+    click.option("--search-key-env", metavar="VAR",
+                 help="Host variable holding the search door's key, which the proxy injects (default "
+                      "BRAVE_SEARCH_API_KEY for brave, none for searxng)."),
+    click.option("--outside-network", default=None,
+                 help="Docker network the gateway and the proxy reach out on (default: bridge)."),
+    click.option("--upstream-ca", "upstream_ca", multiple=True, type=click.Path(path_type=Path), metavar="PEM",
+                 help="Extra CA certificate the egress proxy trusts for the live web's HTTPS (--web live or "
+                      "record), e.g. an internal mirror's; repeatable."),
+]
+
+
+def _with_web_opts(f):
+    for opt in reversed(_web_opts):
+        f = opt(f)
+    return f
 
 
 def default_snapshot() -> Path:
@@ -63,8 +89,9 @@ def _with_opts(f):
 
 
 def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
-             tracking_uri, provider_tools=None, wait=False):
-    from omnidr.attempts import make_executor, parse_provider_tools
+             tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
+             outside_network=None, upstream_ca=()):
+    from omnidr.attempts import WEB_MODES, make_executor, parse_provider_tools, parse_search_door
 
     from ._eval import EvalRequest
     from ._specs import parse_budget, parse_judge
@@ -74,7 +101,9 @@ def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, 
     return EvalRequest(snapshot=Path(snapshot).absolute(), systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
                        budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
                        executor=make_executor(executor, ray_address), tracking_uri=tracking_uri,
-                       provider_tools=parse_provider_tools(provider_tools), wait=wait)
+                       provider_tools=parse_provider_tools(provider_tools, WEB_MODES[web]), wait=wait, web=web,
+                       search_door=parse_search_door(search_door, search_key_env, WEB_MODES[web]) if search_door else None,
+                       outside_network=outside_network, upstream_ca=list(upstream_ca))
 
 
 def _run(request, check_examples: bool = True):
@@ -144,10 +173,13 @@ def open_hints(outcome) -> list[str]:
 @click.option("--capability", default="full", show_default=True,
               help=f"Capability level (the paper's ladder; the research skills installed for reference, claude-code and codex): {', '.join(CAPABILITIES)}.")
 @_with_opts
+@_with_web_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
 def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
           judge_key_env: str | None, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
-          ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, skip_agents: bool) -> None:
+          ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
+          search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
+          skip_agents: bool) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
@@ -165,7 +197,8 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
         sys.exit(1 if result.failed else 0)
     system = make_system(harness, capability, parse_model(model, model_key_env))
     request = _request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
-                       ray_address, tracking_uri, provider_tools, wait)
+                       ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
+                       upstream_ca)
     outcome = _run(request)
     _where(outcome)
     if outcome.result.failed:
@@ -179,9 +212,11 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
               help="Snapshot folder (default: snapshots/demo).")
 @_with_opts
+@_with_web_opts
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
-            parallel, executor, ray_address, tracking_uri, provider_tools, wait) -> None:
+            parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
+            outside_network, upstream_ca) -> None:
     """Run two or more systems on the same tasks under the same budget, then report each other system
     minus the first (paired difference, task-bootstrap interval, wins/ties/losses per task) and the
     per-task scores, as the paper's harness and ablation tables.
@@ -229,7 +264,8 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     if len(set(labels)) != len(labels):
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
     request = _request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
-                       ray_address, tracking_uri, provider_tools, wait)
+                       ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
+                       upstream_ca)
     outcome = _run(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)

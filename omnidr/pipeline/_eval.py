@@ -18,7 +18,7 @@ from pathlib import Path
 from omnidr._lock import folder_lock
 from omnidr.attempts._relay import is_loopback_url
 from omnidr.errors import UserError
-from sandbox.models import Budget, ProviderToolsPolicy
+from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._checks import EvalResult, StageResult, check_snapshot
 from ._results import (
@@ -53,13 +53,24 @@ class EvalRequest:
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
     wait: bool = False  # another driver holds the run root: wait for it instead of stopping
+    web: str = "replay"  # replay (the snapshot's corpus), live (the web through the logging proxy), record
+    search_door: SearchDoor | None = None  # None: the offline index of the snapshot's corpus
+    outside_network: str | None = None  # Docker network the helpers reach out on (None: bridge)
+    upstream_ca: list[Path] = field(default_factory=list)  # extra CAs the proxy trusts on the live web
+
+    @property
+    def proxy_mode(self):
+        from omnidr.attempts import WEB_MODES
+
+        return WEB_MODES[self.web]
 
     @property
     def tools_policy(self) -> ProviderToolsPolicy:
-        """The provider-side tools policy the attempts run under (eval replays the snapshot's web corpus)."""
-        from omnidr.attempts import ProxyMode, default_provider_tools
+        """The provider-side tools policy the attempts run under (by default, deny when the web is replayed,
+        the denylist on the live web)."""
+        from omnidr.attempts import default_provider_tools
 
-        return self.provider_tools or default_provider_tools(ProxyMode.replay)
+        return self.provider_tools or default_provider_tools(self.proxy_mode)
 
 
 @dataclass
@@ -117,6 +128,14 @@ def check_request(request: EvalRequest) -> None:
     if not Path(request.snapshot).is_dir():
         raise UserError(f"snapshot folder {request.snapshot} does not exist; pass SNAPSHOT=<folder> "
                         "(the demo is snapshots/demo)")
+    for pem in request.upstream_ca:
+        if not Path(pem).is_file():
+            raise UserError(f"--upstream-ca {pem}: no such file; give a PEM certificate")
+    if request.upstream_ca and request.web == "replay":
+        raise UserError("--upstream-ca is for the live web; add --web live or --web record, or drop it")
+    if request.web == "replay" and not (Path(request.snapshot) / "web" / "corpus.json").is_file():
+        raise UserError(f"{request.snapshot} has no web corpus (web/corpus.json) to replay; give --web live or "
+                        "--web record, or add a recorded one with `omnidr snapshot add-web`")
     for spec in request.systems:
         require_key(spec.model, "model")
         if spec.translation and request.provider_tools is not None and request.provider_tools.web_search != "deny":
@@ -127,7 +146,15 @@ def check_request(request: EvalRequest) -> None:
     check_disk(request.runs_root)
     if request.tracking_uri:
         check_tracking_server(request.tracking_uri)
-    docker_client()
+    client = docker_client()
+    if request.outside_network:
+        from docker.errors import NotFound
+
+        try:
+            client.networks.get(request.outside_network)
+        except NotFound:
+            raise UserError(f"Docker network {request.outside_network} does not exist; create it (`docker network "
+                            f"create {request.outside_network}`) or drop --outside-network") from None
 
 
 def check_tracking_server(uri: str) -> None:
@@ -204,9 +231,35 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
-        wait=request.wait, endpoint_family=spec.model.family,
+        wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
+        search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
     )
     return ran.records
+
+
+RECORDED_WEB = "web"  # a system folder's recorded corpus (`--web record`), in the snapshot `web/` format
+
+
+def gather_recordings(folder: Path, progress) -> StageResult:
+    """Merge what every attempt of a system recorded (`attempts/<task>/<n>/record/`) into `folder/web/`, a
+    corpus that `omnidr snapshot add-web` adds to a snapshot. A URL recorded twice keeps its first answer."""
+    from sandbox.egress import CorpusError, CorpusRecorder
+
+    target = folder / RECORDED_WEB
+    recorder = CorpusRecorder(target)
+    sources = sorted(p.parent for p in (folder / "attempts").glob("*/*/record/corpus.json"))
+    problems = []
+    for source in sources:
+        try:
+            recorder.add_corpus(source)
+        except CorpusError as exc:
+            problems.append(str(exc))
+    pages = len(recorder.pages)
+    progress.note(f"{folder.name}: {pages} recorded page(s) from {len(sources)} attempt(s) in {target}")
+    if problems:
+        return StageResult("web record", "failed", f"{len(problems)} recording(s) unreadable: {problems[0]}")
+    return StageResult("web record", "ok", f"{pages} page(s) from {len(sources)} attempt(s) in {target}; add them to a "
+                       f"snapshot with `omnidr snapshot add-web SNAPSHOT {target}`, then `omnidr snapshot freeze SNAPSHOT`")
 
 
 def _record_command(root: Path, request: EvalRequest) -> None:
@@ -227,7 +280,8 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
         "translation": spec.translation or "none",
         "budget": request.budget_label,
         **{f"budget.{k}": v for k, v in request.budget.model_dump().items()},
-        "web": "replay", "provider_tools": str(request.tools_policy),
+        "web": request.web, "search_door": request.search_door.agent_value() if request.search_door else "offline index",
+        "provider_tools": str(request.tools_policy),
         **{f"provider_tools.{k}": v for k, v in request.tools_policy.model_dump().items()},
         "snapshot_id": snapshot_id, "judge": judge_key(request.judge), "judge_endpoint": request.judge.base_url,
         "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],
@@ -263,7 +317,8 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
     key = judge_key(request.judge)
     configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
                                       budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id,
-                                      provider_tools=request.tools_policy)
+                                      provider_tools=request.tools_policy, web=request.web,
+                                      search_door=request.search_door)
                for spec in request.systems}
     for label, config in configs.items():  # every refusal before anything is written
         check_system_folder(root / label, config)
@@ -303,6 +358,8 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         for records in out.records.values():
             for r in records:
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
+        if request.web == "record":
+            outcome.result.stages.append(gather_recordings(folder, progress))
         outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
         _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
         for task_id, records in out.records.items():

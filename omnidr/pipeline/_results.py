@@ -10,13 +10,14 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.attempts import changed_settings
 from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.errors import UserError
-from sandbox.models import Budget, ProviderToolsPolicy
+from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._specs import Endpoint, SystemSpec
 
@@ -40,11 +41,18 @@ class EvalConfig(BaseModel):
         default_factory=lambda: ProviderToolsPolicy.every("deny"),
         description="Provider-side tools policy of its attempts (the web itself is the snapshot's replayed corpus); "
         "an eval.json written before the field existed ran with deny, replay's default.")
+    web: Literal["replay", "live", "record"] = Field(
+        "replay", description="The web of its attempts: replay (the snapshot's corpus), live (the web through the "
+        "logging proxy, denylist applied) or record (live, answers saved as a corpus).")
+    search_door: SearchDoor | None = Field(
+        None, description="The search provider the research skills queried; None: the snapshot's offline index.")
 
     @property
     def web_policy(self) -> str:
         """The web the system's agents had, in one phrase (leaderboard notes, compare warnings)."""
-        return f"replayed corpus, provider-side tools {self.provider_tools}"
+        web = {"replay": "replayed corpus", "live": "live web", "record": "live web (recorded)"}[self.web]
+        search = f"search door {self.search_door.agent_value()}" if self.search_door else "offline search index"
+        return f"{web}, {search}, provider-side tools {self.provider_tools}"
 
 
 def web_policy_note(policies: dict[str, str]) -> str | None:

@@ -16,6 +16,7 @@ import json
 import mimetypes
 import os
 import re
+import shutil
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -256,6 +257,38 @@ class CorpusRecorder:
             for leftover in self._partial.iterdir():
                 leftover.unlink(missing_ok=True)
             self._partial.rmdir()
+
+    def add_corpus(self, source: Path, paths: dict[str, str] | None = None) -> tuple[int, int]:
+        """Copy in the pages of the corpus folder `source` that this corpus lacks; a URL already here keeps
+        its page. `paths` (URL -> file) places a page where something else already names it (a snapshot's
+        facts bind their sources to corpus files). Returns (added, kept). Pages that share a file (redirect
+        aliases) share it here too."""
+        wanted = {url_key(u): rel for u, rel in (paths or {}).items() if _inside(self.folder, rel) is not None}
+        corpus = ReplayCorpus(source)  # checks it whole before anything is copied
+        added = kept = 0
+        copied: dict[Path, str] = {}  # source file -> its path here
+        for key, page in corpus.pages.items():
+            if key in self.pages:
+                kept += 1
+                continue
+            file = corpus.files[key]
+            rel = copied.get(file)
+            if rel is None:
+                rel = self._free_path(key, wanted.get(key, page.path))
+                if (self.folder / rel).exists():  # a file no page names: do not overwrite it
+                    rel = self._free_path(key, f"{rel}-{_short_hash(key, 8)}")
+                partial = self.partial_file()
+                shutil.copyfile(file, partial)
+                target = self.folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(partial, target)
+                os.chmod(target, 0o644)
+                copied[file] = rel
+            self.pages[key] = page.model_copy(update={"path": rel})
+            added += 1
+        self._write_index()
+        self.close()
+        return added, kept
 
     def _alias(self, key: str, page: CorpusPage, seen: set[str] | None = None) -> None:
         seen = seen or {key}

@@ -1,8 +1,9 @@
 """`python -m sandbox.reference_agent --capability full`: run the reference agent in the sandbox.
 
 Inputs come from the sandbox's environment (OMNIDR_INSTRUCTION, OMNIDR_VIDEO, OMNIDR_CONTRACT,
-OMNIDR_REPORT_DIR, OMNIDR_LOGS_DIR, OMNIDR_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, HTTP(S)_PROXY) and
-OMNIDR_SEARCH_INDEX (the offline search index, see _web.py). Exit 0 when the loop ended normally (with or
+OMNIDR_REPORT_DIR, OMNIDR_LOGS_DIR, OMNIDR_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, HTTP(S)_PROXY),
+OMNIDR_SEARCH_DOOR and OMNIDR_DENYLIST (the search door, see sandbox/skills/_web.py) or else
+OMNIDR_SEARCH_INDEX (the offline search index), and OMNIDR_CAPTIONS (caption files beside the video). Exit 0 when the loop ended normally (with or
 without a report: the sandbox judges that), 3 when the model API failed or refused, 1 on a crash.
 """
 
@@ -70,11 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     instruction = Path(env.get("OMNIDR_INSTRUCTION", "/input/instruction.txt")).read_text("utf-8")
     cap = capability(args.capability)
     search = SearchIndex.from_env(env.get("OMNIDR_SEARCH_INDEX")) if args.search == "index" else None
+    door = (env.get("OMNIDR_SEARCH_DOOR") or None) if args.search == "index" else None
 
     logs_dir.mkdir(parents=True, exist_ok=True)
     config = {"agent": "reference", "capability": cap.as_record(), "model": args.model, "max_steps": args.max_steps,
               "max_repairs": args.max_repairs, "window_s": args.window_s, "budgets": args.budgets, "frames_per_window": args.frames_per_window,
-              "search_backend": args.search if search else "none",
+              # the search door (OMNIDR_SEARCH_DOOR, reached through the egress proxy) wins over the offline index
+              "search_backend": door.partition("@")[0] if door else args.search if search else "none",
               "search_entries": len(search.entries) if search else 0, "attach_frames": args.attach_frames,
               "log": LOG_FILE,
               "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
@@ -88,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     tools = ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
                     frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs,
                     # speech-to-text goes to the gateway, as the model calls do (the gateway holds the key)
-                    speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"))
+                    speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"),
+                    captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c], door=door,
+                    denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
     t0 = time.monotonic()
     summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
                         max_steps=None if args.max_steps is None else max(1, args.max_steps),

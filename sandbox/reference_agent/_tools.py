@@ -18,12 +18,14 @@ class ToolBox:
     def __init__(self, cap: Capability, video: str, report_dir: Path, contract_dir: Path,
                  search: _web.SearchIndex | None = None, window_s: float = _media.WINDOW_S,
                  frames_per_window: int = 6, budgets: dict[str, int] | None = None, max_repairs: int = 3,
-                 state_dir: Path | None = None, speech_url: str | None = None, speech_key: str | None = None):
+                 state_dir: Path | None = None, speech_url: str | None = None, speech_key: str | None = None,
+                 captions: list[str] = (), door: str | None = None, denylist: list[str] = ()):
         self.cap = cap
         self.ws = Workspace(cap.name, video, report_dir, contract_dir, search=search, window_s=window_s,
                             frames_per_window=frames_per_window, budgets=dict(budgets or {}),
                             max_repairs=max_repairs, workflow=cap.workflow, state_dir=state_dir,
-                            speech_url=speech_url, speech_key=speech_key)
+                            speech_url=speech_url, speech_key=speech_key, captions=list(captions), door=door,
+                            denylist=list(denylist))
 
     report_dir = property(lambda self: self.ws.report_dir)
     fetched = property(lambda self: self.ws.fetched)

@@ -9,6 +9,7 @@ The sandbox's environment says where things are: OMNIDR_CAPABILITY (the level; `
 OMNIDR_VIDEO, OMNIDR_REPORT_DIR, OMNIDR_CONTRACT, OMNIDR_SEARCH_DOOR (PROVIDER@URL: a search provider
 reached through the egress proxy, which holds its key; OMNIDR_DENYLIST hosts are left out of its results)
 or else OMNIDR_SEARCH_INDEX (the offline index),
+OMNIDR_CAPTIONS (caption files fetched with the video, comma-separated),
 OMNIDR_SKILL_BUDGETS (`web=25,video=5,document=3,anchor=3`), OMNIDR_MAX_REPAIRS, OMNIDR_SPEECH_URL and
 OMNIDR_SPEECH_KEY (speech-to-text; default the gateway's OPENAI_BASE_URL and the attempt's OPENAI_API_KEY,
 which every agent container gets), OMNIDR_SPEECH_MODEL (default whisper-1), and OMNIDR_SKILL_STATE
@@ -87,6 +88,7 @@ def _workspace(level: str) -> Workspace:
                      speech_key=env.get("OMNIDR_SPEECH_KEY") or env.get("OPENAI_API_KEY"),
                      speech_model=env.get("OMNIDR_SPEECH_MODEL") or DEFAULT_MODEL,
                      door=env.get("OMNIDR_SEARCH_DOOR") or None,
+                     captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c],
                      denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
 
 

@@ -93,11 +93,11 @@ SKILLS: tuple[Skill, ...] = (
                      "as JPEG under the report's assets/ folder (usable as timeline media).",
                      (_WINDOW, Param("count", "integer", "Frames to sample (1 to 24, default 6)."))),
               Action("transcript", "video", "video", "The speech of one window (all windows when omitted) with "
-                     "absolute times: from the video's subtitle track, or speech-to-text of its audio through the "
-                     "model gateway (counted against the budget).",
+                     "absolute times: from the video's subtitle track, from the caption track fetched with the "
+                     "video, or speech-to-text of its audio through the model gateway (counted against the budget).",
                      (Param("window", "integer", "Window number from 0."),
-                      Param("source", "string", "auto (subtitles when the video has a track, else speech), "
-                            "subtitles or speech.", enum=("auto", "subtitles", "speech")))),
+                      Param("source", "string", "auto (the first of subtitles, captions, speech the sandbox has), "
+                            "subtitles, captions or speech.", enum=("auto", "subtitles", "captions", "speech")))),
               Action("read", "video", "video", "Frames and transcript of one window together.",
                      (Param("index", "integer", "Window number from 0.", required=True),
                       Param("frames", "integer", "Frames to sample (1 to 24, default 6).")), tool="read_window"),

@@ -128,6 +128,19 @@ def transcript(video: str, subtitle_streams: list[dict]) -> tuple[str, list[dict
     return "subtitle_track", parse_srt(raw.decode("utf-8", "replace"))
 
 
+def caption_cues(path: str) -> list[dict]:
+    """The cues of a caption file (WebVTT or SRT, as yt-dlp fetches them), read by ffmpeg. Automatic captions
+    repeat each line as the next one rolls in: a cue whose text is the previous one's is merged into it."""
+    raw = _run(["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-f", "srt", "-"])
+    cues: list[dict] = []
+    for cue in parse_srt(raw.decode("utf-8", "replace")):
+        if cues and cue["text"] == cues[-1]["text"]:
+            cues[-1]["end_s"] = max(cues[-1]["end_s"], cue["end_s"])
+        else:
+            cues.append(cue)
+    return cues
+
+
 def window_frames(video: str, probe: dict, index: int, frames_dir: Path, frames: int = 6,
                   window_s: float = WINDOW_S, rel_to: Path | None = None) -> dict:
     """Frames of window `index`, sampled uniformly, as frames_dir/w{index:03d}_{k:02d}.jpg; their `src` is

@@ -30,6 +30,9 @@ class NotInstalled(SkillError):
     """The action exists, but not at this capability level."""
 
 
+TRANSCRIPT_SOURCES = ("auto", "subtitles", "captions", "speech")
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -51,6 +54,7 @@ class Workspace:
     speech_url: str | None = None  # the gateway's OpenAI-compatible base URL (/v1) for speech-to-text
     speech_key: str | None = None  # the attempt's dummy token: the gateway holds the real key
     speech_model: str = _speech.DEFAULT_MODEL
+    captions: list[str] = field(default_factory=list)  # caption files fetched with the video (OMNIDR_CAPTIONS)
     door: str | None = None  # the search door, PROVIDER@BASE_URL (OMNIDR_SEARCH_DOOR); None: the offline index
     denylist: list[str] = field(default_factory=list)  # hosts whose results the door leaves out
     probe: dict | None = None
@@ -148,18 +152,19 @@ class Workspace:
 
     def video_transcript(self, window: int | None = None, source: str = "auto") -> dict:
         """The speech of one window (all windows when None), with absolute times. `source`: `subtitles` (the
-        video's first subtitle track), `speech` (speech-to-text through the gateway), or `auto`: subtitles
-        when the video has a track, else speech when an endpoint is configured, else none."""
+        video's first subtitle track), `captions` (the caption track fetched with the video), `speech`
+        (speech-to-text through the gateway), or `auto`: the first of these the sandbox has, else none."""
         probe = self.ensure_probe()
-        if source not in ("auto", "subtitles", "speech"):
-            raise SkillError("source must be auto, subtitles or speech")
+        if source not in TRANSCRIPT_SOURCES:
+            raise SkillError(f"source must be {', '.join(TRANSCRIPT_SOURCES[:-1])} or {TRANSCRIPT_SOURCES[-1]}")
         wins = _media.windows(probe["duration_s"], self.window_s)
         if window is not None and not 0 <= int(window) < len(wins):
             raise SkillError(f"window {window} does not exist; the video has {len(wins)} window(s) "
                              f"of {self.window_s:g} s")
         chosen = wins if window is None else [wins[int(window)]]
         if source == "auto":
-            source = "subtitles" if probe.get("subtitles") else "speech" if self.speech_url else "none"
+            source = ("subtitles" if probe.get("subtitles") else "captions" if self.captions
+                      else "speech" if self.speech_url else "none")
         if source == "speech":
             if not self.speech_url:
                 raise SkillError("no speech-to-text endpoint is configured in this sandbox")
@@ -172,12 +177,17 @@ class Workspace:
                     raise SkillError(str(exc)) from None
             kind = "speech_to_text"
         else:
+            if source == "captions" and not self.captions:
+                raise SkillError("no caption track was fetched with this video; use --source subtitles or speech")
             try:
-                kind, cues = _media.transcript(self.video, probe.get("subtitles", []) if source == "subtitles" else [])
+                if source == "captions":
+                    kind, cues = "captions", _media.caption_cues(self.captions[0])
+                else:
+                    kind, cues = _media.transcript(self.video, probe.get("subtitles", []) if source == "subtitles" else [])
             except _media.MediaError as exc:
                 raise SkillError(str(exc)) from None
             if source == "subtitles" and kind == "none":
-                raise SkillError("the video has no subtitle track; use --source speech")
+                raise SkillError(f"the video has no subtitle track; use --source {'captions' if self.captions else 'speech'}")
             cues = [c for c in cues if any(c["end_s"] > w.start_s and c["start_s"] < w.end_s for w in chosen)]
         out = {"transcript_source": kind, "transcript": cues}
         if window is not None:

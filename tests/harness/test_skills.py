@@ -192,6 +192,7 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
         steps = [(["list"], None), (["video", "probe"], None), (["video", "windows"], None),
                  (["video", "frames", "--window", "0", "--count", "2"], None),
                  (["video", "transcript", "--window", "0"], None), (["video", "read", "--index", "0"], None),
+                 (["video", "transcript", "--source", "captions"], None),
                  (["search", "web", "safe isolation"], None), (["search", "documents", "Orla 12 data sheet"], None),
                  (["fetch", "url", page], None), (["doc", "read", pdf], None), (["media", "download", pdf], None),
                  (["evidence", "add", "--claim", "c", "--modality", "web", "--source-url", page, "--excerpt", excerpt],
@@ -204,23 +205,30 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
         out = tmp_path / "out"
         out.mkdir()
         out.chmod(0o777)  # the agent runs as uid 1000
+        captions = tmp_path / "video.en.vtt"  # a track fetched with the video (yt-dlp, WebVTT)
+        captions.write_text("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nTest before you touch\n", "utf-8")
+        captions.chmod(0o644)
         logs = client.containers.run(
             tags[image], ["python3", "-c", DRIVER, json.dumps(steps)], remove=True, network=net.name, user="1000:1000",
             entrypoint=[], environment={"OMNIDR_CAPABILITY": "full", "OMNIDR_VIDEO": "/input/video.mp4",
                                         "OMNIDR_REPORT_DIR": "/out/report", "OMNIDR_CONTRACT": "/input/contract",
-                                        "OMNIDR_SKILL_STATE": "/out/skills", "OMNIDR_SEARCH_INDEX": json.dumps(index)},
-            volumes={str(PENDANT): {"bind": "/input/video.mp4", "mode": "ro"},
+                                        "OMNIDR_SKILL_STATE": "/out/skills", "OMNIDR_SEARCH_INDEX": json.dumps(index),
+                                        "OMNIDR_CAPTIONS": "/input/video.en.vtt"},
+            volumes={str(PENDANT): {"bind": "/input/video.mp4", "mode": "ro"}, str(captions): {
+                         "bind": "/input/video.en.vtt", "mode": "ro"},
                      str(DEMO / "contract"): {"bind": "/input/contract", "mode": "ro"},
                      str(out): {"bind": "/out", "mode": "rw"}})
     finally:
         server.remove(force=True)
         net.remove()
-    results = {" ".join(r["args"][:2]): r for r in json.loads(logs)}
+    results = {" ".join(r["args"][:2]) + (" captions" if "captions" in r["args"] else ""): r for r in json.loads(logs)}
     assert {k: r["exit"] for k, r in results.items() if r["exit"]} == {}, {k: r["stderr"] for k, r in results.items() if r["exit"]}
     got = {k: json.loads(r["stdout"]) for k, r in results.items()}
     assert got["video probe"]["duration_s"] == 36.0 and got["video windows"]["windows"][0]["end_s"] == 36.0
     assert [f["src"] for f in got["video frames"]["frames"]] == ["assets/w000_00.jpg", "assets/w000_01.jpg"]
     assert got["video read"]["transcript"] == got["video transcript"]["transcript"] != []
+    assert got["video transcript captions"] == {"transcript_source": "captions", "transcript": [
+        {"start_s": 1.0, "end_s": 4.0, "text": "Test before you touch"}]}
     assert got["search web"]["results"][0]["url"] == page and got["search documents"]["results"][0]["url"] == pdf
     assert got["fetch url"]["status"] == 200 and "Orla 12" in got["doc read"]["text"]
     assert got["media download"]["src"].startswith("assets/media/")

@@ -3,13 +3,15 @@
 import functools
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from testkit import edit_json, make_mp4, run_cli
+from testkit import ROOT, edit_json, make_mp4, run_cli
 
 pytestmark = [pytest.mark.media, pytest.mark.network]
 
@@ -93,3 +95,59 @@ def test_probe_of_a_non_video_says_so(tmp_path):
     bad.write_text("hello")
     with pytest.raises(ProbeError, match="ffprobe failed"):
         probe_video(bad)
+
+
+_VTT = "WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nThe pendant hangs at 2.1 m\n\n00:00:01.500 --> 00:00:03.000\nover the table\n"
+
+
+def test_captions_are_fetched_with_the_video_recorded_verified_and_read(demo_copy, video_server):
+    """A page whose <video> carries a <track kind=captions>: yt-dlp's generic extractor finds the track. With
+    --add-captions it is stored beside the video and recorded in task.json with its checksum; later fetches
+    verify it like the video, a changed track fails the task, and the video skill reads it as its captions."""
+    served, base = video_server
+    task = json.loads((demo_copy / "snapshot.json").read_text())["tasks"][0]
+    video = make_mp4(served / "talk.mp4", seconds=3, color="red")
+    (served / "talk.en.vtt").write_text(_VTT, "utf-8")
+    (served / "talk.html").write_text(
+        '<html><head><title>Pendant talk</title></head><body><video controls><source src="talk.mp4" type="video/mp4">'
+        '<track kind="captions" src="talk.en.vtt" srclang="en" label="English"></video></body></html>', "utf-8")
+    _point_tasks_at(demo_copy, {task: (f"{base}/talk.html", hashlib.sha256(video.read_bytes()).hexdigest(), 3.0)})
+    folder = demo_copy / "tasks" / task
+
+    plain = run_cli("snapshot", "fetch-videos", "--task", task, demo_copy)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert "captions" not in plain.stdout and not (folder / "video.en.vtt").exists()  # none declared, none asked for
+
+    added = run_cli("snapshot", "fetch-videos", "--task", task, "--add-captions", demo_copy)
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "captions downloaded video.en.vtt: en (uploader's); recorded in task.json" in added.stdout
+    assert f"task.json changed: run `omnidr snapshot freeze {demo_copy}`" in added.stdout
+    assert (folder / "video.en.vtt").read_text("utf-8") == _VTT
+    [track] = json.loads((folder / "task.json").read_text())["video"]["captions"]
+    assert track == {"file": "video.en.vtt", "sha256": hashlib.sha256(_VTT.encode()).hexdigest(), "language": "en",
+                     "automatic": False}
+
+    again = run_cli("snapshot", "fetch-videos", "--task", task, demo_copy)
+    assert again.returncode == 0 and "captions present    video.en.vtt: en (uploader's)" in again.stdout, again.stdout
+
+    (folder / "video.en.vtt").unlink()
+    (served / "talk.en.vtt").write_text(_VTT.replace("2.1 m", "3 m"), "utf-8")  # the source changed its track
+    changed = run_cli("snapshot", "fetch-videos", "--task", task, demo_copy)
+    assert changed.returncode == 1 and "Traceback" not in changed.stdout + changed.stderr
+    assert f"failed     {task}: captions video.en.vtt: checksum mismatch: expected {track['sha256']}" in changed.stdout
+    assert not (folder / "video.en.vtt").exists()
+    validate = run_cli("snapshot", "validate", demo_copy)
+    assert f"captions tasks/{task}/video.en.vtt are missing; run `omnidr snapshot fetch-videos" in validate.stdout
+
+    # the video skill reads the track the sandbox mounts beside the video (OMNIDR_CAPTIONS)
+    (served / "talk.en.vtt").write_text(_VTT, "utf-8")
+    assert run_cli("snapshot", "fetch-videos", "--task", task, demo_copy).returncode == 0
+    skill = subprocess.run(
+        [sys.executable, "-m", "sandbox.skills", "video", "transcript", "--window", "0"], capture_output=True, text=True,
+        env={**os.environ, "OMNIDR_VIDEO": str(folder / "video.mp4"), "OMNIDR_CAPTIONS": str(folder / "video.en.vtt"),
+             "OMNIDR_SKILL_STATE": str(demo_copy.parent / "skills"), "OMNIDR_CAPABILITY": "video",
+             "OMNIDR_REPORT_DIR": str(demo_copy.parent / "report"), "OPENAI_BASE_URL": ""}, cwd=ROOT, timeout=60)
+    assert skill.returncode == 0, skill.stderr
+    got = json.loads(skill.stdout)
+    assert got["transcript_source"] == "captions" and [c["text"] for c in got["transcript"]] == [
+        "The pendant hangs at 2.1 m", "over the table"]

@@ -33,6 +33,11 @@ from testkit import DEMO, run_cli
         ([], {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "cannot reach the Docker engine"),
         ([], {"OMNIDR_MIN_FREE_GB": "1000000"}, "an evaluation needs at least 1e+06 GiB"),
         (["--tracking-uri", "http://127.0.0.1:9/"], {}, "the MLflow tracking server http://127.0.0.1:9/ does not answer"),
+        (["--web", "live", "--search-door", "brave@https://api.search.brave.com"], {"BRAVE_SEARCH_API_KEY": None},
+         "environment variable BRAVE_SEARCH_API_KEY (the brave search door's key) is not set"),
+        (["--search-door", "google@https://www.google.com"], {}, "give searxng@URL or brave@URL"),
+        (["--web", "live", "--outside-network", "omnidr-no-such-network"], {},
+         "Docker network omnidr-no-such-network does not exist; create it"),
     ],
 )
 def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, env, message):
@@ -44,6 +49,30 @@ def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, en
     assert message in lines[0]
     assert "Traceback" not in r.stdout + r.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_snapshot_without_a_web_is_not_replayed(tmp_path, demo_copy):
+    import shutil
+
+    shutil.rmtree(demo_copy / "web")
+    r = run_cli("eval", demo_copy, "--runs-root", tmp_path / "runs", timeout=120)
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"error: {demo_copy} has no web corpus (web/corpus.json) to replay; give --web live or --web record, or add "
+        "a recorded one with `omnidr snapshot add-web`"), r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_web_modes_are_proxy_modes_with_their_provider_tools_defaults():
+    """replay is the snapshot's corpus (provider-side tools denied, so the run stays offline); live is the web
+    through the intercepting proxy (the denylist applies, also to provider-side tools); record saves it."""
+    from omnidr.pipeline._eval import EvalRequest
+
+    request = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"))
+    assert (request.proxy_mode.value, str(request.tools_policy)) == ("replay", "deny")
+    live = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"), web="live")
+    assert (live.proxy_mode.value, str(live.tools_policy)) == ("intercept", "denylist")
+    record = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"), web="record")
+    assert (record.proxy_mode.value, str(record.tools_policy)) == ("record", "denylist")
 
 
 def test_model_and_judge_spellings():
@@ -153,25 +182,30 @@ def test_rows_run_under_different_web_policies_are_marked(tmp_path):
 
     from omnidr.pipeline._results import EvalConfig, Results, _notes, web_policy_note
     from omnidr.pipeline._specs import parse_judge, parse_model, parse_system
-    from sandbox.models import Budget, ProviderToolsPolicy
+    from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
     replayed = EvalConfig(system=parse_system("reference:full", parse_model("scripted")),
                           judge=parse_judge("offline-baseline"), budget_label="default", budget=Budget(),
                           tasks=["sky-blue-rayleigh"], snapshot_id="demo-x")
     # an eval.json from before the setting reads as what it ran with: replay, provider-side tools denied
     older = json.loads(replayed.model_dump_json())
-    del older["provider_tools"]
+    for setting in ("provider_tools", "web", "search_door"):
+        del older[setting]
     assert EvalConfig.model_validate(older) == replayed
     opened = replayed.model_copy(update={"provider_tools": ProviderToolsPolicy.parse("web_search=allow",
                                                                                      replayed.provider_tools)})
+    live = replayed.model_copy(update={"web": "live", "search_door": SearchDoor(
+        provider="brave", base_url="https://api.search.brave.com", key_env="BRAVE_SEARCH_API_KEY")})
     assert web_policy_note({"a": replayed.web_policy, "b": replayed.web_policy}) is None
-    policies = {"a": replayed.web_policy, "b": opened.web_policy}
+    policies = {"a": replayed.web_policy, "b": opened.web_policy, "c": live.web_policy}
     results = Results(snapshot_id="demo-x", judge="j", generated_at=datetime.now(UTC), systems={}, leaderboard={},
                       web_policies=policies)
     [note] = _notes(results)
     assert "different web policies" in note
-    assert "a: replayed corpus, provider-side tools deny" in note
-    assert "b: replayed corpus, provider-side tools web_search=allow,web_fetch=deny,hosted=deny" in note
+    assert "a: replayed corpus, offline search index, provider-side tools deny" in note
+    assert ("b: replayed corpus, offline search index, provider-side tools web_search=allow,web_fetch=deny,hosted=deny"
+            in note)
+    assert "c: live web, search door brave@https://api.search.brave.com, provider-side tools deny" in note
 
 
 def test_a_comparison_of_many_systems_gets_a_file_name_the_file_system_takes():
