@@ -9,13 +9,3 @@ class UserError(Exception):
     """
 
     exit_code = 2
-
-
-class ValidationFailed(Exception):
-    """Validation ran and found problems; the CLI prints them and exits with code 1."""
-
-    exit_code = 1
-
-    def __init__(self, lines: list[str]):
-        super().__init__(f"{len(lines)} problem(s)")
-        self.lines = lines

@@ -156,7 +156,9 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
 
     from docker.errors import DockerException
 
-    from ._sandbox import cleanup_run, write_json_atomic
+    from omnidr._files import write_atomic
+
+    from ._sandbox import cleanup_run
 
     folder = run_dir / "attempts" / task_id
     open_ = sorted((f for f in folder.iterdir() if f.is_dir() and f.name.isdigit() and not (f / "attempt.json").exists()),
@@ -179,7 +181,7 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
         f"{line}); another worker takes the task", started_at=started, ended_at=now,
         wall_time_s=round((now - started).total_seconds(), 3), budget=config.budget, limits=config.limits,
         proxy_mode=config.proxy_mode)
-    write_json_atomic(attempt / "attempt.json", record.model_dump_json(indent=2))
+    write_atomic(attempt / "attempt.json", record.model_dump_json(indent=2))
     return record
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from omnidr._files import write_atomic
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
@@ -28,7 +29,13 @@ from ._models import (
     Upstream,
     default_provider_tools,
 )
-from ._sandbox import INTERRUPTED, LABEL_DRIVER, AttemptSandbox, AttemptSpec, cleanup_run, write_json_atomic
+from ._sandbox import (
+    INTERRUPTED,
+    LABEL_DRIVER,
+    AttemptSandbox,
+    AttemptSpec,
+    cleanup_run,
+)
 
 RUN_FILE = "run.json"
 
@@ -126,7 +133,7 @@ def open_run(run_dir: Path, config: RunConfig) -> None:
                 "use a new --run-dir, or rerun with the original options to resume"
             )
         return
-    write_json_atomic(path, config.model_dump_json(indent=2))
+    write_atomic(path, config.model_dump_json(indent=2))
 
 
 def _finished(folder: Path) -> AttemptRecord | None:
@@ -290,6 +297,6 @@ def run_attempts(
             stop_run(client, config.run_id(), pool)
             raise
         pool.shutdown()
-    write_json_atomic(run_dir / "attempts" / "summary.json", json.dumps(
+    write_atomic(run_dir / "attempts" / "summary.json", json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

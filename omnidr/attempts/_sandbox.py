@@ -20,13 +20,27 @@ from pathlib import Path
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
+from omnidr._files import write_atomic
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
-from sandbox.egress import AGENT_CA_PATH, NETWORK_LOG, PROVIDER_WEB_LOG, agent_ca_environment, read_web_log
+from sandbox.egress import (
+    AGENT_CA_PATH,
+    NETWORK_LOG,
+    PROVIDER_WEB_LOG,
+    agent_ca_environment,
+    read_web_log,
+)
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import AgentContext, Harness
-from ._models import AttemptReason, AttemptRecord, BudgetUse, ProxyMode, SandboxLimits, Upstream
+from ._models import (
+    AttemptReason,
+    AttemptRecord,
+    BudgetUse,
+    ProxyMode,
+    SandboxLimits,
+    Upstream,
+)
 
 LABEL_RUN = "org.omnidr.run"
 # Set by the runner on Ctrl-C: attempts stopped by it are not finished attempts (no attempt.json is
@@ -83,21 +97,6 @@ class AttemptSpec:
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def write_json_atomic(path: Path, text: str) -> None:
-    """Write `path` whole or not at all: a temporary name in the same folder, fsync, rename. A failed write (a
-    full disk) leaves the old file, if any, and no temporary one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -588,7 +587,7 @@ class AttemptSandbox:
         )
         if INTERRUPTED.is_set():  # stopped by the user, not ended: leave it unfinished for the rerun
             return rec
-        write_json_atomic(self.spec.folder / "attempt.json", rec.model_dump_json(indent=2))
+        write_atomic(self.spec.folder / "attempt.json", rec.model_dump_json(indent=2))
         return rec
 
     def cleanup(self) -> None:

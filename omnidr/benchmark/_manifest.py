@@ -1,8 +1,6 @@
 """`MANIFEST.json`: the sha256 of every file of a snapshot and the snapshot id derived from them."""
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,18 +41,11 @@ def compute_manifest(root: Path, name: str) -> SnapshotManifest:
 
 
 def write_manifest(root: Path, manifest: SnapshotManifest) -> Path:
-    """Write MANIFEST.json atomically: a temporary file in the same folder, then rename."""
+    """Write MANIFEST.json whole or not at all (`omnidr._files.write_atomic`)."""
+    from omnidr._files import write_atomic
+
     target = root / MANIFEST_FILE
-    fd, tmp = tempfile.mkstemp(prefix=".MANIFEST.", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(manifest.model_dump_json(indent=2) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, manifest.model_dump_json(indent=2) + "\n")
     return target
 
 

@@ -20,7 +20,6 @@ from ._task import Task
 SNAPSHOT_FILE = "snapshot.json"
 HYPERPARAMETERS_FILE = "hyperparameters.json"
 CORPUS_FILE = "web/corpus.json"
-TASK_FILES = ("task.json", "facts.json", "rubric.json")
 
 M = TypeVar("M", bound=BaseModel)
 

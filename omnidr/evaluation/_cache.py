@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from omnidr._files import write_atomic
 from omnidr.benchmark import Atom
 
 from ._models import JudgeIdentity
@@ -63,8 +64,4 @@ class JudgeCache:
             return None
 
     def put(self, key: str, value: dict) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(value, ensure_ascii=False, sort_keys=True), "utf-8")
-        os.replace(tmp, path)
+        write_atomic(self._path(key), json.dumps(value, ensure_ascii=False, sort_keys=True))

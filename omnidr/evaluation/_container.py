@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from omnidr._files import write_atomic
 from omnidr.errors import UserError
 
-from ._evaluate import write_json_atomic
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
 from ._run import SUMMARY_FILE, _snapshot_path, read_run
@@ -138,7 +138,7 @@ def score_in_container(
         summary = RunEvaluation.model_validate_json(summary_path.read_text("utf-8"))
         # The container saw its mount points; record the host folders they stood for.
         summary = summary.model_copy(update={"run_dir": str(run_dir), "snapshot": str(snapshot_dir)})
-        write_json_atomic(summary_path, summary.model_dump_json(indent=2))
+        write_atomic(summary_path, summary.model_dump_json(indent=2))
         return summary
     finally:
         for item in reversed(made):

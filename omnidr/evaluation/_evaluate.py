@@ -3,13 +3,21 @@ scoring stage's aggregation."""
 
 import asyncio
 import json
-import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from omnidr.benchmark import Atom, FactLibrary, Hyperparameters, ReportContract, RubricTree, Task, direction_inventory
+from omnidr._files import write_atomic
+from omnidr.benchmark import (
+    Atom,
+    FactLibrary,
+    Hyperparameters,
+    ReportContract,
+    RubricTree,
+    Task,
+    direction_inventory,
+)
 from omnidr.scoring import ReportScore, score_report
 
 from ._browser import ChromiumBrowser, ProbeLimits
@@ -46,13 +54,6 @@ class TaskInputs:
     @property
     def sections(self) -> tuple[str, ...]:
         return tuple(self.contract.required_sections) if self.contract else DEFAULT_SECTIONS
-
-
-def write_json_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, "utf-8")
-    os.replace(tmp, path)
 
 
 def gate_directions() -> frozenset[str]:
@@ -100,7 +101,7 @@ async def evaluate_report(
     problem = entry_problem(report_dir, inputs.entry)
     if problem is not None:
         ev = failed_evaluation(inputs, judge, problem, started, started_at, attempt, report)
-        write_json_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
+        write_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
         return ev
 
     atoms = inputs.rubric.atoms
@@ -117,7 +118,7 @@ async def evaluate_report(
     material: ReportMaterial = outcome.material
     if any(is_visual(a) for a in j_atoms):
         material = await asyncio.to_thread(with_frames, material, inputs.video, out_dir)
-    write_json_atomic(out_dir / MATERIAL_FILE, material.model_dump_json(indent=2))
+    write_atomic(out_dir / MATERIAL_FILE, material.model_dump_json(indent=2))
 
     gates = gate_directions()
     facts = {f.id: f for f in inputs.facts.facts} if inputs.facts else {}
@@ -151,7 +152,7 @@ async def evaluate_report(
     )
     score = score_report(inputs.rubric, draft.decisions(), inputs.hyperparameters, na_guard=True)
     ev = draft.model_copy(update={"score": score, "elapsed_s": round(time.monotonic() - started, 3)})
-    write_json_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
+    write_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
     return ev
 
 

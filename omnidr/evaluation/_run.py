@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from omnidr._files import write_atomic
 from omnidr.benchmark import open_snapshot
 from omnidr.errors import UserError
 from omnidr.scoring import SystemDecisions, SystemKey
@@ -25,9 +26,22 @@ from omnidr.scoring import SystemDecisions, SystemKey
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import JudgeCache
-from ._evaluate import EVALUATION_FILE, TaskInputs, evaluate_report, failed_evaluation, read_evaluation, write_json_atomic
+from ._evaluate import (
+    EVALUATION_FILE,
+    TaskInputs,
+    evaluate_report,
+    failed_evaluation,
+    read_evaluation,
+)
 from ._judge import Judge, JudgeSettings, OpenAIJudge
-from ._models import EVALUATOR_VERSION, Evaluation, JudgeIdentity, JudgeUsage, RunEvaluation, TaskScore
+from ._models import (
+    EVALUATOR_VERSION,
+    Evaluation,
+    JudgeIdentity,
+    JudgeUsage,
+    RunEvaluation,
+    TaskScore,
+)
 
 SUMMARY_FILE = "summary.json"
 Progress = Callable[[str], None]
@@ -206,7 +220,7 @@ async def score_run_async(
                     t0 = time.monotonic()
                     ev = failed_evaluation(inputs[task_id], judge, found.failure or "no report", t0, datetime.now(UTC),
                                            found.attempt, found.report, found.incomplete)
-                    write_json_atomic(folder / EVALUATION_FILE, ev.model_dump_json(indent=2))
+                    write_atomic(folder / EVALUATION_FILE, ev.model_dump_json(indent=2))
                 else:
                     progress(f"{task_id}: evaluating {found.report}")
                     ev = await evaluate_report(browser, judge, found.report_dir, inputs[task_id], folder, limits,
@@ -226,7 +240,7 @@ async def score_run_async(
         mean_total=round(sum(t.total for t in lines) / len(lines), 4) if lines else 0.0,
         judge_usage=usage, elapsed_s=round(time.monotonic() - started, 3),
     )
-    write_json_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2))
+    write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2))
     return summary
 
 

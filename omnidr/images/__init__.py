@@ -4,7 +4,6 @@ from ._build import (
     LABEL_NAME,
     build_images,
     content_tag,
-    image_ids,
     list_images,
     load_specs,
     lock_images,
@@ -15,5 +14,5 @@ from ._spec import BuiltImage, ImagePackages, ImageSpec, PackageDrift
 
 __all__ = [
     "LABEL_NAME", "BuiltImage", "ImagePackages", "ImageSpec", "PackageDrift", "build_images", "content_tag",
-    "docker_client", "image_ids", "list_images", "load_specs", "lock_images", "packages_of",
+    "docker_client", "list_images", "load_specs", "lock_images", "packages_of",
 ]

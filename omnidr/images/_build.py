@@ -30,6 +30,7 @@ from pathlib import Path
 
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
+from omnidr._files import write_atomic
 from omnidr.errors import UserError
 
 from ._archive import (
@@ -43,7 +44,15 @@ from ._archive import (
     parse_simulation,
 )
 from ._docker import docker_client
-from ._spec import BuiltImage, ImageKind, ImagePackages, ImageSpec, PackageDrift, Resolution, RootfsSpec
+from ._spec import (
+    BuiltImage,
+    ImageKind,
+    ImagePackages,
+    ImageSpec,
+    PackageDrift,
+    Resolution,
+    RootfsSpec,
+)
 
 log = logging.getLogger(__name__)
 
@@ -236,11 +245,7 @@ class _Builder:
         return res if res.archive == state else None
 
     def _save(self, res: Resolution) -> None:
-        RESOLUTION_CACHE.mkdir(parents=True, exist_ok=True)
-        path = self._cache_file(res.image, res.key)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(res.model_dump_json(indent=1), "utf-8")
-        os.replace(tmp, path)
+        write_atomic(self._cache_file(res.image, res.key), res.model_dump_json(indent=1))
 
     def _own_drift(self, name: str, res: Resolution) -> list[PackageDrift]:
         lock = self._lock_label(name)
@@ -590,9 +595,7 @@ def lock_images(names: list[str] | None = None, images_dir: Path = IMAGES_DIR,
         after = res.installs
         changes[name] = drift_between(builder._lock_label(name), before, after)
         if before != after or not path.is_file():
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(format_lock(after))
-            os.replace(tmp, path)
+            write_atomic(path, format_lock(after))
     return changes
 
 
@@ -661,7 +664,3 @@ def list_images(images_dir: Path = IMAGES_DIR) -> list[dict]:
                      "parent": spec.parent, "needs_npm": spec.needs_npm, "description": spec.description,
                      "packages": json.loads(packages.model_dump_json())})
     return rows
-
-
-def image_ids(results: list[BuiltImage]) -> dict[str, str]:
-    return {r.name: r.image_id for r in results if r.image_id}

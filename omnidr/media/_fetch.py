@@ -259,10 +259,10 @@ def _record_captions(task_json: Path, added: list[CaptionsResult]) -> None:
     """Add newly fetched tracks to task.json's `video.captions`, keeping the rest of the file as it is."""
     import json
 
-    from omnidr.attempts._sandbox import write_json_atomic
+    from omnidr._files import write_atomic
 
     data = json.loads(task_json.read_text("utf-8"))
     tracks = data["video"].setdefault("captions", [])
     for c in added:
         tracks.append({"file": c.file, "sha256": c.sha256, "language": c.language, "automatic": c.automatic})
-    write_json_atomic(task_json, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(task_json, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

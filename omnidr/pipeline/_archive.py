@@ -17,13 +17,21 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from omnidr._files import write_atomic
 from omnidr._lock import LOCK_FILE, folder_lock
-from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.benchmark._manifest import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 from omnidr.images import ImagePackages
+from omnidr.tracking import ARTIFACTS_DIR, DB_FILE
 
-from ._results import EVAL_FILE, RESULT_FILES, EvalConfig, build_results, read_eval_config, write_results
+from ._results import (
+    EVAL_FILE,
+    RESULT_FILES,
+    EvalConfig,
+    build_results,
+    read_eval_config,
+    write_results,
+)
 
 ARCHIVE_FILE = "ARCHIVE.json"
 FORMAT = "omnidr-archive-1"
@@ -31,7 +39,7 @@ SNAPSHOT_DIR = "snapshot"
 IMAGES_DIR = "images"
 RESCORE_FILE = "RESCORE.json"
 # the MLflow store (an index of files the archive holds anyway) and the run root's lock file
-SKIPPED = {"mlflow.db", "mlartifacts", LOCK_FILE}
+SKIPPED = {DB_FILE, ARTIFACTS_DIR, LOCK_FILE}
 
 
 class ArchiveManifest(BaseModel):
@@ -152,7 +160,7 @@ def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images
         run_environment=json.loads(run_env_file.read_text("utf-8")) if run_env_file.is_file() else {},
         commands=_commands(root),
     )
-    write_json_atomic(out / ARCHIVE_FILE, manifest.model_dump_json(indent=2))
+    write_atomic(out / ARCHIVE_FILE, manifest.model_dump_json(indent=2))
     return manifest
 
 
@@ -231,7 +239,7 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress):
         progress(f"{label}: re-scoring {len(config.tasks)} frozen report(s) with judge {judge.spec}")
         (out / label).mkdir(parents=True, exist_ok=True)
         new_config = config.model_copy(update={"judge": judge})
-        write_json_atomic(out / label / EVAL_FILE, new_config.model_dump_json(indent=2))
+        write_atomic(out / label / EVAL_FILE, new_config.model_dump_json(indent=2))
         # the archived judge cache seeds the new one: its votes are keyed by judge, prompt version, atom
         # and report content, so the same judge reproduces every decision without a call, another asks
         frozen_cache = Path(archive) / label / "evaluation" / JUDGE_CACHE_DIR
@@ -247,7 +255,7 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress):
     record = RescoreRecord(archive=str(Path(archive).resolve()), archive_id=manifest.archive_id, judge=key,
                            evaluator_version=EVALUATOR_VERSION, created_at=datetime.now(UTC),
                            elapsed_s=round(time.monotonic() - t0, 2))
-    write_json_atomic(out / RESCORE_FILE, record.model_dump_json(indent=2))
+    write_atomic(out / RESCORE_FILE, record.model_dump_json(indent=2))
     return board, results, record
 
 

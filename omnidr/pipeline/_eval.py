@@ -327,12 +327,17 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
     _record_command(root, request)
 
     from omnidr.images import list_images
-    from omnidr.tracking import Tracker, default_tracking_uri, environment_facts
+    from omnidr.tracking import (
+        ARTIFACTS_DIR,
+        Tracker,
+        default_tracking_uri,
+        environment_facts,
+    )
 
     outcome.tracking_uri = request.tracking_uri or default_tracking_uri(root)
     # The local store keeps its artifacts in the run root; a tracking server decides where its go.
     tracker = Tracker(outcome.tracking_uri, f"omnidr/{snapshot_id}",
-                      None if request.tracking_uri else root / "mlartifacts")
+                      None if request.tracking_uri else root / ARTIFACTS_DIR)
     outcome.experiment_id = tracker.experiment_id
     env = environment_facts()
     built_images = [row for row in list_images() if row["image_id"]]

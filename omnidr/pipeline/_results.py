@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omnidr._files import write_atomic
 from omnidr.attempts import changed_settings
-from omnidr.attempts._sandbox import write_json_atomic
 from omnidr.errors import UserError
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
@@ -82,7 +82,7 @@ def check_system_folder(folder: Path, config: EvalConfig) -> bool:
 def open_system_folder(folder: Path, config: EvalConfig) -> None:
     if not check_system_folder(folder, config):
         folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(folder / EVAL_FILE, config.model_dump_json(indent=2))
+        write_atomic(folder / EVAL_FILE, config.model_dump_json(indent=2))
 
 
 def read_eval_config(folder: Path) -> EvalConfig | None:
@@ -189,7 +189,13 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
     """The leaderboard of the run root (see `collect_systems`) and its analysis tables, or None when
     nothing is scored. `traces`: where the system folders' attempts are, when not in `root` (a rescore
     reads them from the archive)."""
-    from omnidr.scoring import analysis_grids, build_leaderboard, score_systems, sensitivity_analysis, snapshot_trees
+    from omnidr.scoring import (
+        analysis_grids,
+        build_leaderboard,
+        score_systems,
+        sensitivity_analysis,
+        snapshot_trees,
+    )
 
     found, left_out = collect_systems(root, judge_key, task_ids, evaluation)
     if not found:
@@ -239,7 +245,7 @@ def write_results(root: Path, board, results: Results) -> list[Path]:
     """leaderboard.json, leaderboard.md, leaderboard.png and index.html in `root`, and the analysis
     tables in `root/tables/` (returned as the folder)."""
     paths = [root / name for name in RESULT_FILES]
-    write_json_atomic(paths[0], results.model_dump_json(indent=2))
+    write_atomic(paths[0], results.model_dump_json(indent=2))
     grids = result_grids(board, results)
     md = [f"# OmniDR leaderboard: {results.snapshot_id}", "",
           f"Judge `{results.judge}`; {len(board.task_ids)} tasks; generated {results.generated_at:%Y-%m-%d %H:%M} UTC.", ""]
@@ -465,7 +471,7 @@ def comparison_files(root: Path, name: str, comparisons, per_task: dict[str, dic
     data = {"judge": judge_key, "budget_label": budget_label, "budget": budget.model_dump(mode="json"),
             "comparisons": [c.model_dump(mode="json") for c in comparisons], "per_task": per_task}
     json_path, md_path = folder / f"{name}.json", folder / f"{name}.md"
-    write_json_atomic(json_path, json.dumps(data, indent=2))
+    write_atomic(json_path, json.dumps(data, indent=2))
     labels = list(next(iter(per_task.values())).keys()) if per_task else []
     lines = [f"# OmniDR comparison: {name}", "", f"Judge `{judge_key}`; every system ran under the same budget "
              f"({budget_label}): {budget.model_dump_json()}", "", comparisons_grid(comparisons).markdown(), "",

@@ -10,7 +10,14 @@ from pathlib import Path
 from omnidr.errors import UserError
 
 from ._agreement import MachineReport
-from ._labels import LABELS_DIR, LABELS_FILE, HumanLabel, merge_labels, read_labels, write_labels
+from ._labels import (
+    LABELS_DIR,
+    LABELS_FILE,
+    HumanLabel,
+    merge_labels,
+    read_labels,
+    write_labels,
+)
 
 RELIABILITY_DIR = "reliability"
 
@@ -71,11 +78,11 @@ def log_reliability(root: Path, name: str, metrics: dict[str, float | None], fil
     """Log a reliability result into the run root's MLflow store (the experiment `omnidr eval` made);
     returns the tracking URI, or None when the root has no evaluated system to name the experiment."""
     from omnidr.pipeline._results import read_eval_config
-    from omnidr.tracking import Tracker, default_tracking_uri
+    from omnidr.tracking import ARTIFACTS_DIR, Tracker, default_tracking_uri
 
     ids = [c.snapshot_id for p in sorted(Path(root).iterdir()) if p.is_dir() and (c := read_eval_config(p)) is not None]
     if not ids:
         return None
     uri = default_tracking_uri(Path(root))
-    Tracker(uri, f"omnidr/{ids[0]}", Path(root) / "mlartifacts").reliability_run(name, metrics, files)
+    Tracker(uri, f"omnidr/{ids[0]}", Path(root) / ARTIFACTS_DIR).reliability_run(name, metrics, files)
     return uri

@@ -7,6 +7,12 @@ idempotent: runs are found again by their `omnidr.*` tags, so a resumed evaluati
 and never duplicates a run.
 """
 
-from ._mlflow import Tracker, default_tracking_uri, environment_facts
+from ._mlflow import (
+    ARTIFACTS_DIR,
+    DB_FILE,
+    Tracker,
+    default_tracking_uri,
+    environment_facts,
+)
 
-__all__ = ["Tracker", "default_tracking_uri", "environment_facts"]
+__all__ = ["ARTIFACTS_DIR", "DB_FILE", "Tracker", "default_tracking_uri", "environment_facts"]
