@@ -102,11 +102,13 @@ def judge_settings(judge: Endpoint):
 
 
 def judge_key(judge: Endpoint) -> str:
-    from omnidr.evaluation import PROMPT_VERSION, BaselineJudge
+    """The key the judge's evaluations carry (`JudgeIdentity.key`), known before any is made: a resumed run
+    finds the evaluations of the same judge by it."""
+    from omnidr.evaluation import PROMPT_VERSION, BaselineJudge, JudgeIdentity
 
     if judge.offline:
         return BaselineJudge().identity.key
-    return f"openai-compatible:{judge.name}:{PROMPT_VERSION}"
+    return JudgeIdentity(kind="openai-compatible", model=judge.name, prompt_version=PROMPT_VERSION).key
 
 
 def check_disk(path: Path) -> None:

@@ -219,3 +219,13 @@ def test_a_comparison_of_many_systems_gets_a_file_name_the_file_system_takes():
     assert len((name + ".json.tmp").encode()) < 255 and len(name.encode()) <= MAX_NAME
     assert name.startswith("reference-interface_only-scripted-vs-") and "-vs-and-5-more-" in name
     assert name == comparison_name(ladder) != comparison_name(ladder[::-1])
+
+
+def test_the_judge_key_known_before_scoring_is_the_one_the_judges_evaluations_carry():
+    """A resumed run finds the evaluations of the same judge by this key: it must be the judge's own identity."""
+    from omnidr.evaluation import BaselineJudge, OpenAIJudge
+    from omnidr.pipeline._eval import judge_key, judge_settings
+
+    model_judge = parse_judge("gpt-judge@http://127.0.0.1:9/v1")
+    assert judge_key(model_judge) == OpenAIJudge(judge_settings(model_judge)).identity.key
+    assert judge_key(parse_judge("offline-baseline")) == BaselineJudge().identity.key
