@@ -3,7 +3,7 @@
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,7 +28,7 @@ M = TypeVar("M", bound=BaseModel)
 class Problem:
     """One finding about a snapshot: where it is and what is wrong."""
 
-    severity: str  # "error" or "warning"
+    severity: Literal["error", "warning"]
     file: str  # path relative to the snapshot root
     path: str  # field path inside the file ("" for the whole file)
     message: str

@@ -6,6 +6,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from omnidr.benchmark import (
     ReportDataError,
@@ -18,6 +19,7 @@ from omnidr.benchmark import (
 from omnidr.benchmark._manifest import MANIFEST_FILE
 from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
+
 
 def full_validation(path: Path, check_videos: bool = True):
     """`omnidr snapshot validate`: the benchmark's static checks plus the evaluation stage's
@@ -40,7 +42,7 @@ def _stage_checks():
 @dataclass
 class StageResult:
     name: str
-    status: str  # "ok" or "failed"
+    status: Literal["ok", "failed"]
     detail: str
 
 
@@ -136,7 +138,12 @@ def _example_reports(snap) -> list[tuple[str, str, Path]]:
 
 def _evaluate_examples(snap) -> list[StageResult]:
     """Evaluate and score the example reports offline: probes in Chromium, J atoms by the baseline judge."""
-    from omnidr.evaluation import BaselineJudge, ChromiumBrowser, TaskInputs, evaluate_report
+    from omnidr.evaluation import (
+        BaselineJudge,
+        ChromiumBrowser,
+        TaskInputs,
+        evaluate_report,
+    )
 
     examples = _example_reports(snap)
     if not examples:

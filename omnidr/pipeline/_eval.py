@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from omnidr._lock import folder_lock
 from omnidr.attempts._relay import is_loopback_url
@@ -53,7 +54,7 @@ class EvalRequest:
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
     wait: bool = False  # another driver holds the run root: wait for it instead of stopping
-    web: str = "replay"  # replay (the snapshot's corpus), live (the web through the logging proxy), record
+    web: Literal["replay", "live", "record"] = "replay"  # the snapshot's corpus, the web through the proxy, recorded
     search_door: SearchDoor | None = None  # None: the offline index of the snapshot's corpus
     outside_network: str | None = None  # Docker network the helpers reach out on (None: bridge)
     upstream_ca: list[Path] = field(default_factory=list)  # extra CAs the proxy trusts on the live web
