@@ -1,16 +1,9 @@
-"""The snapshot's bundled web corpus (`web/corpus.json`): pages the replay proxy serves offline."""
+"""The snapshot's bundled web corpus (`web/corpus.json`): pages the replay proxy serves offline.
 
-from pydantic import Field
+The models are the egress proxy's (`sandbox/egress/_corpus.py`), defined once there: what `record` writes is
+a snapshot corpus as it is, and what a snapshot bundles is what `replay` serves.
+"""
 
-from ._base import Record
+from sandbox.egress import CorpusPage, WebCorpus
 
-
-class CorpusPage(Record):
-    url: str = Field(description="Canonical URL the page is served under.")
-    path: str = Field(description="File of the page, relative to the snapshot's `web/` folder.")
-    content_type: str = Field(description="MIME type served for the page, e.g. text/html; charset=utf-8 or application/pdf.")
-    title: str = Field(description="Title of the page or document.")
-
-
-class WebCorpus(Record):
-    pages: list[CorpusPage] = Field(description="Every bundled page.")
+__all__ = ["CorpusPage", "WebCorpus"]

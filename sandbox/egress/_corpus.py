@@ -1,10 +1,9 @@
 """Web corpora: what `replay` serves and what `record` writes.
 
 A corpus is a folder with `corpus.json` (the `WebCorpus` below) and one file per page, at the page's
-`path` relative to the folder. It is the format of a snapshot's `web/` folder
-(`omnidr/benchmark/_corpus.py`), so a recording can be frozen into a snapshot as it is, and the demo
-snapshot's `web/` folder is served by `replay` as it is. The two model definitions must stay equal;
-`tests/sandbox/test_egress.py` checks that they do.
+`path` relative to the folder. It is the format of a snapshot's `web/` folder: `omnidr.benchmark` uses
+these models, so a recording can be frozen into a snapshot as it is, and the demo snapshot's `web/`
+folder is served by `replay` as it is.
 
 Pages are found by URL, ignoring the fragment, the case of scheme and host, and a default port. A page is
 served under both `http://` and `https://`: the exact scheme is tried first, then the other one.
@@ -33,7 +32,7 @@ class CorpusError(ValueError):
 
 
 class CorpusPage(BaseModel):
-    """One page of a corpus (same fields as `omnidr.benchmark.CorpusPage`)."""
+    """One page of a corpus (a snapshot's `web/corpus.json` too)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -46,7 +45,7 @@ class CorpusPage(BaseModel):
 
 
 class WebCorpus(BaseModel):
-    """`corpus.json` (same fields as `omnidr.benchmark.WebCorpus`)."""
+    """`corpus.json` of a corpus folder (a snapshot's `web/` too)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
