@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from omnidr.attempts import AttemptSandbox, AttemptSpec, ProxyMode, SandboxLimits, Upstream  # noqa: E402
+from omnidr.attempts import AttemptSandbox, AttemptSpec, SandboxLimits, Upstream
 from omnidr.benchmark import open_snapshot  # noqa: E402
 from omnidr.harness import CommandHarness  # noqa: E402
 from omnidr.images import build_images, docker_client  # noqa: E402
@@ -41,7 +41,7 @@ def spec_for(folder: Path, tags: dict, snap, task_id: str) -> AttemptSpec:
         instruction="benchmark", contract_dir=(snap.root / snap.contract_file).parent, model="m",
         upstreams=(Upstream(family="openai", base_url="http://upstream.invalid:9000/v1"),), budget=Budget(wall_time_s=120),
         limits=SandboxLimits(cpus=1, memory_mb=256), gateway_image=tags["gateway"], egress_image=tags["egress"],
-        proxy_mode=ProxyMode.deny,
+        proxy_mode="deny",
     )
 
 

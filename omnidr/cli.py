@@ -365,14 +365,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         retry_on, proxy_mode, denylist, provider_tools, outside_network, search_door, search_key_env, cpus, memory_mb,
         pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import (
-        ProxyMode,
-        RetryPolicy,
-        SandboxLimits,
-        Upstream,
-        parse_provider_tools,
-        parse_search_door,
-    )
+    from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream, parse_provider_tools, parse_search_door
     from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
@@ -389,8 +382,8 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                     max_tool_calls=max_tool_calls, wall_time_s=wall_time_s, attempts_per_task=attempts)
     retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
     limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
-    tools_policy = parse_provider_tools(provider_tools, ProxyMode(proxy_mode))
-    door = parse_search_door(search_door, search_key_env, ProxyMode(proxy_mode)) if search_door else None
+    tools_policy = parse_provider_tools(provider_tools, proxy_mode)
+    door = parse_search_door(search_door, search_key_env, proxy_mode) if search_door else None
 
     def show(r) -> None:
         color = "green" if r.delivered else "red"
@@ -410,7 +403,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                 snapshot_path, run_dir, harness, list(tasks) or None, capability,
                 model_base_url=anthropic_base_url if anthropic else openai_base_url, model=model,
                 endpoint_family=("anthropic" if anthropic_base_url else "openai" if openai_base_url else None),
-                key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=ProxyMode(proxy_mode),
+                key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=proxy_mode,
                 denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
                 parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
                 provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
@@ -418,7 +411,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         else:
             results = run_command_harness(
                 snapshot_path, run_dir, image, list(argv), list(tasks) or None, model or "unspecified", upstreams,
-                budget, limits, retry, ProxyMode(proxy_mode), list(denylist), outside_network, on_attempt=show,
+                budget, limits, retry, proxy_mode, list(denylist), outside_network, on_attempt=show,
                 parallel=parallel, provider_tools=tools_policy, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
                 wait=wait, search_door=door,
             )

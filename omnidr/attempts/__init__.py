@@ -9,7 +9,6 @@ from ._models import (
     AttemptReason,
     AttemptRecord,
     BudgetUse,
-    ProxyMode,
     RetryPolicy,
     SandboxLimits,
     Upstream,
@@ -28,7 +27,7 @@ from ._runner import (
 from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
 
 __all__ = [
-    "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "ProxyMode", "RetryPolicy",
+    "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "RetryPolicy",
     "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run",
 ]

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.images import ImagePackages
-from sandbox.models import Budget, ProviderToolsPolicy
+from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode
 
 
 class AttemptReason(str, Enum):
@@ -55,21 +55,13 @@ class SandboxLimits(BaseModel):
     output_mb: int = Field(2048, ge=16, description="Largest report folder accepted, MiB (checked after the attempt).")
 
 
-class ProxyMode(str, Enum):
-    log = "log"
-    intercept = "intercept"
-    record = "record"
-    replay = "replay"
-    deny = "deny"
-
-
 def default_provider_tools(mode: ProxyMode) -> ProviderToolsPolicy:
     """The provider-side tools policy of a run that names none: `deny` when the web is the snapshot's
     replay corpus (or closed), so that an offline run stays offline; `denylist` on the live web."""
-    return ProviderToolsPolicy.every("deny" if mode in (ProxyMode.replay, ProxyMode.deny) else "denylist")
+    return ProviderToolsPolicy.every("deny" if mode in ("replay", "deny") else "denylist")
 
 
-def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = ProxyMode.replay) -> ProviderToolsPolicy | None:
+def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = "replay") -> ProviderToolsPolicy | None:
     """`--provider-tools`: `default` (None: the proxy mode's default), `allow`, `deny`, `denylist`, or
     KIND=POLICY,... over web_search, web_fetch and hosted (unnamed kinds keep the mode's default)."""
     from omnidr.errors import UserError
@@ -84,7 +76,7 @@ def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = ProxyMode.rep
 
 
 # `omnidr eval --web`: the web the agents get, as the egress proxy mode that makes it
-WEB_MODES = {"replay": ProxyMode.replay, "live": ProxyMode.intercept, "record": ProxyMode.record}
+WEB_MODES = {"replay": "replay", "live": "intercept", "record": "record"}
 
 
 def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):
@@ -101,12 +93,12 @@ def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):
             or not urlsplit(url).hostname:
         raise UserError(f"--search-door {text!r}: give searxng@URL or brave@URL, e.g. brave@https://api.search.brave.com")
     key_env = key_env or ("BRAVE_SEARCH_API_KEY" if provider == "brave" else None)
-    if key_env and mode is not ProxyMode.replay and not os.environ.get(key_env):
+    if key_env and mode != "replay" and not os.environ.get(key_env):
         raise UserError(f"environment variable {key_env} (the {provider} search door's key) is not set; set it or "
                         "name another with --search-key-env")
-    if mode in (ProxyMode.log, ProxyMode.deny):
+    if mode in ("log", "deny"):
         raise UserError(f"--search-door needs a proxy mode that reads requests (intercept, record or replay), "
-                        f"not {mode.value}")
+                        f"not {mode}")
     return SearchDoor(provider=provider, base_url=url, key_env=key_env)
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from omnidr._files import write_atomic
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
-from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
+from sandbox.models import ProxyMode, Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import Harness
 from ._instruction import instruction
@@ -23,7 +23,6 @@ from ._models import (
     NOT_COUNTED,
     AttemptReason,
     AttemptRecord,
-    ProxyMode,
     RetryPolicy,
     SandboxLimits,
     Upstream,
@@ -76,13 +75,13 @@ class RunConfig(BaseModel):
     @classmethod
     def _mode_default(cls, data):
         if isinstance(data, dict) and data.get("provider_tools") is None and "proxy_mode" in data:
-            data = {**data, "provider_tools": default_provider_tools(ProxyMode(data["proxy_mode"]))}
+            data = {**data, "provider_tools": default_provider_tools(data["proxy_mode"])}
         return data
 
     @property
     def offline(self) -> bool:
         """Whether nothing of the run reaches the live web: replay (or closed) web and no provider-side tools."""
-        return self.proxy_mode in (ProxyMode.replay, ProxyMode.deny) and not self.provider_tools.opens_provider_web
+        return self.proxy_mode in ("replay", "deny") and not self.provider_tools.opens_provider_web
 
     def run_id(self) -> str:
         # a run without the brief, and with its mode's default provider-tools policy, keeps the id it had
@@ -194,7 +193,7 @@ def run_task_attempts(
                 upstreams=tuple(u.model_copy(update={"via": reach[u.base_url]}) if u.base_url in reach else u
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
-                replay_dir=snap.root / "web" if config.proxy_mode is ProxyMode.replay else None,
+                replay_dir=snap.root / "web" if config.proxy_mode == "replay" else None,
                 denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
                 upstream_ca=tuple(Path(c) for c in config.upstream_ca),
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,

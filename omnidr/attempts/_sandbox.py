@@ -23,13 +23,8 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from omnidr._files import write_atomic
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
-from sandbox.egress import (
-    AGENT_CA_PATH,
-    NETWORK_LOG,
-    PROVIDER_WEB_LOG,
-    agent_ca_environment,
-    read_web_log,
-)
+from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
+from sandbox.models import ProxyMode, NETWORK_LOG, PROVIDER_WEB_LOG, read_web_log
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import AgentContext, Harness
@@ -37,7 +32,6 @@ from ._models import (
     AttemptReason,
     AttemptRecord,
     BudgetUse,
-    ProxyMode,
     SandboxLimits,
     Upstream,
 )
@@ -80,7 +74,7 @@ class AttemptSpec:
     limits: SandboxLimits
     gateway_image: str
     egress_image: str
-    proxy_mode: ProxyMode = ProxyMode.deny
+    proxy_mode: ProxyMode = "deny"
     replay_dir: Path | None = None  # web corpus served in replay mode
     captions: tuple[Path, ...] = ()  # caption tracks fetched with the video, mounted beside it
     denylist: tuple[str, ...] = ()
@@ -383,9 +377,9 @@ class AttemptSandbox:
 
     def _start_proxy(self, dirs, internal) -> str:
         spec = self.spec
-        command = ["--mode", spec.proxy_mode.value, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}"]
+        command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}"]
         volumes = {str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}}
-        if spec.proxy_mode in (ProxyMode.intercept, ProxyMode.record, ProxyMode.replay):
+        if spec.proxy_mode in ("intercept", "record", "replay"):
             # the proxy makes a CA for this attempt alone and writes its certificate for the agent's trust store
             ca_dir = dirs["control"] / "ca"
             ca_dir.mkdir(exist_ok=True)
@@ -394,24 +388,24 @@ class AttemptSandbox:
             volumes[str(ca_dir)] = {"bind": "/ca", "mode": "rw"}
         if spec.denylist:
             command += ["--denylist", ",".join(spec.denylist)]
-        if spec.proxy_mode in (ProxyMode.intercept, ProxyMode.record):
+        if spec.proxy_mode in ("intercept", "record"):
             for i, pem in enumerate(spec.upstream_ca):
                 volumes[str(pem.resolve())] = {"bind": f"/upstream-ca/{i}.pem", "mode": "ro"}
                 command += ["--upstream-ca", f"/upstream-ca/{i}.pem"]
         env = {}
         door = spec.search_door
-        if door is not None and door.key_env and spec.proxy_mode is not ProxyMode.replay:
+        if door is not None and door.key_env and spec.proxy_mode != "replay":
             value = os.environ.get(door.key_env)
             if not value:
                 raise RuntimeError(f"environment variable {door.key_env} (key of the {door.provider} search door) is not set")
             env["OMNIDR_SEARCH_KEY"] = ("Bearer " if door.key_header == "Authorization" else "") + value
             command += ["--inject-header", f"{door.host}={door.key_header}:OMNIDR_SEARCH_KEY"]
-        if spec.proxy_mode is ProxyMode.replay:
+        if spec.proxy_mode == "replay":
             if spec.replay_dir is None:
                 raise RuntimeError("replay mode needs a web corpus folder")
             command += ["--replay-dir", "/replay"]
             volumes[str(spec.replay_dir.resolve())] = {"bind": "/replay", "mode": "ro"}
-        if spec.proxy_mode is ProxyMode.record:
+        if spec.proxy_mode == "record":
             record_dir = spec.folder / "record"
             record_dir.mkdir(exist_ok=True)
             record_dir.chmod(0o777)

@@ -2,9 +2,8 @@
 
 from ._brief import evidence_brief
 from ._calibration import CALIBRATION_FILE, Calibration, CalibrationScores, calibration_problem
-from ._contract import CONTRACT_VERSION, ReportContract, ReportData, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
-from ._corpus import CorpusPage, WebCorpus
-from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, RelationType, Verification, VideoRef
+from ._contract import ReportContract, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
+from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._manifest import ManifestDiff, SnapshotManifest
 from ._release import RELEASE_DENYLIST
@@ -30,11 +29,11 @@ from ._validate import sha256_file
 
 __all__ = [
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
-    "CONTRACT_VERSION", "RELEASE_DENYLIST", "Atom", "CorpusPage", "Difficulty", "Dimension", "Direction", "DirectionInventory",
+    "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
-    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "RelationType", "ReportContract", "ReportData", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
+    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "ReportContract", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
     "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
-    "ValidationReport", "Verification", "VideoRef", "WebCorpus", "data_schema", "direction_inventory",
+    "ValidationReport", "Verification", "VideoRef", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",
     "verify_snapshot",
 ]

@@ -7,6 +7,8 @@ from pydantic import Field, model_validator
 
 from ._base import Record
 
+from sandbox.models import RelationType
+
 
 class Origin(str, Enum):
     video = "video"
@@ -50,17 +52,6 @@ class Verification(str, Enum):
     single_source = "single_source"
     disputed = "disputed"
     unavailable = "unavailable"
-
-
-class RelationType(str, Enum):
-    """The six relations that link external evidence to the video (Sec. 2.2)."""
-
-    support = "support"
-    contradiction = "contradiction"
-    update = "update"
-    explanation = "explanation"
-    comparison = "comparison"
-    application = "application"
 
 
 class VideoRef(Record):

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ValidationError
 
 from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
-from ._corpus import WebCorpus
+from sandbox.models import CORPUS_FILE as WEB_CORPUS_FILE
+from sandbox.models import WebCorpus
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
 from ._review import REVIEW_FILE, WarningReviews
@@ -19,7 +20,7 @@ from ._task import Task
 
 SNAPSHOT_FILE = "snapshot.json"
 HYPERPARAMETERS_FILE = "hyperparameters.json"
-CORPUS_FILE = "web/corpus.json"
+CORPUS_FILE = f"web/{WEB_CORPUS_FILE}"
 
 M = TypeVar("M", bound=BaseModel)
 

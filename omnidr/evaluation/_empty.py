@@ -11,7 +11,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from omnidr.benchmark import CONTRACT_VERSION, Problem, ReferenceBudgets, ReportData, Snapshot, Task
+from omnidr.benchmark import Problem, ReferenceBudgets, Snapshot, Task
+from sandbox.models import CONTRACT_VERSION, ReportData
 from omnidr.errors import UserError
 
 from ._browser import ChromiumBrowser, ProbeLimits

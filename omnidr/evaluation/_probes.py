@@ -28,7 +28,8 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
-from omnidr.benchmark import CONTRACT_VERSION, ReferenceBudgets, ReportData, probe_catalog
+from omnidr.benchmark import ReferenceBudgets, probe_catalog
+from sandbox.models import CONTRACT_VERSION, ReportData
 
 from . import _page_js as js
 from ._browser import ORIGIN, ChromiumBrowser, PageCallError, PageUnusable, ProbeLimits, ReportPage

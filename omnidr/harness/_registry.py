@@ -175,15 +175,7 @@ def run_system(
     `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3)."""
     from docker.errors import ImageNotFound
 
-    from omnidr.attempts import (
-        ProxyMode,
-        RetryPolicy,
-        RunConfig,
-        SandboxLimits,
-        default_provider_tools,
-        open_run,
-        run_attempts,
-    )
+    from omnidr.attempts import RetryPolicy, RunConfig, SandboxLimits, default_provider_tools, open_run, run_attempts
     from omnidr.attempts._relay import relay_loopback_urls
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
     from omnidr.images import build_images, docker_client
@@ -205,7 +197,7 @@ def run_system(
         raise UserError(f"the scripted model does not drive the {harness} harness; give it a model endpoint")
     if harness == "command" and not (image and argv):
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
-    proxy_mode = ProxyMode(proxy_mode) if proxy_mode is not None else ProxyMode.replay
+    proxy_mode = proxy_mode if proxy_mode is not None else "replay"
     denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *(denylist or [])]))
     translation = None if harness == "command" else info.translation(endpoint_family)
     if translation and provider_tools is not None and provider_tools.web_search != "deny":
@@ -275,7 +267,7 @@ def run_system(
                 provider_tools=provider_tools, search_door=search_door,
                 upstream_ca=[str(Path(c).resolve()) for c in upstream_ca],
             )
-            if not config.offline and proxy_mode is ProxyMode.replay:
+            if not config.offline and proxy_mode == "replay":
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
                         "so this run is not offline although the proxy replays the snapshot's corpus")
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work

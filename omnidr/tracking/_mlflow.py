@@ -137,7 +137,7 @@ class Tracker:
             use = record.budget_use
             self._params(run_id, {
                 "task": record.task_id, "attempt": record.attempt, "harness": record.harness, "reason": record.reason.value,
-                "proxy_mode": record.proxy_mode.value,
+                "proxy_mode": record.proxy_mode,
                 **{f"image.{role}": image_id for role, image_id in record.image_ids.items()},
             })
             self._metrics(run_id, {

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from omnidr.errors import UserError
-from sandbox.egress import read_web_log
+from sandbox.models import read_web_log
 
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
 from ._html import audit_page

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sandbox.gateway._exchange import GatewayExchange
+from sandbox.models import GatewayExchange
 
 from ._builder import TrajectoryBuilder
 from ._jsonl import TrajectoryFormatError, content_text, decode_arguments, read_jsonl

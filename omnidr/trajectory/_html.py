@@ -5,8 +5,8 @@ import json
 from html import escape
 from typing import Any
 
-from sandbox.egress import ProviderEvent, WebEvent
-from sandbox.gateway._exchange import GatewayExchange
+from sandbox.models import ProviderEvent, WebEvent
+from sandbox.models import GatewayExchange
 
 from ._models import AgentStep, SystemStep, Trajectory, UserStep
 from ._stats import ProcessStats

@@ -1,61 +1,28 @@
 """The egress proxy: the agent's only way to the web, built on mitmproxy.
 
-It logs every request to network.jsonl (one `NetworkEvent` per line) and runs in one of five modes:
+It logs every request to network.jsonl (one `sandbox.models.NetworkEvent` per line) and runs in one of five modes:
 `log`, `intercept`, `record`, `replay`, `deny`; a denylist answers 403 in every mode. Run it with
 `python -m sandbox.egress --mode MODE ...` (see README.md in this folder). This package imports mitmproxy
 only in `_addon` and `_run`, so the host can read the models and corpora without it.
 """
 
 from sandbox.egress._config import AGENT_CA_PATH, CA_FILE, DEFAULT_PORT, EgressConfig, agent_ca_environment
-from sandbox.egress._corpus import CorpusError, CorpusPage, CorpusRecorder, ReplayCorpus, WebCorpus, page_path, url_key
-from sandbox.egress._denylist import Denylist, DenylistError, DenyRule
-from sandbox.egress._event import (
-    NETWORK_EVENT,
-    NETWORK_LOG,
-    PROVIDER_WEB_LOG,
-    BlockReason,
-    NetworkEvent,
-    NetworkLog,
-    ProviderEvent,
-    ProviderResult,
-    ProxyMode,
-    RequestEvent,
-    Source,
-    TunnelEvent,
-    WebEvent,
-    read_network_log,
-    read_web_log,
-)
+from sandbox.egress._corpus import CorpusError, CorpusRecorder, ReplayCorpus, page_path, url_key
+from sandbox.egress._denylist import Denylist, DenylistError, DenyRule, parse_entry
 
 __all__ = [
     "AGENT_CA_PATH",
     "CA_FILE",
     "DEFAULT_PORT",
-    "NETWORK_EVENT",
-    "NETWORK_LOG",
-    "PROVIDER_WEB_LOG",
-    "BlockReason",
     "CorpusError",
-    "CorpusPage",
     "CorpusRecorder",
     "Denylist",
     "DenylistError",
     "DenyRule",
     "EgressConfig",
-    "NetworkEvent",
-    "NetworkLog",
-    "ProxyMode",
     "ReplayCorpus",
-    "ProviderEvent",
-    "ProviderResult",
-    "RequestEvent",
-    "Source",
-    "TunnelEvent",
-    "WebCorpus",
     "agent_ca_environment",
     "page_path",
-    "WebEvent",
-    "read_network_log",
-    "read_web_log",
+    "parse_entry",
     "url_key",
 ]

@@ -23,7 +23,7 @@ from mitmproxy.proxy import server_hooks
 from sandbox.egress._config import EgressConfig
 from sandbox.egress._corpus import CorpusRecorder, ReplayCorpus
 from sandbox.egress._denylist import Denylist
-from sandbox.egress._event import BlockReason, NetworkLog, RequestEvent, Source, TunnelEvent
+from sandbox.models import BlockReason, NetworkLog, RequestEvent, Source, TunnelEvent
 
 logger = logging.getLogger("sandbox.egress")
 

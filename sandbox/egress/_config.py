@@ -4,7 +4,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sandbox.egress._event import ProxyMode
+from sandbox.models import ProxyMode
 
 CA_FILE = "egress-ca.pem"
 """Name of the exported CA certificate (PEM, no key) inside the `--ca-out` folder."""

@@ -20,36 +20,16 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-CORPUS_FILE = "corpus.json"
+from sandbox.models import CORPUS_FILE, CorpusPage, WebCorpus
+
 _PARTIAL_DIR = ".partial"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class CorpusError(ValueError):
     """A corpus folder the proxy cannot serve; the message says what is wrong."""
-
-
-class CorpusPage(BaseModel):
-    """One page of a corpus (a snapshot's `web/corpus.json` too)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str = Field(description="Canonical URL the page is served under.")
-    path: str = Field(description="File of the page, relative to the corpus folder.")
-    content_type: str = Field(
-        description="MIME type served for the page, e.g. text/html; charset=utf-8 or application/pdf."
-    )
-    title: str = Field(description="Title of the page or document.")
-
-
-class WebCorpus(BaseModel):
-    """`corpus.json` of a corpus folder (a snapshot's `web/` too)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    pages: list[CorpusPage] = Field(description="Every page of the corpus.")
 
 
 def url_key(url: str) -> str:

@@ -3,15 +3,13 @@
 It passes OpenAI Chat Completions, OpenAI Responses and Anthropic Messages requests (streamed or
 not) through to a configured upstream with the real key, which only the gateway holds; enforces
 the attempt's `Budget`; re-sends upstream 5xx, 429 and connection failures; and writes one
-`GatewayExchange` per exchange to gateway.jsonl. Run it with `python -m sandbox.gateway --config
+`sandbox.models.GatewayExchange` per exchange to gateway.jsonl. Run it with `python -m sandbox.gateway --config
 PATH` (see README.md in this folder for the config and the endpoints).
 """
 
 from typing import TYPE_CHECKING
 
-from sandbox.gateway._budget import GatewayState
 from sandbox.gateway._config import ConfigError, GatewayConfig, UpstreamConfig, Upstreams, load_config
-from sandbox.gateway._exchange import BudgetName, GatewayExchange, TokenUsage
 
 if TYPE_CHECKING:
     from sandbox.gateway._app import RunningGateway, create_app, serve, start_gateway
@@ -28,13 +26,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'sandbox.gateway' has no attribute {name!r}")
 
 __all__ = [
-    "BudgetName",
     "ConfigError",
     "GatewayConfig",
-    "GatewayExchange",
-    "GatewayState",
     "RunningGateway",
-    "TokenUsage",
     "UpstreamConfig",
     "Upstreams",
     "create_app",

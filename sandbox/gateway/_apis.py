@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sandbox.gateway._exchange import RouteName, TokenUsage
+from sandbox.models import RouteName, TokenUsage
 
 Family = Literal["openai", "anthropic"]
 

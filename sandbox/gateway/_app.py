@@ -16,8 +16,8 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from sandbox.egress._denylist import Denylist
-from sandbox.egress._event import NetworkLog, ProviderEvent
+from sandbox.egress import Denylist
+from sandbox.models import NetworkLog, ProviderEvent
 from sandbox.gateway._apis import (
     CHAT,
     COUNT_TOKENS,
@@ -37,7 +37,8 @@ from sandbox.gateway._apis import (
 )
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
-from sandbox.gateway._exchange import REDACTED, ExchangeLog, GatewayExchange, Outcome, Redactor, TokenUsage
+from sandbox.gateway._exchange import REDACTED, ExchangeLog, Redactor
+from sandbox.models import GatewayExchange, Outcome, TokenUsage
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._translate import Translation, plan

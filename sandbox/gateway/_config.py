@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from sandbox.egress._denylist import parse_entry
-from sandbox.egress._event import PROVIDER_WEB_LOG
+from sandbox.egress import parse_entry
+from sandbox.models import PROVIDER_WEB_LOG
 from sandbox.models import Budget, ProviderToolsPolicy
 
 

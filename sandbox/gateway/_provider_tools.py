@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sandbox.egress._denylist import Denylist, parse_entry
+from sandbox.egress import Denylist, parse_entry
 from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Route, _dict
 from sandbox.models import ProviderToolKind, ProviderToolsPolicy, ToolPolicy
 

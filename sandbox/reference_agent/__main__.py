@@ -18,9 +18,9 @@ from pathlib import Path
 from ._capability import LEVELS, capability
 from ._loop import NativeLog, run_agent
 from sandbox.skills.__main__ import budgets_from
-from sandbox.skills._media import WINDOW_S
+from sandbox.skills import WINDOW_S
 from ._tools import ToolBox
-from sandbox.skills._web import SearchIndex
+from sandbox.skills import SearchIndex
 
 LOG_FILE = "reference.jsonl"
 CONFIG_FILE = "config.json"

@@ -4,7 +4,7 @@ research state (probe, fetched pages, evidence records, report)."""
 import json
 from pathlib import Path
 
-from sandbox.skills import PHASES, TOOL_ACTIONS, SkillError, Workspace, _media, _web, tool_schemas
+from sandbox.skills import PHASES, TOOL_ACTIONS, WINDOW_S, SearchIndex, SkillError, Workspace, tool_schemas
 
 from ._capability import Capability
 
@@ -16,7 +16,7 @@ class ToolBox:
     one in-memory workspace. The schemas come from the skill manifests."""
 
     def __init__(self, cap: Capability, video: str, report_dir: Path, contract_dir: Path,
-                 search: _web.SearchIndex | None = None, window_s: float = _media.WINDOW_S,
+                 search: SearchIndex | None = None, window_s: float = WINDOW_S,
                  frames_per_window: int = 6, budgets: dict[str, int] | None = None, max_repairs: int = 3,
                  state_dir: Path | None = None, speech_url: str | None = None, speech_key: str | None = None,
                  captions: list[str] = (), door: str | None = None, denylist: list[str] = ()):

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sandbox.skills import _media, _web
+from sandbox.skills import WINDOW_S, classify, probe_video, sample_times, transcript
 
 HERE = Path(__file__).parent
 GOAL = {"support": "verify", "contradiction": "verify", "update": "update", "explanation": "explain",
@@ -52,11 +52,11 @@ def build(snapshot: Path, task_id: str) -> dict:
     lang = task["language"]
     words = TEXT[lang]
     video = str(snapshot / "tasks" / task_id / task["video"]["file"])
-    probe = _media.probe_video(video)
+    probe = probe_video(video)
     duration = probe["duration_s"]
-    _src, cues = _media.transcript(video, probe["subtitles"])
+    _src, cues = transcript(video, probe["subtitles"])
     frames = 6
-    frame_times = _media.sample_times(0.0, min(duration, _media.WINDOW_S), frames)
+    frame_times = sample_times(0.0, min(duration, WINDOW_S), frames)
     vfacts = [f for f in facts if f["origin"] == "video"]
     wfacts = [f for f in facts if f["origin"] == "web" and f.get("sources")]
 
@@ -262,7 +262,7 @@ def build_shell(snapshot: Path, task_id: str, script: dict) -> dict:
     frames = by_name["read_window"]["arguments"]["frames"]
 
     def kind(url: str) -> str:
-        return _web.classify(corpus.get(url, {"url": url}))
+        return classify(corpus.get(url, {"url": url}))
 
     searches = [f"omnidr-skill search web {shlex.quote(c['arguments']['query'])}" for c in calls
                 if c["name"] == "search_web"]

@@ -6,7 +6,7 @@ One implementation (`Workspace`), described once (`_manifest.SKILLS`), reached t
 `omnidr-skill` command in every agent image (CLI harnesses call it from their shell), the skill files
 generated from the manifests (SKILL.md for Claude Code and Codex, an AGENTS.md section), and the
 reference agent's tools. The capability level (App. F.5) decides which actions are installed.
-Standard library only, besides ffmpeg: it runs in every agent image.
+Standard library and the shared report models (pydantic, in every agent image's venv), besides ffmpeg.
 """
 
 from ._manifest import (
@@ -23,10 +23,13 @@ from ._manifest import (
     skills_at,
     tool_schemas,
 )
+from ._media import WINDOW_S, probe_video, sample_times, transcript
+from ._web import SearchIndex, classify
 from ._workspace import NotInstalled, SkillError, Workspace
 
 PHASES = {tool: next(a.phase for a in BY_NAME[s].actions if a.name == act) for tool, (s, act) in TOOL_ACTIONS.items()}
 """The reference agent's tool name -> phase of its skill action."""
 
 __all__ = ["BY_NAME", "LEVELS", "PHASES", "SKILLS", "TOOL_ACTIONS", "Action", "NotInstalled", "Skill", "SkillError",
-           "Workspace", "agents_md", "installed", "phase_of_command", "skill_md", "skills_at", "tool_schemas"]
+           "WINDOW_S", "SearchIndex", "Workspace", "agents_md", "classify", "installed", "phase_of_command", "probe_video",
+           "sample_times", "skill_md", "skills_at", "tool_schemas", "transcript"]

@@ -12,7 +12,6 @@ learns from the video or the instruction).
 
 import html
 import json
-import os
 import re
 import urllib.error
 import urllib.request
@@ -264,7 +263,3 @@ def fetch(url: str, timeout_s: float = 30.0) -> dict:
     elif low.startswith("text/") or "json" in low:
         text = body.decode("utf-8", "replace")
     return {"url": final_url or url, "status": status, "content_type": ctype, "title": title, "text": text, "raw": body}
-
-
-def proxy_env() -> dict[str, str | None]:
-    return {k: os.environ.get(k) for k in ("HTTPS_PROXY", "HTTP_PROXY", "SSL_CERT_FILE")}

@@ -257,9 +257,9 @@ class Workspace:
                      relation: str | None = None, video_time_s: float | None = None, anchor: str | None = None,
                      date: str | None = None) -> dict:
         if relation is not None and relation not in _report.RELATIONS:
-            raise SkillError(f"relation must be one of {', '.join(sorted(_report.RELATIONS))}")
+            raise SkillError(f"relation must be one of {', '.join(_report.RELATIONS)}")
         if modality not in _report.SOURCE_TYPES:
-            raise SkillError(f"modality must be one of {', '.join(sorted(_report.SOURCE_TYPES))}")
+            raise SkillError(f"modality must be one of {', '.join(_report.SOURCE_TYPES)}")
         verification = "observed"
         if source_url:
             page = self.fetched.get(source_url)

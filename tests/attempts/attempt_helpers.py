@@ -13,7 +13,7 @@ def agent_argv(*actions: str) -> list[str]:
 
 def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], tasks=None, **overrides):
     """Run the command harness through the Python API with small, fast defaults."""
-    from omnidr.attempts import ProxyMode, RetryPolicy, SandboxLimits, Upstream
+    from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream
     from omnidr.harness import run_command_harness
     from sandbox.models import Budget
 
@@ -24,7 +24,7 @@ def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], 
         model="fake-model",
         upstreams=[Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY")],
         budget=budget, limits=limits, retry=overrides.pop("retry", RetryPolicy()),
-        proxy_mode=overrides.pop("proxy_mode", ProxyMode.replay), denylist=overrides.pop("denylist", []),
+        proxy_mode=overrides.pop("proxy_mode", "replay"), denylist=overrides.pop("denylist", []),
         outside_network=network, gateway_backoff_s=0.05,
     )
 

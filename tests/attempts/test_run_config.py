@@ -3,7 +3,7 @@ that opens provider-side search is not offline and is a different run."""
 
 import json
 
-from omnidr.attempts import ProxyMode, RunConfig, default_provider_tools, parse_provider_tools
+from omnidr.attempts import RunConfig, default_provider_tools, parse_provider_tools
 from sandbox.models import ProviderToolsPolicy
 
 # run.json as the release before the provider_tools setting wrote it, and the run id that release gave it
@@ -38,10 +38,10 @@ def test_opening_provider_search_in_a_replay_run_makes_another_run_that_is_not_o
 
 
 def test_the_live_web_defaults_to_the_denylist_policy():
-    assert default_provider_tools(ProxyMode.log) == ProviderToolsPolicy.every("denylist")
-    assert default_provider_tools(ProxyMode.deny) == ProviderToolsPolicy.every("deny")
+    assert default_provider_tools("log") == ProviderToolsPolicy.every("denylist")
+    assert default_provider_tools("deny") == ProviderToolsPolicy.every("deny")
     live = json.loads(OLD_RUN_JSON) | {"proxy_mode": "intercept"}
     assert RunConfig.model_validate(live).provider_tools == ProviderToolsPolicy.every("denylist")
-    assert parse_provider_tools("default", ProxyMode.log) is None
-    mixed = parse_provider_tools("web_search=allow", ProxyMode.log)
+    assert parse_provider_tools("default", "log") is None
+    mixed = parse_provider_tools("web_search=allow", "log")
     assert (mixed.web_search, mixed.web_fetch) == ("allow", "denylist")

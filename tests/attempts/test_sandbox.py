@@ -116,7 +116,7 @@ def test_wall_clock_limit_kills_the_agent(tmp_path, images, upstream_factory, re
 def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upstream_factory, real_key):
     from omnidr.attempts import RetryPolicy
     from omnidr.harness import run_command_harness
-    from omnidr.attempts import ProxyMode, SandboxLimits, Upstream
+    from omnidr.attempts import SandboxLimits, Upstream
     from sandbox.models import Budget
 
     network, _ = upstream_factory()
@@ -127,7 +127,7 @@ def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upst
         DEMO, tmp_path / "run", images["base"], ["sh", "-c", script], [first_task()], "fake-model",
         [Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY")],
         Budget(wall_time_s=8, attempts_per_task=1), SandboxLimits(cpus=1, memory_mb=256, pids=64, tmpfs_mb=32, output_mb=32),
-        RetryPolicy(), ProxyMode.deny, [], network,
+        RetryPolicy(), "deny", [], network,
     )
     [record] = results[first_task()]
     assert record.reason.value == "timeout"

@@ -47,7 +47,7 @@ def inject(report: Path, script: str, where: str = "head") -> Path:
 def write_attempt(run_dir: Path, task_id: str, n: int, reason: str, report_from: Path | None = None,
                   report_path: str | None = "output/report/index.html", detail: str = "") -> Path:
     """An attempt folder as `omnidr run` leaves it: attempt.json last, the report under output/report/."""
-    from omnidr.attempts import AttemptReason, AttemptRecord, ProxyMode, SandboxLimits
+    from omnidr.attempts import AttemptReason, AttemptRecord, SandboxLimits
     from sandbox.models import Budget
 
     folder = run_dir / "attempts" / task_id / str(n)
@@ -58,21 +58,21 @@ def write_attempt(run_dir: Path, task_id: str, n: int, reason: str, report_from:
     record = AttemptRecord(
         task_id=task_id, attempt=n, harness="command", command=["python3", "agent.py"], reason=AttemptReason(reason),
         detail=detail, exit_code=0, started_at=now, ended_at=now, wall_time_s=1.0, budget=Budget(),
-        limits=SandboxLimits(), proxy_mode=ProxyMode.replay, report_path=report_path if reason == "success" else None,
+        limits=SandboxLimits(), proxy_mode="replay", report_path=report_path if reason == "success" else None,
     )
     (folder / "attempt.json").write_text(record.model_dump_json(indent=2), "utf-8")
     return folder
 
 
 def write_run(run_dir: Path, tasks: list[str], snapshot: Path = DEMO, model: str = "fake-model") -> Path:
-    from omnidr.attempts import ProxyMode, RetryPolicy, RunConfig, SandboxLimits
+    from omnidr.attempts import RetryPolicy, RunConfig, SandboxLimits
     from sandbox.models import Budget
 
     run_dir.mkdir(parents=True, exist_ok=True)
     config = RunConfig(
         snapshot=str(snapshot), tasks=tasks, harness="command", agent_image="omnidr/base:test", command=["python3", "agent.py"],
         model=model, upstreams=[{"family": "openai", "base_url": "http://upstream:9000/v1", "key_env": None}],
-        budget=Budget(), limits=SandboxLimits(), retry=RetryPolicy(), proxy_mode=ProxyMode.replay,
+        budget=Budget(), limits=SandboxLimits(), retry=RetryPolicy(), proxy_mode="replay",
         gateway_image="omnidr/gateway:test", egress_image="omnidr/egress:test",
     )
     (run_dir / "run.json").write_text(config.model_dump_json(indent=2), "utf-8")

@@ -190,7 +190,7 @@ def test_claude_codes_websearch_runs_at_the_provider_through_the_gateway_and_is_
     release repository. Under the denylist policy the gateway puts the release hosts into blocked_domains,
     removes the leaked result before Claude Code sees it, and logs the search as a provider network event."""
     from omnidr.benchmark import RELEASE_DENYLIST
-    from sandbox.egress import read_web_log
+    from sandbox.models import read_web_log
     from sandbox.models import ProviderToolsPolicy
 
     scripts = tmp_path / "scripts" / "shell"

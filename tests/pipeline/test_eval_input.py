@@ -68,11 +68,11 @@ def test_the_web_modes_are_proxy_modes_with_their_provider_tools_defaults():
     from omnidr.pipeline._eval import EvalRequest
 
     request = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"))
-    assert (request.proxy_mode.value, str(request.tools_policy)) == ("replay", "deny")
+    assert (request.proxy_mode, str(request.tools_policy)) == ("replay", "deny")
     live = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"), web="live")
-    assert (live.proxy_mode.value, str(live.tools_policy)) == ("intercept", "denylist")
+    assert (live.proxy_mode, str(live.tools_policy)) == ("intercept", "denylist")
     record = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"), web="record")
-    assert (record.proxy_mode.value, str(record.tools_policy)) == ("record", "denylist")
+    assert (record.proxy_mode, str(record.tools_policy)) == ("record", "denylist")
 
 
 def test_model_and_judge_spellings():

@@ -19,25 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from omnidr.benchmark import CorpusPage as SnapshotCorpusPage
-from omnidr.benchmark import WebCorpus as SnapshotWebCorpus
-from sandbox.egress import (
-    AGENT_CA_PATH,
-    CA_FILE,
-    CorpusPage,
-    CorpusRecorder,
-    Denylist,
-    DenylistError,
-    NetworkLog,
-    ReplayCorpus,
-    RequestEvent,
-    TunnelEvent,
-    WebCorpus,
-    agent_ca_environment,
-    page_path,
-    read_network_log,
-    url_key,
-)
+from sandbox.egress import AGENT_CA_PATH, CA_FILE, CorpusRecorder, Denylist, DenylistError, ReplayCorpus, agent_ca_environment, page_path, url_key
+from sandbox.models import NetworkLog, RequestEvent, TunnelEvent, WebCorpus, read_network_log
 from sandbox.egress.__main__ import main as egress_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,12 +66,6 @@ def test_denylist_matches_hosts_subdomains_and_path_prefixes(tmp_path):
         Denylist(["/just/a/path"])
 
 
-def test_corpus_models_are_the_snapshot_models():
-    """A recorded corpus must load as a snapshot's web/corpus.json, and the reverse: one definition serves both."""
-    assert (SnapshotCorpusPage, SnapshotWebCorpus) == (CorpusPage, WebCorpus)
-    assert WebCorpus.model_config.get("extra") == CorpusPage.model_config.get("extra") == "forbid"
-
-
 def test_demo_corpus_is_found_by_url_under_both_schemes():
     corpus = ReplayCorpus(DEMO_WEB)
     assert len(corpus) == len(json.loads((DEMO_WEB / "corpus.json").read_text("utf-8"))["pages"])
@@ -117,7 +94,7 @@ def test_recorder_writes_a_corpus_that_replay_and_the_snapshot_model_read(tmp_pa
     rec.close()
     folder = tmp_path / "rec"
     index = json.loads((folder / "corpus.json").read_text("utf-8"))
-    SnapshotWebCorpus.model_validate(index)
+    WebCorpus.model_validate(index)
     by_url = {p["url"]: p for p in index["pages"]}
     assert by_url["https://a.org/wiki/A_B"] == {"url": "https://a.org/wiki/A_B", "path": "a.org/wiki/A_B.html",
                                                 "content_type": "text/html; charset=utf-8", "title": "A & B"}
@@ -550,7 +527,7 @@ def test_record_then_replay_offline_gives_the_same_pages(setup):
     assert {e.url: e.recorded_path is not None for e in events} == {
         urls[0]: True, urls[1]: False, "http://origin.test:8080/landing": True,
     }
-    corpus = SnapshotWebCorpus.model_validate_json((setup.record_dir / "corpus.json").read_text("utf-8"))
+    corpus = WebCorpus.model_validate_json((setup.record_dir / "corpus.json").read_text("utf-8"))
     assert {p.url for p in corpus.pages} == {urls[0], urls[1], "http://origin.test:8080/landing"}
 
     # Replay the recording on a network where the origin does not exist.

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from fake_model_api import FakeModelApi, LoopThread
 
-from sandbox.gateway import GatewayConfig, GatewayExchange, GatewayState, start_gateway
+from sandbox.gateway import GatewayConfig, start_gateway
+from sandbox.models import GatewayExchange, GatewayState
 from sandbox.models import Budget
 
 pytestmark = pytest.mark.network

@@ -5,7 +5,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from sandbox.gateway._exchange import GatewayExchange, TokenUsage
+from sandbox.models import GatewayExchange, TokenUsage
 
 T0 = datetime(2026, 5, 1, 10, 0, 0, tzinfo=timezone.utc)
 
@@ -56,7 +56,7 @@ def attempt_record(folder: Path, harness: str, wall_time_s: float = 95.0, max_to
 
 
 def network_log(folder: Path) -> None:
-    from sandbox.egress._event import RequestEvent, TunnelEvent
+    from sandbox.models import RequestEvent, TunnelEvent
 
     events = [
         RequestEvent(seq=1, started_at=T0 + timedelta(seconds=12), duration_s=0.4, mode="intercept", method="GET",

@@ -1,0 +1,159 @@
+"""What the model gateway writes and the host reads: `gateway.jsonl` (one `GatewayExchange` per line) and
+`gateway_state.json` (the `GatewayState` summary of what the attempt spent)."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.models._policy import API_LABEL, Budget
+
+GATEWAY_LOG = "gateway.jsonl"
+GATEWAY_STATE = "gateway_state.json"
+
+BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls"]
+"""The `Budget` field whose limit was reached."""
+
+RouteName = Literal["chat_completions", "responses", "messages", "count_tokens", "models", "audio_transcriptions",
+                    "unknown"]
+
+Outcome = Literal[
+    "ok",  # the upstream answered 2xx and the whole answer reached the agent
+    "upstream_error",  # the upstream answered non-2xx (after any retries); relayed as is
+    "upstream_unreachable",  # no answer after all retries; the agent got 502
+    "stream_broken",  # the upstream stream failed part-way; the agent got a truncated stream
+    "client_disconnected",  # the agent went away during a stream; the upstream stream was abandoned
+    "budget_exhausted",  # refused by the gateway: a budget is spent
+    "unauthorized",  # wrong or missing dummy token; the agent got 401
+    "bad_request",  # the gateway could not read the request (not a JSON object)
+    "not_found",  # no such route, or no upstream configured for it
+    "provider_tool_refused",  # refused by the gateway: the run's policy forbids the provider-side tool it asks for
+]
+
+
+class TokenUsage(BaseModel):
+    """Tokens of one exchange, from the upstream's usage fields, normalised across the three APIs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = Field(
+        description="Prompt tokens, cached ones included (Anthropic: input + cache read + cache creation)."
+    )
+    output_tokens: int = Field(description="Generated tokens, reasoning/thinking tokens included.")
+    cache_read_input_tokens: int | None = Field(None, description="Part of input_tokens read from a prompt cache.")
+    cache_creation_input_tokens: int | None = Field(
+        None, description="Part of input_tokens written to a prompt cache (Anthropic)."
+    )
+    reasoning_tokens: int | None = Field(None, description="Part of output_tokens spent on hidden reasoning (OpenAI).")
+    server_search_requests: int | None = Field(
+        None, description="Web searches the provider ran itself for this answer (Anthropic `server_tool_use`, "
+                          "Responses `web_search_call` items); they never pass the egress proxy.")
+    server_fetch_requests: int | None = Field(
+        None, description="Web fetches the provider ran itself for this answer (Anthropic "
+                          "`server_tool_use.web_fetch_requests`).")
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class GatewayExchange(BaseModel):
+    """One request of the agent and the gateway's answer to it: one line of gateway.jsonl."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = Field(description="Arrival order at the gateway, from 1 (lines are in finishing order).")
+    started_at: datetime = Field(description="When the gateway received the request (UTC).")
+    finished_at: datetime = Field(
+        description="When the answer was complete, just before its end went to the agent (UTC); the line is "
+        "written then, so it is on disk before the agent has the whole answer."
+    )
+    latency_s: float = Field(description="Seconds from receiving the request to finished_at.")
+    first_byte_s: float | None = Field(
+        None, description="Seconds from receiving the request to the first body byte sent to the agent."
+    )
+    method: str = Field(description="HTTP method of the agent's request.")
+    path: str = Field(description="Path the agent requested, query string included.")
+    route: RouteName = Field(description="Which API the request was for.")
+    upstream_url: str | None = Field(None, description="URL the request was forwarded to (never carries a key), as the "
+                                     "user gave it.")
+    upstream_via: str | None = Field(None, description="Address the request actually went to, when it differs from "
+                                     "upstream_url (a relay to a model server on the host's loopback).")
+    model: str | None = Field(None, description="`model` named in the agent's request.")
+    stream: bool = Field(False, description="Whether the answer was relayed as a server-sent-event stream.")
+    counted: bool = Field(False, description="Whether the request counted as one agent iteration (model request).")
+    status: int = Field(description="HTTP status the agent received.")
+    upstream_status: int | None = Field(None, description="Status of the upstream's last answer; None if none came.")
+    outcome: Outcome = Field(description="How the exchange ended.")
+    retries: int = Field(0, description="Times the request was re-sent upstream after a 5xx, 429 or connection failure.")
+    retry_reasons: list[str] = Field(
+        default_factory=list,
+        description="Why each retried try failed, in order; for `upstream_unreachable` also why the last one did.",
+    )
+    usage: TokenUsage | None = Field(None, description="Tokens counted from the upstream's usage; None if it gave none.")
+    tool_calls: int = Field(0, description="Tool-use blocks in the model's answer (counted toward max_tool_calls).")
+    budget_exhausted: BudgetName | None = Field(None, description="The spent budget that refused this request.")
+    request_edits: list[str] = Field(
+        default_factory=list, description="What the gateway changed in the request or the answer, one sentence each."
+    )
+    error: str | None = Field(None, description="The gateway's own explanation when the outcome is not `ok`.")
+    provider_tools: list[dict[str, str]] = Field(
+        default_factory=list, description="Each provider-side tool the request asked for and what the gateway did "
+        "with it: kind, tool, policy, action (passed, filter_added, removed, refused), detail.")
+    provider_web_events: int = Field(0, description="Provider-side searches and fetches found in the answer "
+                                                    "(lines written to provider_web.jsonl).")
+    denylisted_results: int = Field(0, description="Results or pages on the denylist that the gateway removed from "
+                                                   "the answer before the agent got it.")
+    translation: str | None = Field(
+        None, description="API translation of a model request whose upstream speaks another API than the agent, "
+        "e.g. `anthropic-messages->openai-chat`; None when passed through as it is.")
+    translation_dropped: list[str] = Field(
+        default_factory=list, description="What the agent sent or the upstream answered that the other API cannot "
+        "carry and the translation left out (thinking blocks, provider-side tools, cache marks, ...).")
+    request_headers: dict[str, str] = Field(default_factory=dict, description="Agent's headers; credentials redacted.")
+    client_request_body: Any = Field(
+        None, description="A translated request as the agent sent it (request_body is what the upstream got).")
+    request_body: Any = Field(None, description="Body sent upstream (after the edits): JSON value, or text.")
+    response_headers: dict[str, str] = Field(default_factory=dict, description="Headers relayed to the agent.")
+    response_body: Any = Field(
+        None, description="Answer as the upstream sent it: JSON value, raw SSE text for streams, or text."
+    )
+    client_response_body: Any = Field(
+        None, description="A translated answer as the agent got it: JSON value, or SSE text for streams.")
+
+    @property
+    def upstream_route(self) -> str:
+        """The API `request_body` and `response_body` are in: the upstream's (after a translation) or `route`."""
+        if self.translation:
+            target = self.translation.split("->", 1)[1]
+            return next((name for name, label in API_LABEL.items() if label == target), self.route)
+        return self.route
+
+
+class GatewayState(BaseModel):
+    """What the attempt has spent: GET /_gateway/state, and the summary file written by the gateway."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    budget: Budget = Field(description="The budget being enforced.")
+    started_at: datetime = Field(description="When the gateway started (UTC).")
+    updated_at: datetime = Field(description="When these figures last changed (UTC).")
+    requests: int = Field(0, description="Model requests admitted and forwarded: the agent iterations used.")
+    refused_requests: int = Field(0, description="Model requests refused because a budget was spent.")
+    failed_requests: int = Field(
+        0, description="Admitted requests whose answer was not a complete 2xx (upstream error, unreachable, broken)."
+    )
+    input_tokens: int = Field(0, description="Prompt tokens over the attempt, cached ones included.")
+    output_tokens: int = Field(0, description="Generated tokens over the attempt.")
+    total_tokens: int = Field(0, description="input_tokens + output_tokens (what max_total_tokens limits).")
+    tool_calls: int = Field(0, description="Tool-use blocks in model answers over the attempt.")
+    upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
+    server_search_requests: int = Field(
+        0, description="Web searches the model provider ran itself (server-side tools), where the upstream reports them.")
+    server_fetch_requests: int = Field(
+        0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
+    requests_without_usage: int = Field(
+        0, description="Admitted requests answered 2xx without usage, so their tokens are not counted."
+    )
+    budget_exhausted: BudgetName | None = Field(None, description="The first budget spent, or None.")
+    budget_exhausted_at: datetime | None = Field(None, description="When that budget was spent (UTC).")
