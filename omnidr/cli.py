@@ -124,7 +124,7 @@ def snapshot_add_web(path: Path, corpora: tuple[Path, ...]) -> None:
     the snapshot's web/ corpus. A URL the snapshot already has keeps its page. Freeze the snapshot again
     afterwards: its id changes with its web."""
     from omnidr.benchmark import open_snapshot
-    from omnidr.benchmark._snapshot import CORPUS_FILE
+    from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
     from sandbox.egress import CorpusError, CorpusRecorder
 
     if not (path / "snapshot.json").is_file():
@@ -135,14 +135,14 @@ def snapshot_add_web(path: Path, corpora: tuple[Path, ...]) -> None:
     # a page that a fact cites goes where the fact says it is (facts[].sources[].corpus_path)
     cited = {src.url: src.corpus_path for bundle in open_snapshot(path).tasks.values() if bundle.facts
              for fact in bundle.facts.facts for src in fact.sources if src.corpus_path}
-    recorder = CorpusRecorder((path / CORPUS_FILE).parent)
+    recorder = CorpusRecorder((path / SNAPSHOT_CORPUS_FILE).parent)
     for corpus in corpora:
         try:
             added, kept = recorder.add_corpus(corpus, cited)
         except CorpusError as exc:
             raise UserError(str(exc)) from None
         out.print(f"{corpus}: added {added} page(s); {kept} already in the snapshot kept", soft_wrap=True)
-    out.print(f"{path / CORPUS_FILE}: {len(recorder.pages)} page(s); run `omnidr snapshot freeze {path}` to give the "
+    out.print(f"{path / SNAPSHOT_CORPUS_FILE}: {len(recorder.pages)} page(s); run `omnidr snapshot freeze {path}` to give the "
               "snapshot its new id", soft_wrap=True)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
+from omnidr.paths import RunPaths
 
 from ._models import AttemptReason, AttemptRecord
 from ._sandbox import owner_id
@@ -142,9 +143,8 @@ def _worker_lost(ray) -> tuple[type[BaseException], ...]:
 
 
 def _records_on_disk(run_dir: Path, task_id: str) -> list[AttemptRecord]:
-    folder = run_dir / "attempts" / task_id
-    files = sorted(folder.glob("*/attempt.json"), key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
-    return [AttemptRecord.model_validate_json(f.read_text("utf-8")) for f in files if f.parent.name.isdigit()]
+    done = [a.record for a in RunPaths(run_dir).attempt_folders(task_id) if a.finished]
+    return [AttemptRecord.model_validate_json(f.read_text("utf-8")) for f in done]
 
 
 def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException) -> AttemptRecord | None:
@@ -160,9 +160,7 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
 
     from ._sandbox import cleanup_run
 
-    folder = run_dir / "attempts" / task_id
-    open_ = sorted((f for f in folder.iterdir() if f.is_dir() and f.name.isdigit() and not (f / "attempt.json").exists()),
-                   key=lambda f: int(f.name)) if folder.is_dir() else []
+    open_ = [a for a in RunPaths(run_dir).attempt_folders(task_id) if not a.finished]
     try:
         from omnidr.images import docker_client
 
@@ -172,16 +170,16 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
     if not open_:
         return None
     attempt = open_[-1]
-    started = datetime.fromtimestamp(attempt.stat().st_mtime, UTC)
+    started = datetime.fromtimestamp(attempt.root.stat().st_mtime, UTC)
     now = datetime.now(UTC)
     line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
     record = AttemptRecord(
-        task_id=task_id, attempt=int(attempt.name), harness=config.harness, command=config.command,
+        task_id=task_id, attempt=int(attempt.root.name), harness=config.harness, command=config.command,
         reason=AttemptReason.infra_error, detail=f"the Ray worker running this attempt was lost ({type(exc).__name__}: "
         f"{line}); another worker takes the task", started_at=started, ended_at=now,
         wall_time_s=round((now - started).total_seconds(), 3), budget=config.budget, limits=config.limits,
         proxy_mode=config.proxy_mode)
-    write_atomic(attempt / "attempt.json", record.model_dump_json(indent=2))
+    write_atomic(attempt.record, record.model_dump_json(indent=2))
     return record
 
 

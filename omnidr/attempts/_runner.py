@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from omnidr._files import write_atomic
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
+from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import ProxyMode, Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import Harness
@@ -36,7 +37,6 @@ from ._sandbox import (
     cleanup_run,
 )
 
-RUN_FILE = "run.json"
 
 
 class RunConfig(BaseModel):
@@ -122,7 +122,7 @@ def changed_settings(old, new, limit: int = 80) -> tuple[list[str], str]:
 def open_run(run_dir: Path, config: RunConfig) -> None:
     """Create the run folder, or check that an existing one was started with the same config."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / RUN_FILE
+    path = RunPaths(run_dir).config
     if path.exists():
         existing = RunConfig.model_validate_json(path.read_text("utf-8"))
         if existing != config:
@@ -136,7 +136,7 @@ def open_run(run_dir: Path, config: RunConfig) -> None:
 
 
 def _finished(folder: Path) -> AttemptRecord | None:
-    path = folder / "attempt.json"
+    path = AttemptPaths(folder).record
     if not path.is_file():
         return None
     return AttemptRecord.model_validate_json(path.read_text("utf-8"))
@@ -170,7 +170,7 @@ def run_task_attempts(
     bundle = snap.tasks[task_id]
     task = bundle.task
     assert task is not None and snap.contract_file is not None
-    task_dir = run_dir / "attempts" / task_id
+    task_dir = RunPaths(run_dir).task_attempts(task_id)
     records: list[AttemptRecord] = []
     counted = infra = 0
     n = 0
@@ -296,6 +296,6 @@ def run_attempts(
             stop_run(client, config.run_id(), pool)
             raise
         pool.shutdown()
-    write_atomic(run_dir / "attempts" / "summary.json", json.dumps(
+    write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

@@ -24,7 +24,8 @@ from omnidr._files import write_atomic
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
 from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
-from sandbox.models import ProxyMode, NETWORK_LOG, PROVIDER_WEB_LOG, read_web_log
+from omnidr.paths import HARNESS_LOGS, AttemptPaths
+from sandbox.models import GATEWAY_LOG, GATEWAY_STATE, NETWORK_LOG, GatewayExchange, GatewayState, ProxyMode, PROVIDER_WEB_LOG, read_web_log
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._contract import AgentContext, Harness
@@ -173,8 +174,7 @@ def _vanished(gone: list[str]) -> str | None:
 
 
 def _outage_requests(gateway_log: Path) -> int:
-    """Exchanges that failed on the upstream's side: unreachable, a broken stream, 5xx or 429. A 4xx
-    answer (a request the model API rejects) is the agent's failure, not an outage."""
+    """Exchanges that failed on the upstream's side (`GatewayExchange.upstream_outage`)."""
     n = 0
     try:
         lines = gateway_log.read_text("utf-8").splitlines()
@@ -182,13 +182,9 @@ def _outage_requests(gateway_log: Path) -> int:
         return 0
     for line in lines:
         try:
-            ex = json.loads(line)
-        except json.JSONDecodeError:
+            n += GatewayExchange.model_validate_json(line).upstream_outage
+        except ValueError:
             continue  # a last line cut short by a kill
-        status = ex.get("upstream_status") or 0
-        if ex.get("outcome") in ("upstream_unreachable", "stream_broken") or (
-                ex.get("outcome") == "upstream_error" and (status >= 500 or status == 429)):
-            n += 1
     return n
 
 
@@ -211,12 +207,11 @@ class AttemptSandbox:
         self.admin_token = "omnidr-admin-" + secrets.token_hex(16)
 
     # -- layout on the host ------------------------------------------------------------------
-    def _dirs(self) -> dict[str, Path]:
-        f = self.spec.folder
-        dirs = {"output": f / "output", "logs": f / "logs", "control": f / "control", "input": f / "input"}
-        for d in dirs.values():
+    def _dirs(self) -> AttemptPaths:
+        dirs = AttemptPaths(self.spec.folder)
+        for d in (dirs.output, dirs.logs, dirs.control, dirs.input):
             d.mkdir(parents=True, exist_ok=True)
-        dirs["logs"].chmod(0o777)  # written by the helpers' non-root users
+        dirs.logs.chmod(0o777)  # written by the helpers' non-root users
         return dirs
 
     def run(self) -> AttemptRecord:
@@ -234,9 +229,9 @@ class AttemptSandbox:
             proxy_url=f"http://proxy:{PROXY_PORT}",
             token=self.token,
             model=spec.model,
-            logs_dir="/output/harness-logs",
+            logs_dir=f"/output/{HARNESS_LOGS}",
         )
-        (dirs["input"] / "instruction.txt").write_text(spec.instruction, "utf-8")
+        (dirs.input / "instruction.txt").write_text(spec.instruction, "utf-8")
         record = dict(
             task_id=spec.task_id, attempt=spec.attempt, harness=self.harness.name, command=[],
             started_at=started, budget=spec.budget, limits=spec.limits, proxy_mode=spec.proxy_mode,
@@ -287,7 +282,7 @@ class AttemptSandbox:
                 gone = self._gone(containers)
                 fault = fault or _vanished(gone)
                 if "agent" not in gone:
-                    (dirs["logs"] / "agent.log").write_bytes(agent.logs(stdout=True, stderr=True))
+                    dirs.agent_log.write_bytes(agent.logs(stdout=True, stderr=True))
                 if "output keeper" not in gone:
                     self._copy_output(self.keeper, dirs)
             except (DockerException, requests.exceptions.RequestException, tarfile.TarError) as exc:
@@ -346,7 +341,7 @@ class AttemptSandbox:
         ip = container.attrs["NetworkSettings"]["Networks"][self.spec.outside_network]["IPAddress"]
         return container, ip
 
-    def _start_gateway(self, dirs, internal) -> str:
+    def _start_gateway(self, dirs: AttemptPaths, internal) -> str:
         spec = self.spec
         upstreams, env = {}, {}
         for up in spec.upstreams:
@@ -362,26 +357,26 @@ class AttemptSandbox:
         config = {
             "port": GATEWAY_PORT, "agent_token": self.token, "admin_token": self.admin_token,
             "upstreams": upstreams, "budget": json.loads(spec.budget.model_dump_json()),
-            "log_path": "/logs/gateway.jsonl", "summary_path": "/logs/gateway_state.json",
+            "log_path": f"/logs/{GATEWAY_LOG}", "summary_path": f"/logs/{GATEWAY_STATE}",
             "retry_backoff_s": spec.gateway_backoff_s, "provider_tools": spec.provider_tools.model_dump(),
             "denylist": list(spec.denylist), "web_log_path": f"/logs/{PROVIDER_WEB_LOG}",
         }
-        (dirs["control"] / "gateway.json").write_text(json.dumps(config, indent=2), "utf-8")
-        (dirs["control"] / "gateway.json").chmod(0o644)
+        (dirs.control / "gateway.json").write_text(json.dumps(config, indent=2), "utf-8")
+        (dirs.control / "gateway.json").chmod(0o644)
         self.gateway, ip = self._helper(
             "gateway", spec.gateway_image, ["--config", "/control/gateway.json"],
-            {str(dirs["control"]): {"bind": "/control", "mode": "ro"}, str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}},
+            {str(dirs.control): {"bind": "/control", "mode": "ro"}, str(dirs.logs): {"bind": "/logs", "mode": "rw"}},
             env, internal, "gateway",
         )
         return ip
 
-    def _start_proxy(self, dirs, internal) -> str:
+    def _start_proxy(self, dirs: AttemptPaths, internal) -> str:
         spec = self.spec
         command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}"]
-        volumes = {str(dirs["logs"]): {"bind": "/logs", "mode": "rw"}}
+        volumes = {str(dirs.logs): {"bind": "/logs", "mode": "rw"}}
         if spec.proxy_mode in ("intercept", "record", "replay"):
             # the proxy makes a CA for this attempt alone and writes its certificate for the agent's trust store
-            ca_dir = dirs["control"] / "ca"
+            ca_dir = dirs.control / "ca"
             ca_dir.mkdir(exist_ok=True)
             ca_dir.chmod(0o777)
             command += ["--ca-out", "/ca"]
@@ -431,7 +426,7 @@ class AttemptSandbox:
         self.containers.append(self.keeper)
         return output
 
-    def _create_agent(self, dirs, internal, ctx: AgentContext, command: list[str], output):
+    def _create_agent(self, dirs: AttemptPaths, internal, ctx: AgentContext, command: list[str], output):
         spec = self.spec
         env = {
             "OPENAI_BASE_URL": f"{ctx.gateway_url}/v1", "OPENAI_API_KEY": ctx.token,
@@ -446,11 +441,11 @@ class AttemptSandbox:
             env["OMNIDR_CAPTIONS"] = ",".join(f"/input/{c.name}" for c in spec.captions)
         if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy
             env.update(OMNIDR_SEARCH_DOOR=spec.search_door.agent_value(), OMNIDR_DENYLIST=",".join(spec.denylist))
-        ca_file = dirs["control"] / "ca" / "egress-ca.pem"
+        ca_file = dirs.control / "ca" / "egress-ca.pem"
         lim = spec.limits
         volumes = {
             str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
-            str((dirs["input"] / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
+            str((dirs.input / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
             str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"},
             **{str(c.resolve()): {"bind": f"/input/{c.name}", "mode": "ro"} for c in spec.captions},
             output.name: {"bind": ctx.output_dir, "mode": "rw"},
@@ -462,7 +457,7 @@ class AttemptSandbox:
         # where nothing listens, so any other lookup fails at once and no query goes to Docker's embedded
         # resolver (127.0.0.11), which some engines forward from the host's namespace (CVE-2024-29018). The
         # proxy resolves the names of the web for the agent.
-        resolv = dirs["control"] / "resolv.conf"
+        resolv = dirs.control / "resolv.conf"
         resolv.write_text(RESOLV_CONF, "utf-8")
         resolv.chmod(0o644)
         volumes[str(resolv.resolve())] = {"bind": "/etc/resolv.conf", "mode": "ro"}
@@ -477,7 +472,7 @@ class AttemptSandbox:
         self.containers.append(agent)
         return agent
 
-    def _copy_output(self, keeper, dirs) -> None:
+    def _copy_output(self, keeper, dirs: AttemptPaths) -> None:
         """Copy /output (held by the keeper container) into the attempt folder."""
         stream, _stat = keeper.get_archive("/output")
         with tempfile.TemporaryFile() as buf:
@@ -489,10 +484,10 @@ class AttemptSandbox:
                 for m in members:  # the archive is rooted at output/
                     m.name = m.name.split("/", 1)[1] if "/" in m.name else ""
                 try:
-                    tar.extractall(dirs["output"], members=[m for m in members if m.name], filter="data")
+                    tar.extractall(dirs.output, members=[m for m in members if m.name], filter="data")
                 except OSError as exc:  # name the folder: a write to an open file carries no file name
                     if exc.errno == errno.ENOSPC and not exc.filename:
-                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dirs["output"])) from exc
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dirs.output)) from exc
                     raise
 
     def _gone(self, containers: dict) -> list[str]:
@@ -509,12 +504,12 @@ class AttemptSandbox:
                 gone.append(name)
         return gone
 
-    def _stop_helpers(self, dirs) -> None:
+    def _stop_helpers(self, dirs: AttemptPaths) -> None:
         """Stop the gateway and the proxy together (each writes its summary on SIGTERM) and keep their logs."""
         def stop(container, name: str) -> None:
             try:
                 container.stop(timeout=5)
-                (dirs["logs"] / f"{name}.container.log").write_bytes(container.logs(stdout=True, stderr=True))
+                dirs.container_log(name).write_bytes(container.logs(stdout=True, stderr=True))
             except (APIError, NotFound):
                 pass
 
@@ -526,9 +521,9 @@ class AttemptSandbox:
         for thread in threads:
             thread.join()
 
-    def _reason(self, dirs, timed_out: bool, exit_code: int | None, wall_s: float,
+    def _reason(self, dirs: AttemptPaths, timed_out: bool, exit_code: int | None, wall_s: float,
                 state: BudgetUse) -> tuple[AttemptReason, str]:
-        report = dirs["output"] / "report" / self.spec.report_entry
+        report = dirs.report / self.spec.report_entry
         problem = report_problem(report.parent, self.spec.report_data_file) if report.is_file() else None
         if report.is_file() and problem is None:
             return AttemptReason.success, f"report delivered at output/report/{self.spec.report_entry}"
@@ -538,7 +533,7 @@ class AttemptSandbox:
             return AttemptReason.budget_exhausted, f"budget {state.exhausted} spent and no report"
         if problem is not None:  # counted and retried as any failure; the folder stays for the audit
             return AttemptReason.invalid_report, f"output/report/ is {problem}"
-        outages = _outage_requests(dirs["logs"] / "gateway.jsonl") if state.failed_requests else 0
+        outages = _outage_requests(dirs.gateway_log) if state.failed_requests else 0
         if outages:
             return AttemptReason.upstream_error, (
                 f"no report; {outages} of {state.requests} model request(s) failed upstream (unreachable, 5xx or "
@@ -549,28 +544,27 @@ class AttemptSandbox:
             return AttemptReason.agent_error, "the agent was killed (exit 137: out of memory or SIGKILL) without a report"
         return AttemptReason.agent_error, f"the agent exited {exit_code} without a report"
 
-    def _gateway_state(self, dirs) -> BudgetUse:
-        path = dirs["logs"] / "gateway_state.json"
+    def _gateway_state(self, dirs: AttemptPaths) -> BudgetUse:
+        path = dirs.gateway_state
         if not path.is_file():
             return BudgetUse()
         try:
-            s = json.loads(path.read_text("utf-8"))
-        except (OSError, json.JSONDecodeError):
+            s = GatewayState.model_validate_json(path.read_text("utf-8"))
+        except (OSError, ValueError):  # a summary cut short by a kill: the gateway.jsonl lines stay for the audit
             return BudgetUse()
         return BudgetUse(
-            requests=s.get("requests", 0), refused_requests=s.get("refused_requests", 0),
-            input_tokens=s.get("input_tokens", 0), output_tokens=s.get("output_tokens", 0),
-            tool_calls=s.get("tool_calls", 0), upstream_retries=s.get("upstream_retries", 0),
-            failed_requests=s.get("failed_requests", 0), server_search_requests=s.get("server_search_requests", 0),
-            server_fetch_requests=s.get("server_fetch_requests", 0), exhausted=s.get("budget_exhausted"),
+            requests=s.requests, refused_requests=s.refused_requests, input_tokens=s.input_tokens,
+            output_tokens=s.output_tokens, tool_calls=s.tool_calls, upstream_retries=s.upstream_retries,
+            failed_requests=s.failed_requests, server_search_requests=s.server_search_requests,
+            server_fetch_requests=s.server_fetch_requests, exhausted=s.budget_exhausted,
         )
 
-    def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs,
+    def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs: AttemptPaths,
                 wall_s: float | None = None, use: BudgetUse | None = None) -> AttemptRecord:
-        web = read_web_log(dirs["logs"], [])  # a damaged line is skipped: the files stay for the audit
+        web = read_web_log(dirs.logs, [])  # a damaged line is skipped: the files stay for the audit
         events = [e for e in web if e.via == "proxy"]
         provider = [e for e in web if e.via == "provider"]
-        report = dirs["output"] / "report" / self.spec.report_entry
+        report = dirs.report / self.spec.report_entry
         rec = AttemptRecord(
             **record, reason=reason, detail=detail, exit_code=exit_code, ended_at=_now(),
             wall_time_s=round(wall_s if wall_s is not None else time.monotonic() - t0, 3),
@@ -581,7 +575,7 @@ class AttemptSandbox:
         )
         if INTERRUPTED.is_set():  # stopped by the user, not ended: leave it unfinished for the rerun
             return rec
-        write_atomic(self.spec.folder / "attempt.json", rec.model_dump_json(indent=2))
+        write_atomic(AttemptPaths(self.spec.folder).record, rec.model_dump_json(indent=2))
         return rec
 
     def cleanup(self) -> None:

@@ -21,7 +21,7 @@ from ._rubric import (
     direction_inventory,
     probe_catalog,
 )
-from ._snapshot import Problem, Snapshot, TaskBundle
+from ._snapshot import SNAPSHOT_CORPUS_FILE, Problem, Snapshot, TaskBundle
 from ._snapshot_info import SnapshotInfo
 from ._task import Captions, Language, QueryForm, SourceVideo, Task
 from ._taxonomy import Family, taxonomy
@@ -32,7 +32,7 @@ __all__ = [
     "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
     "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "ReportContract", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
-    "RubricTree", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
+    "RubricTree", "SNAPSHOT_CORPUS_FILE", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",
     "verify_snapshot",

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
-from sandbox.models import CORPUS_FILE as WEB_CORPUS_FILE
+from sandbox.models import CORPUS_FILE
 from sandbox.models import WebCorpus
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
@@ -20,7 +20,7 @@ from ._task import Task
 
 SNAPSHOT_FILE = "snapshot.json"
 HYPERPARAMETERS_FILE = "hyperparameters.json"
-CORPUS_FILE = f"web/{WEB_CORPUS_FILE}"
+SNAPSHOT_CORPUS_FILE = f"web/{CORPUS_FILE}"
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -115,7 +115,7 @@ def load_snapshot(root: Path | str) -> Snapshot:
     problems: list[Problem] = []
     info = load_model(root, SNAPSHOT_FILE, SnapshotInfo, problems)
     hyper = load_model(root, HYPERPARAMETERS_FILE, Hyperparameters, problems)
-    corpus = load_model(root, CORPUS_FILE, WebCorpus, problems) if (root / CORPUS_FILE).exists() else None
+    corpus = load_model(root, SNAPSHOT_CORPUS_FILE, WebCorpus, problems) if (root / SNAPSHOT_CORPUS_FILE).exists() else None
     contract = None
     snap = Snapshot(root, info, hyper, None, corpus, problems=problems)
     if (root / REVIEW_FILE).exists():

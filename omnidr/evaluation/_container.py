@@ -19,7 +19,9 @@ from omnidr.errors import UserError
 
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
-from ._run import SUMMARY_FILE, _snapshot_path, read_run
+from omnidr.paths import SUMMARY_FILE
+
+from ._run import _snapshot_path, read_run
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the omnidr package on the host
 LABEL = "org.omnidr.evaluator"

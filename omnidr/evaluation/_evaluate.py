@@ -28,7 +28,7 @@ from ._models import EVALUATOR_VERSION, AtomEvaluation, Evaluation, JudgeUsage
 from ._probes import DEFAULT_SECTIONS, ProbeContext, entry_problem, probe_report
 from ._prompt import frame_moments, is_visual
 
-EVALUATION_FILE = "evaluation.json"
+from omnidr.paths import EVALUATION_FILE
 MATERIAL_FILE = "material.json"
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from omnidr._files import write_atomic
 from omnidr.benchmark import open_snapshot
 from omnidr.errors import UserError
+from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import SystemDecisions, SystemKey
 
 from ._baseline import BaselineJudge
@@ -43,7 +44,6 @@ from ._models import (
     TaskScore,
 )
 
-SUMMARY_FILE = "summary.json"
 Progress = Callable[[str], None]
 
 
@@ -91,7 +91,7 @@ class DeliveredReport:
 
 
 def read_run(run_dir: Path) -> _RunFile:
-    path = Path(run_dir) / "run.json"
+    path = RunPaths(Path(run_dir)).config
     if not Path(run_dir).is_dir():
         raise UserError(f"{run_dir}: no such folder; pass a run folder made by `omnidr run`")
     if not path.is_file():
@@ -109,15 +109,13 @@ def _attempt_number(folder: Path) -> int | None:
 
 def delivered_report(run_dir: Path, task_id: str) -> DeliveredReport:
     """The last finished attempt of a task and its report (never raises for a bad attempt folder)."""
-    task_dir = Path(run_dir) / "attempts" / task_id
-    folders = sorted((f for f in task_dir.iterdir() if f.is_dir() and _attempt_number(f)), key=_attempt_number) if task_dir.is_dir() else []
-    finished = [f for f in folders if (f / "attempt.json").is_file()]
+    finished = [a.root for a in RunPaths(Path(run_dir)).attempt_folders(task_id) if a.finished]
     if not finished:
         return DeliveredReport(task_id, None, None, "index.html", None, "no finished attempt")
     folder = finished[-1]
     n = _attempt_number(folder)
     try:
-        record = _AttemptFile.model_validate_json((folder / "attempt.json").read_text("utf-8"))
+        record = _AttemptFile.model_validate_json(AttemptPaths(folder).record.read_text("utf-8"))
     except (ValidationError, UnicodeDecodeError, OSError) as exc:
         return DeliveredReport(task_id, n, None, "index.html", None, f"attempt {n}: unreadable attempt.json ({type(exc).__name__})")
     if record.reason != "success" or not record.report_path:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from omnidr._files import write_atomic
 from omnidr._lock import LOCK_FILE, folder_lock
+from omnidr.paths import EvalPaths
 from omnidr.benchmark._manifest import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 from omnidr.images import ImagePackages
@@ -150,7 +151,7 @@ def archive_run(root: Path, out: Path, snapshot: Path | None = None, save_images
     progress("hashing every file")
     files = hash_files(out, ARCHIVE_FILE)
     env = environment_facts()
-    run_env_file = root / "environment.json"
+    run_env_file = EvalPaths(root).environment
     manifest = ArchiveManifest(
         archive_id="archive-" + hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16],
         created_at=datetime.now(UTC), source=str(root), snapshot_id=next(iter(systems.values())).snapshot_id,

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from omnidr._console import make_console
 from omnidr.errors import UserError
+from omnidr.paths import RunPaths
 
 from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
 
@@ -313,7 +314,7 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     if outcome.run_root is None:
         sys.exit(1)
     folders = {level: outcome.run_root / spec.label for level, spec in systems.items()}
-    unscored = [f.name for f in folders.values() if not (f / "evaluation" / "summary.json").is_file()]
+    unscored = [f.name for f in folders.values() if not RunPaths(f).scored]
     if unscored:
         out.print(f"[red]not calibrated: {', '.join(unscored)} has no scores; rerun the same command[/red]", soft_wrap=True)
         sys.exit(1)

@@ -18,8 +18,11 @@ from typing import Literal
 
 from omnidr._lock import folder_lock
 from omnidr.attempts._relay import is_loopback_url
+from omnidr._files import write_atomic
+from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
 from omnidr.errors import UserError
-from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
+from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
+from sandbox.models import CORPUS_FILE, Budget, ProviderToolsPolicy, SearchDoor
 
 from ._checks import EvalResult, StageResult, check_snapshot
 from ._results import (
@@ -136,7 +139,7 @@ def check_request(request: EvalRequest) -> None:
             raise UserError(f"--upstream-ca {pem}: no such file; give a PEM certificate")
     if request.upstream_ca and request.web == "replay":
         raise UserError("--upstream-ca is for the live web; add --web live or --web record, or drop it")
-    if request.web == "replay" and not (Path(request.snapshot) / "web" / "corpus.json").is_file():
+    if request.web == "replay" and not (Path(request.snapshot) / SNAPSHOT_CORPUS_FILE).is_file():
         raise UserError(f"{request.snapshot} has no web corpus (web/corpus.json) to replay; give --web live or "
                         "--web record, or add a recorded one with `omnidr snapshot add-web`")
     for spec in request.systems:
@@ -240,17 +243,14 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
     return ran.records
 
 
-RECORDED_WEB = "web"  # a system folder's recorded corpus (`--web record`), in the snapshot `web/` format
-
-
 def gather_recordings(folder: Path, progress) -> StageResult:
     """Merge what every attempt of a system recorded (`attempts/<task>/<n>/record/`) into `folder/web/`, a
     corpus that `omnidr snapshot add-web` adds to a snapshot. A URL recorded twice keeps its first answer."""
     from sandbox.egress import CorpusError, CorpusRecorder
 
-    target = folder / RECORDED_WEB
+    target = RunPaths(folder).web
     recorder = CorpusRecorder(target)
-    sources = sorted(p.parent for p in (folder / "attempts").glob("*/*/record/corpus.json"))
+    sources = sorted(p.parent for p in RunPaths(folder).attempts.glob(f"*/*/record/{CORPUS_FILE}"))
     problems = []
     for source in sources:
         try:
@@ -346,7 +346,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
     built_images = [row for row in list_images() if row["image_id"]]
     # every built image with the package versions it holds and its drift from the locks
     env["images"] = {row["name"]: {k: row[k] for k in ("tag", "image_id", "packages")} for row in built_images}
-    (root / "environment.json").write_text(json.dumps(env, indent=2) + "\n", "utf-8")
+    write_atomic(EvalPaths(root).environment, json.dumps(env, indent=2) + "\n")
     images = {row["name"]: row["tag"] for row in built_images}
 
     for spec in request.systems:
@@ -362,7 +362,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         delivered = sum(1 for rs in out.records.values() if rs and rs[-1].delivered)
         outcome.result.stages.append(StageResult(
             f"attempts {spec.label}", "ok" if delivered else "failed",
-            f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {folder / 'attempts'}"))
+            f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {RunPaths(folder).attempts}"))
         for records in out.records.values():
             for r in records:
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
@@ -372,7 +372,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
         for task_id, records in out.records.items():
             for r in records:
-                attempt_dir = folder / "attempts" / task_id / str(r.attempt)
+                attempt_dir = RunPaths(folder).attempt(task_id, r.attempt).root
                 _trace(tracker, spec.label, r, attempt_dir, progress)
                 tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
 
@@ -391,7 +391,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                     "success_rate": row.success_rate, "avg_succ": row.avg_succ, "content": row.content,
                     "citation": row.citation, "presentation": row.presentation, "rank": row.rank}
                 tracker.system_result(out.parent_run, {**scores, "tasks_not_final": len(row.incomplete)},
-                                      [*outcome.files, root / "environment.json"])
+                                      [*outcome.files, EvalPaths(root).environment])
         outcome.result.stages.append(StageResult(
             "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by judge {key}"
             + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
@@ -409,7 +409,7 @@ def _audit(folder: Path, progress) -> None:
 
     harness = run_harness(folder)
     for attempt in attempt_dirs(folder):
-        if (attempt / "trajectory.json").is_file() and (attempt / "audit.html").is_file():
+        if AttemptPaths(attempt).trajectory.is_file() and AttemptPaths(attempt).audit_page.is_file():
             continue
         try:
             audit_attempt(attempt, harness)
@@ -422,7 +422,7 @@ def _trace(tracker, label: str, record, attempt_dir: Path, progress) -> None:
     refuses it: the trace is a view of trajectory.json, which stays the record)."""
     from omnidr.trajectory import Trajectory
 
-    path = attempt_dir / "trajectory.json"
+    path = AttemptPaths(attempt_dir).trajectory
     if not path.is_file():
         return
     try:
@@ -437,10 +437,10 @@ def _kept_scores(folder: Path, request: EvalRequest, records: dict):
     every task's evaluation made from its last attempt, and no atom skipped. Else None (score again)."""
     from omnidr.evaluation import EVALUATOR_VERSION, read_scored_run
 
-    if not (folder / "evaluation" / "summary.json").is_file():
+    if not RunPaths(folder).scored:
         return None
     try:
-        summary, evaluations = read_scored_run(folder / "evaluation")
+        summary, evaluations = read_scored_run(RunPaths(folder).evaluation)
     except UserError:
         return None
     last = {t: (rs[-1].attempt if rs else None) for t, rs in records.items()}
@@ -463,10 +463,10 @@ def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progr
         progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
         out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
                                tasks=task_ids, progress=progress.note)
-        _, evaluations = read_scored_run(folder / "evaluation")
+        _, evaluations = read_scored_run(RunPaths(folder).evaluation)
     for ev in evaluations:
         if ev.attempt is not None:
-            tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, folder / "evaluation" / ev.task_id)
+            tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, RunPaths(folder).task_evaluation(ev.task_id).parent)
     pending = {ev.task_id: ev.incomplete or f"the judge did not answer for {ev.skipped_atoms} atom(s)"
                for ev in evaluations if ev.skipped_atoms or ev.incomplete}
     per_task = "; ".join(f"{t.task_id} " + ("not final" if t.task_id in pending else

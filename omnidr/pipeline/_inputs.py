@@ -26,7 +26,7 @@ from omnidr.errors import UserError
 
 from ._results import EVAL_FILE, _distinct_labels, read_system
 
-SUMMARY_FILE = "summary.json"
+from omnidr.paths import SUMMARY_FILE
 
 
 def _is_evaluation(path: Path) -> bool:

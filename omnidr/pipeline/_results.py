@@ -21,8 +21,7 @@ from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._specs import Endpoint, SystemSpec
 
-EVAL_FILE = "eval.json"
-RESULT_FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.png", "index.html")
+from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 TABLES_DIR = "tables"
 
 
@@ -124,7 +123,7 @@ def read_system(folder: Path, evaluation: str = "evaluation"):
     config = read_eval_config(folder)
     if config is None:
         return f"no {EVAL_FILE}"
-    if not (folder / evaluation / "summary.json").is_file():
+    if not (folder / evaluation / SUMMARY_FILE).is_file():
         return "not scored yet"
     summary, evaluations = read_scored_run(folder / evaluation)
     key = SystemKey(model=config.system.model.name, harness=config.system.harness,

@@ -14,6 +14,7 @@ in one configuration scores 0 there, as an unparseable report does in the paper 
 from pathlib import Path
 
 from omnidr.benchmark import CALIBRATION_FILE, Calibration, CalibrationScores, calibration_problem
+from omnidr.paths import RunPaths
 from omnidr.scoring import Grid
 
 from ._store import RELIABILITY_DIR
@@ -26,7 +27,7 @@ def task_totals(folder: Path) -> dict[str, float]:
     """Task id -> report score (0-100) of one scored system folder; a failed attempt scores 0."""
     from omnidr.evaluation import read_scored_run
 
-    summary, _evaluations = read_scored_run(Path(folder) / "evaluation")
+    summary, _evaluations = read_scored_run(RunPaths(Path(folder)).evaluation)
     return {t.task_id: t.total for t in summary.tasks}
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from omnidr.errors import UserError
+from omnidr.paths import EvalPaths, RunPaths
 
 from ._agreement import Estimate, _interval
 
@@ -95,14 +96,14 @@ def score_repeats(root: Path, repeats: int, judge_settings, snapshot: Path | Non
     from omnidr.evaluation import read_scored_run, score_run
 
     root = Path(root)
-    folders = sorted(p for p in root.iterdir() if (p / "evaluation" / "summary.json").is_file()) if root.is_dir() else []
+    folders = [s.root for s in EvalPaths(root).scored_systems()]
     if not folders:
         raise UserError(f"{root}: no scored system folder (none has evaluation/summary.json); pass a run root that "
                         "`omnidr eval` scored")
     outcomes: dict[tuple[str, str], list[dict[str, tuple[str, str]]]] = {}
     judges = set()
     for folder in folders:
-        summary, _ = read_scored_run(folder / "evaluation")
+        summary, _ = read_scored_run(RunPaths(folder).evaluation)
         tasks = [t.task_id for t in summary.tasks if not t.failed]
         if not tasks:
             continue

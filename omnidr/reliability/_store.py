@@ -8,6 +8,7 @@
 from pathlib import Path
 
 from omnidr.errors import UserError
+from omnidr.paths import EvalPaths, RunPaths
 
 from ._agreement import MachineReport
 from ._labels import (
@@ -30,8 +31,8 @@ def machine_reports(root: Path) -> dict[tuple[str, str], MachineReport]:
     if not root.is_dir():
         raise UserError(f"{root}: no such folder; pass a run root of `omnidr eval` (runs/<snapshot id>)")
     out = {}
-    for folder in sorted(p for p in root.iterdir() if (p / "evaluation" / "summary.json").is_file()):
-        _, evaluations = read_scored_run(folder / "evaluation")
+    for folder in (s.root for s in EvalPaths(root).scored_systems()):
+        _, evaluations = read_scored_run(RunPaths(folder).evaluation)
         for e in evaluations:
             out[(folder.name, e.task_id)] = MachineReport(
                 atoms={a.atom_id: (a.direction, a.outcome) for a in e.atoms},

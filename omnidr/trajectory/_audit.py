@@ -15,7 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from omnidr._files import write_atomic
 from omnidr.errors import UserError
+from omnidr.paths import RUN_FILE, AttemptPaths, RunPaths
 from sandbox.models import read_web_log
 
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
@@ -44,7 +46,7 @@ class AttemptAudit(BaseModel):
 
 def native_log(attempt_dir: Path, harness: str) -> Path | None:
     """The harness's native log in an attempt folder, or None."""
-    logs = attempt_dir / "output" / "harness-logs"
+    logs = AttemptPaths(attempt_dir).harness_logs
     for pattern in NATIVE_LOG_GLOBS.get(harness, []):
         found = sorted(p for p in logs.glob(pattern) if p.is_file())
         if found:
@@ -54,8 +56,8 @@ def native_log(attempt_dir: Path, harness: str) -> Path | None:
 
 def load_attempt_trajectory(attempt_dir: Path, harness: str) -> tuple[Trajectory, str]:
     """The trajectory of one attempt and the file it came from (relative to the attempt folder)."""
-    common = attempt_dir / "output" / "trajectory.jsonl"
-    gateway = attempt_dir / "logs" / "gateway.jsonl"
+    paths = AttemptPaths(attempt_dir)
+    common, gateway = paths.common_trajectory, paths.gateway_log
     if common.is_file():
         traj, origin = read_common_trajectory(common, harness), common
     elif (native := native_log(attempt_dir, harness)) is not None:
@@ -64,10 +66,10 @@ def load_attempt_trajectory(attempt_dir: Path, harness: str) -> tuple[Trajectory
         traj, origin = trajectory_from_gateway(gateway, harness), gateway
         if harness in NATIVE_LOG_GLOBS:
             traj.warnings.insert(0, f"no native {harness} log under output/harness-logs/; steps rebuilt from the gateway")
-    elif (attempt_dir / "attempt.json").is_file():  # a finished attempt that never called the model
+    elif paths.finished:  # a finished attempt that never called the model
         traj = Trajectory(harness=harness, source_format="gateway", steps=[], warnings=[
             "the attempt made no model call (no gateway log, no native log): nothing ran to audit"])
-        origin = attempt_dir / "attempt.json"
+        origin = paths.record
     else:
         if harness not in KNOWN_HARNESSES:
             raise UserError(f"{attempt_dir}: unknown harness {harness!r} and no output/trajectory.jsonl or "
@@ -83,7 +85,7 @@ def _record(attempt_dir: Path):
     """The attempt's AttemptRecord, or None when attempt.json is missing or unreadable."""
     from omnidr.attempts import AttemptRecord  # here, not at the top: attempts -> harness -> trajectory
 
-    path = attempt_dir / "attempt.json"
+    path = AttemptPaths(attempt_dir).record
     if not path.is_file():
         return None
     try:
@@ -97,27 +99,28 @@ def page_links(attempt_dir: Path, task_id: str, number: int) -> list[tuple[str, 
     report, this attempt's evaluation (in a system folder of `omnidr eval` or `omnidr run` + `omnidr
     score`), the logs, and the run root's index page."""
     links: list[tuple[str, str]] = []
-    if (attempt_dir / "output" / "report" / "index.html").is_file():
+    paths = AttemptPaths(attempt_dir)
+    if (paths.report / "index.html").is_file():
         links.append(("report", "output/report/index.html"))
     system = attempt_dir.parent.parent.parent  # <system>/attempts/<task>/<n>
-    evaluation = system / "evaluation" / task_id / "evaluation.json"
+    evaluation = RunPaths(system).task_evaluation(task_id)
     if evaluation.is_file():
         try:
             scored = json.loads(evaluation.read_text("utf-8")).get("attempt")
         except (OSError, ValueError, AttributeError):
             scored = None
         if scored == number:
-            links.append(("evaluation", f"../../../evaluation/{task_id}/evaluation.json"))
-    for name in ("attempt.json", "trajectory.json"):
-        if (attempt_dir / name).is_file():
-            links.append((name, name))
-    logs = attempt_dir / "logs"
+            links.append(("evaluation", f"../../../{evaluation.relative_to(system).as_posix()}"))
+    for file in (paths.record, paths.trajectory):
+        if file.is_file():
+            links.append((file.name, file.name))
+    logs = paths.logs
     if logs.is_dir():
         links += [(f"logs/{p.name}", f"logs/{p.name}") for p in sorted(logs.iterdir()) if p.is_file()]
-    if (attempt_dir / "output" / "harness-logs").is_dir():
+    if paths.harness_logs.is_dir():
         links.append(("harness logs", "output/harness-logs/"))
     # the run root's page: written at the end of `omnidr eval`, so its system folders link to it already
-    if (system.parent / "index.html").is_file() or (system / "eval.json").is_file():
+    if (system.parent / "index.html").is_file() or RunPaths(system).eval_config.is_file():
         links.append(("run index", "../../../../index.html"))
     return links
 
@@ -125,37 +128,31 @@ def page_links(attempt_dir: Path, task_id: str, number: int) -> list[tuple[str, 
 def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     """Read, measure and render one attempt; writes trajectory.json and audit.html into its folder."""
     traj, origin = load_attempt_trajectory(attempt_dir, harness)
+    paths = AttemptPaths(attempt_dir)
     record = _record(attempt_dir)
-    if record is None and (attempt_dir / "attempt.json").is_file():
+    if record is None and paths.finished:
         traj.warnings.append("attempt.json is not a valid attempt record; ignored")
-    network = read_web_log(attempt_dir / "logs", traj.warnings)
+    network = read_web_log(paths.logs, traj.warnings)
     stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=network)
     exchanges = []
-    gateway = attempt_dir / "logs" / "gateway.jsonl"
-    if gateway.is_file():
-        exchanges, _ = read_gateway_log(gateway)
+    if paths.gateway_log.is_file():
+        exchanges, _ = read_gateway_log(paths.gateway_log)
     task_id, number = attempt_dir.parent.name, int(attempt_dir.name) if attempt_dir.name.isdigit() else 0
-    trajectory_path = attempt_dir / "trajectory.json"
-    _write(trajectory_path, traj.model_dump_json(indent=1))
-    page_path = attempt_dir / "audit.html"
-    _write(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number, record=record,
+    trajectory_path = paths.trajectory
+    write_atomic(trajectory_path, traj.model_dump_json(indent=1))
+    page_path = paths.audit_page
+    write_atomic(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number, record=record,
                                  exchanges=exchanges, network=network, links=page_links(attempt_dir, task_id, number)))
     return AttemptAudit(task_id=task_id, attempt=number, folder=str(attempt_dir), origin=origin, stats=stats,
                         reason=record.reason.value if record else None, trajectory_path=str(trajectory_path),
                         page_path=str(page_path), warnings=traj.warnings)
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
-
-
 def run_harness(run_dir: Path) -> str:
     """The harness named in RUN_DIR/run.json."""
-    path = run_dir / "run.json"
+    path = RunPaths(run_dir).config
     if not path.is_file():
-        systems = sorted(p.parent.name for p in Path(run_dir).glob("*/run.json"))
+        systems = sorted(p.parent.name for p in Path(run_dir).glob(f"*/{RUN_FILE}"))
         if systems:  # a run root of `omnidr eval`: its system folders are the run folders
             raise UserError(f"{run_dir} is a run root with {len(systems)} system folder(s); pass one of them, e.g. "
                             f"`omnidr audit {Path(run_dir) / systems[0]}`")
@@ -173,7 +170,7 @@ def run_harness(run_dir: Path) -> str:
 
 def attempt_dirs(run_dir: Path, task: str | None = None) -> list[Path]:
     """Attempt folders of a run (interrupted leftovers `N.interrupted-*` are skipped), by task and number."""
-    root = run_dir / "attempts"
+    root = RunPaths(run_dir).attempts
     tasks = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if task is not None:
         tasks = [p for p in tasks if p.name == task]
@@ -191,18 +188,18 @@ def scored_trace_stats(run_dir: Path) -> list[ProcessStats]:
     trajectory.json its audit wrote; a task whose last attempt has none is left out. The input of a
     system's process medians (App. F.7: one trace per task)."""
     out = []
-    root = Path(run_dir) / "attempts"
-    for task in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        attempts = sorted((p for p in task.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
-        path = attempts[-1] / "trajectory.json" if attempts else None
+    run = RunPaths(Path(run_dir))
+    for task in sorted(p for p in run.attempts.iterdir() if p.is_dir()) if run.attempts.is_dir() else []:
+        attempts = run.attempt_folders(task.name)
+        path = attempts[-1].trajectory if attempts else None
         if path is None or not path.is_file():
             continue
         try:
             traj = Trajectory.model_validate_json(path.read_text("utf-8"))
         except ValueError:
             continue
-        record = _record(attempts[-1])
-        web = read_web_log(attempts[-1] / "logs", [])
+        record = _record(attempts[-1].root)
+        web = read_web_log(attempts[-1].logs, [])
         out.append(process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=web))
     return out
 

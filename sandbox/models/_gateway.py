@@ -122,6 +122,14 @@ class GatewayExchange(BaseModel):
         None, description="A translated answer as the agent got it: JSON value, or SSE text for streams.")
 
     @property
+    def upstream_outage(self) -> bool:
+        """Whether the exchange failed on the upstream's side: unreachable, a broken stream, 5xx or 429. A 4xx
+        answer (a request the model API rejects) is the agent's failure, not an outage."""
+        status = self.upstream_status or 0
+        return self.outcome in ("upstream_unreachable", "stream_broken") or (
+            self.outcome == "upstream_error" and (status >= 500 or status == 429))
+
+    @property
     def upstream_route(self) -> str:
         """The API `request_body` and `response_body` are in: the upstream's (after a translation) or `route`."""
         if self.translation:
