@@ -12,6 +12,7 @@ from rich.table import Table
 
 from omnidr._console import make_console
 from omnidr._offline import quiet_libraries
+from omnidr._runlog import run_log
 from omnidr.errors import UserError
 
 out = make_console()
@@ -391,7 +392,7 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                   f"({r.wall_time_s:.1f} s, {r.budget_use.requests} requests, "
                   f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
 
-    with out.status("running attempts"):
+    with out.status("running attempts"), run_log(Path(run_dir), " ".join(sys.argv)):
         if harness != "command":
             from omnidr.harness import harness_info, run_system
 

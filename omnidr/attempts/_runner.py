@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import logging
 import shutil
 import signal
 import threading
@@ -37,6 +38,7 @@ from ._sandbox import (
     cleanup_run,
 )
 
+log = logging.getLogger(__name__)
 
 
 class RunConfig(BaseModel):
@@ -202,30 +204,44 @@ def run_task_attempts(
                 extra_labels={LABEL_DRIVER: driver} if driver else {},
             )
             folder.mkdir(parents=True, exist_ok=True)
+            log.info("%s attempt %d: starting in %s", task_id, n, folder)
             on_start(task_id, n)
             record = AttemptSandbox(client, spec, harness).run()
             if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
+                log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
                 break
             on_attempt(record)
             fresh = True
         else:
             fresh = False
         records.append(record)
+        if fresh:
+            log.log(logging.INFO if record.delivered else logging.WARNING, "%s attempt %d ended %s: %s", task_id, n,
+                    record.reason.value, record.detail or "-")
+        else:
+            log.info("%s attempt %d already finished (%s); kept", task_id, n, record.reason.value)
         if record.delivered:
             break
         if record.reason in NOT_COUNTED:
             if fresh and record.reason is AttemptReason.upstream_error:
                 # the gateway already retried every failed request (budget.upstream_retries): an outage is
                 # not waited out here; the next invocation of the same command tries the task again
+                log.warning("%s: upstream outage; no retry now, the next run of the same command tries again", task_id)
                 break
             if fresh:  # earlier invocations' infra and upstream errors do not use up this one's retries
                 infra += 1
             if infra > config.retry.max_infra_retries:
+                log.warning("%s: %d infrastructure failure(s), more than the %d retries allowed; given up", task_id,
+                            infra, config.retry.max_infra_retries)
                 break
+            log.info("%s: retrying after %s (infrastructure retry %d of %d; it does not count)", task_id,
+                     record.reason.value, infra, config.retry.max_infra_retries)
             continue
         counted += 1
         if record.reason not in config.retry.retry_on or counted >= config.budget.attempts_per_task:
             break
+        log.info("%s: retrying after %s (attempt %d of %d)", task_id, record.reason.value, counted + 1,
+                 config.budget.attempts_per_task)
     return records
 
 

@@ -1,6 +1,7 @@
 """The checks `omnidr eval` runs before any agent: the snapshot, its manifest, its videos, and its
 example reports read against the report contract and scored offline."""
 
+import logging
 import asyncio
 import tempfile
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from omnidr.benchmark import (
 from omnidr.benchmark._manifest import MANIFEST_FILE
 from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
+
+log = logging.getLogger(__name__)
 
 
 def full_validation(path: Path, check_videos: bool = True):
@@ -51,6 +54,12 @@ class EvalResult:
     snapshot: Path
     stages: list[StageResult] = field(default_factory=list)
 
+    def add(self, stage: StageResult) -> None:
+        """Record a finished stage (and log it: the run log has every stage with its time)."""
+        self.stages.append(stage)
+        log.log(logging.INFO if stage.status == "ok" else logging.WARNING, "stage %s: %s: %s", stage.name,
+                stage.status, stage.detail)
+
     @property
     def failed(self) -> bool:
         return any(s.status == "failed" for s in self.stages)
@@ -77,7 +86,7 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
     detail = f"{len(snap.tasks)} tasks, {atoms} atoms, {len(report.errors)} errors, {len(report.warnings)} warnings"
     if report.errors:
         detail += "; first: " + report.errors[0].line()
-    result.stages.append(StageResult("snapshot", "failed" if report.errors else "ok", detail))
+    result.add(StageResult("snapshot", "failed" if report.errors else "ok", detail))
     if report.errors:
         return result
     result.snapshot = snap
@@ -87,12 +96,12 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         manifest, diff = verify_snapshot(path)
         result.snapshot_id = manifest.snapshot_id
         if diff.clean:
-            result.stages.append(StageResult("manifest", "ok", f"{len(manifest.files)} files match {manifest.snapshot_id}"))
+            result.add(StageResult("manifest", "ok", f"{len(manifest.files)} files match {manifest.snapshot_id}"))
         else:
             names = diff.changed + diff.missing + diff.extra
-            result.stages.append(StageResult("manifest", "failed", f"{len(names)} file(s) differ, e.g. {names[0]}"))
+            result.add(StageResult("manifest", "failed", f"{len(names)} file(s) differ, e.g. {names[0]}"))
     else:
-        result.stages.append(StageResult("manifest", "ok", "snapshot not frozen (run `omnidr snapshot freeze`)"))
+        result.add(StageResult("manifest", "ok", "snapshot not frozen (run `omnidr snapshot freeze`)"))
 
     progress("probing source videos with ffprobe")
     lines, failed = [], False
@@ -104,7 +113,7 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         except ProbeError as exc:
             failed = True
             lines.append(str(exc))
-    result.stages.append(StageResult("videos", "failed" if failed else "ok", "; ".join(lines)))
+    result.add(StageResult("videos", "failed" if failed else "ok", "; ".join(lines)))
 
     progress("reading the example reports against the report contract")
     assert snap.info is not None and snap.contract is not None
@@ -118,7 +127,7 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
             continue
         kind = "unfilled skeleton" if is_skeleton(data) else f"{len(data.findings)} findings, {len(data.sources)} sources"
         lines.append(f"{label}: {kind}")
-    result.stages.append(StageResult("report contract", "failed" if failed else "ok", "; ".join(lines) or "no example reports"))
+    result.add(StageResult("report contract", "failed" if failed else "ok", "; ".join(lines) or "no example reports"))
 
     if check_examples and not failed:
         progress("evaluating the example reports (browser probes, offline baseline judge)")

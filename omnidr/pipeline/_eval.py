@@ -7,6 +7,7 @@ evaluation; the run completes the rest, and rerunning the same command finishes 
 """
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from omnidr._lock import folder_lock
+from omnidr._runlog import run_log
 from omnidr.attempts._relay import is_loopback_url
 from omnidr._files import write_atomic
 from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
@@ -34,6 +36,8 @@ from ._results import (
     write_results,
 )
 from ._specs import Endpoint, SystemSpec, require_key
+
+log = logging.getLogger(__name__)
 
 MIN_FREE_GB_ENV = "OMNIDR_MIN_FREE_GB"
 DEFAULT_MIN_FREE_GB = 2.0
@@ -311,7 +315,10 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     root = (Path(request.runs_root) / snapshot_id).resolve()
     outcome.run_root = root
     with folder_lock(root, wait=request.wait, on_wait=progress.note):  # one driver per run root
-        return _run_root(request, outcome, root, snapshot_id, task_ids, progress)
+        with run_log(root, " ".join(request.argv) if request.argv else "omnidr eval"):
+            for stage in outcome.result.stages:  # checked before the run root was known
+                log.info("stage %s: %s: %s", stage.name, stage.status, stage.detail)
+            return _run_root(request, outcome, root, snapshot_id, task_ids, progress)
 
 
 def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, task_ids: list[str],
@@ -360,15 +367,15 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         t0 = time.monotonic()
         out.records = run_system(request, spec, folder, task_ids, progress, tracker, out.parent_run)
         delivered = sum(1 for rs in out.records.values() if rs and rs[-1].delivered)
-        outcome.result.stages.append(StageResult(
+        outcome.result.add(StageResult(
             f"attempts {spec.label}", "ok" if delivered else "failed",
             f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {RunPaths(folder).attempts}"))
         for records in out.records.values():
             for r in records:
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
         if request.web == "record":
-            outcome.result.stages.append(gather_recordings(folder, progress))
-        outcome.result.stages.append(_score(request, spec, folder, task_ids, progress, tracker, out))
+            outcome.result.add(gather_recordings(folder, progress))
+        outcome.result.add(_score(request, spec, folder, task_ids, progress, tracker, out))
         _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
         for task_id, records in out.records.items():
             for r in records:
@@ -392,12 +399,12 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                     "citation": row.citation, "presentation": row.presentation, "rank": row.rank}
                 tracker.system_result(out.parent_run, {**scores, "tasks_not_final": len(row.incomplete)},
                                       [*outcome.files, EvalPaths(root).environment])
-        outcome.result.stages.append(StageResult(
+        outcome.result.add(StageResult(
             "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by judge {key}"
             + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
             + f"; {root / 'leaderboard.md'}"
             + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
-    outcome.result.stages.append(StageResult("tracking", "ok", f"MLflow {outcome.tracking_uri} (experiment "
+    outcome.result.add(StageResult("tracking", "ok", f"MLflow {outcome.tracking_uri} (experiment "
                                                                f"omnidr/{snapshot_id})"))
     return outcome
 

@@ -1,5 +1,6 @@
 """Live progress of `omnidr eval`: per system, tasks done, running and failed, tokens and time used."""
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -7,6 +8,8 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -50,6 +53,7 @@ class EvalProgress:
                 self.console.line()
 
     def note(self, message: str) -> None:
+        log.info("%s", message)
         with self._lock:
             self.stage = message
         self.console.print(f"  {message}", soft_wrap=True, highlight=False, markup=False)
@@ -59,6 +63,7 @@ class EvalProgress:
             self.systems[label] = SystemProgress(label, tasks)
 
     def started(self, label: str, task_id: str) -> None:
+        log.info("%s %s: attempt started", label, task_id)
         with self._lock:
             self.systems[label].running.add(task_id)
 
@@ -69,6 +74,10 @@ class EvalProgress:
             s.attempts += 1
             s.tokens += record.budget_use.input_tokens + record.budget_use.output_tokens
             s.agent_time_s += record.wall_time_s
+        log.log(logging.INFO if record.delivered else logging.WARNING, "%s %s attempt %d: %s in %.1f s, %d model "
+                "requests, %d tokens%s", label, record.task_id, record.attempt, record.reason.value, record.wall_time_s,
+                record.budget_use.requests, record.budget_use.input_tokens + record.budget_use.output_tokens,
+                f": {record.detail}" if record.detail else "")
         color = "green" if record.delivered else "red"
         self.console.print(
             f"  [{color}]{record.reason.value:<16}[/{color}] {label} {record.task_id} attempt {record.attempt}: "
@@ -81,7 +90,9 @@ class EvalProgress:
             s = self.systems[label]
             s.running.discard(task_id)
             s.done += 1
-            s.failed += not records or records[-1].reason.value != "success"
+            s.failed += not records or not records[-1].delivered
+        log.info("%s %s: done after %d attempt(s), %s", label, task_id, len(records),
+                 records[-1].reason.value if records else "no attempt")
 
     def _table(self) -> Table | str:
         with self._lock:

@@ -67,6 +67,14 @@ def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
     assert re.search(rf"{SYSTEM}\s*│\s*3/3\s*│\s*0\s*│\s*0\s*│\s*3\s*│", stdout), stdout[-3000:]
     for task in TASKS:  # every attempt has its parsed trajectory and audit page
         assert (system / "attempts" / task / "1" / "trajectory.json").is_file()
+    # the run log: what the driver did and when, stage by stage and attempt by attempt
+    log = (root / "omnidr.log").read_text()
+    assert re.search(r"^\S+Z INFO +\S+ omnidr\._runlog: start: .*omnidr eval ", log, re.M)
+    for stage in ("snapshot", "manifest", f"attempts {SYSTEM}", f"score {SYSTEM}", "leaderboard", "tracking"):
+        assert re.search(rf"^\S+Z (INFO|WARNING) .* stage {stage}: ok: ", log, re.M), stage
+    for task in TASKS:
+        assert re.search(rf"omnidr\.attempts\._runner: {task} attempt 1 ended success", log), task
+    assert log.rstrip().endswith(log.splitlines()[-1]) and "omnidr._runlog: done: " in log.splitlines()[-1]
 
 
 def test_runs_record_every_package_version_of_the_images_they_used(demo_run, client):
@@ -458,6 +466,13 @@ def test_an_upstream_outage_is_recorded_and_a_rerun_finishes_the_task(tmp_path):
         assert max(attempts)[1] == "success", (task, attempts)
     [row] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]
     assert row["successes"] == 2 and row["rank"] == 1 and row["incomplete"] == []
+    # the run log holds both invocations: the outage (a fault, with its reason) and the resume
+    log = (root / "omnidr.log").read_text()
+    assert len(re.findall(r"omnidr\._runlog: start: ", log)) == 2
+    assert re.search(r"WARNING .* pendant-lamp-safety attempt 1 ended upstream_error: .*failed upstream", log)
+    assert re.search(r"pendant-lamp-safety: upstream outage; no retry now", log)
+    assert re.search(r"pendant-lamp-safety attempt 1 already finished \(upstream_error\); kept", log)
+    assert re.search(r"INFO .* pendant-lamp-safety attempt 2 ended success", log)
 
 
 def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
