@@ -26,7 +26,7 @@ SNAPSHOT_ARG = click.argument("path", type=click.Path(path_type=Path))
 STAGE_COMMANDS = {
     "aggregate": "omnidr.pipeline._scoring_cli:aggregate",
     "leaderboard": "omnidr.pipeline._scoring_cli:leaderboard",
-    "calibrate": "omnidr.pipeline._cli:calibrate",
+    "calibrate": "omnidr.reliability._cli:calibrate",
     "compare": "omnidr.pipeline._cli:compare",
     "eval": "omnidr.pipeline._cli:eval_",
     "archive": "omnidr.pipeline._archive_cli:archive",

@@ -5,7 +5,7 @@ from ._calibration import CALIBRATION_FILE, Calibration, CalibrationScores, cali
 from ._contract import ReportContract, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
-from ._manifest import ManifestDiff, SnapshotManifest
+from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
 from ._release import RELEASE_DENYLIST
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
 from ._review import REVIEW_FILE, WarningReview, WarningReviews
@@ -31,7 +31,7 @@ __all__ = [
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
-    "ManifestDiff", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "ReportContract", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
+    "MANIFEST_FILE", "ManifestDiff", "diff_files", "hash_files", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "ReportContract", "ReportDataError", "is_skeleton", "read_report_data", "report_problem",
     "RubricTree", "SNAPSHOT_CORPUS_FILE", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",

@@ -14,7 +14,7 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-from omnidr.trajectory._native import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
+from omnidr.trajectory import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
 
 from omnidr.attempts import AgentContext
 

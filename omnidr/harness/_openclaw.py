@@ -11,7 +11,7 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
-from omnidr.trajectory._native import OPENCLAW_LOG, OPENCLAW_STATE_DIR
+from omnidr.trajectory import OPENCLAW_LOG, OPENCLAW_STATE_DIR
 
 from omnidr.attempts import AgentContext
 from ._claude_code import headless_script

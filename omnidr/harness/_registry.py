@@ -15,7 +15,7 @@ from typing import Literal
 from omnidr._lock import folder_lock
 from omnidr.attempts import Harness, Upstream
 from omnidr.errors import UserError
-from omnidr.trajectory._native import NATIVE_LOG_GLOBS
+from omnidr.trajectory import NATIVE_LOG_GLOBS
 from sandbox.models import API_FAMILY, ModelApi, translation_label
 
 from ._base import CommandHarness
@@ -176,7 +176,7 @@ def run_system(
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import RetryPolicy, RunConfig, SandboxLimits, default_provider_tools, open_run, run_attempts
-    from omnidr.attempts._relay import relay_loopback_urls
+    from omnidr.attempts import relay_loopback_urls
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
     from omnidr.images import build_images, docker_client
     from sandbox.models import Budget
@@ -314,7 +314,7 @@ def check_reach(client, image: str, network: str, upstreams: list[Upstream], rea
     through the relay a loopback URL gets, as the attempts will send theirs. The error names the URL
     the user gave and the option that gave it."""
     from omnidr._reach import unanswered_error
-    from omnidr.attempts._relay import unanswered_from_network
+    from omnidr.attempts import unanswered_from_network
 
     urls = {u.base_url: reach.get(u.base_url, u.base_url) for u in upstreams}
     failed = unanswered_from_network(client, image, network, list(dict.fromkeys(urls.values())))

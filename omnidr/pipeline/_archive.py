@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from omnidr._files import write_atomic
 from omnidr._lock import LOCK_FILE, folder_lock
 from omnidr.paths import EvalPaths
-from omnidr.benchmark._manifest import ManifestDiff, diff_files, hash_files
+from omnidr.benchmark import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 from omnidr.images import ImagePackages
 from omnidr.tracking import ARTIFACTS_DIR, DB_FILE
@@ -102,7 +102,7 @@ def _images(root: Path) -> tuple[dict[str, str], dict[str, ImagePackages]]:
 
 def _snapshot_folder(root: Path, systems: dict[str, EvalConfig], given: Path | None) -> Path:
     from omnidr.benchmark import verify_snapshot
-    from omnidr.benchmark._manifest import MANIFEST_FILE
+    from omnidr.benchmark import MANIFEST_FILE
 
     candidates = [given] if given else []
     for command in reversed(_commands(root)):

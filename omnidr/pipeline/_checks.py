@@ -17,7 +17,7 @@ from omnidr.benchmark import (
     validate_snapshot,
     verify_snapshot,
 )
-from omnidr.benchmark._manifest import MANIFEST_FILE
+from omnidr.benchmark import MANIFEST_FILE
 from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
 

@@ -83,13 +83,13 @@ def default_snapshot() -> Path:
     return bundled if bundled.is_dir() else here
 
 
-def _with_opts(f):
+def eval_options(f):
     for opt in reversed(_opts):
         f = opt(f)
     return f
 
 
-def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
+def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
              tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
              outside_network=None, upstream_ca=()):
     from omnidr.attempts import WEB_MODES, make_executor, parse_provider_tools, parse_search_door
@@ -107,7 +107,7 @@ def _request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, 
                        outside_network=outside_network, upstream_ca=list(upstream_ca))
 
 
-def _run(request, check_examples: bool = True):
+def run_with_progress(request, check_examples: bool = True):
     from ._eval import check_request, run_eval
     from ._progress import EvalProgress
 
@@ -173,7 +173,7 @@ def open_hints(outcome) -> list[str]:
               help=f"One of {', '.join(HARNESSES)}.")
 @click.option("--capability", default="full", show_default=True,
               help=f"Capability level (the paper's ladder; the research skills installed for reference, claude-code and codex): {', '.join(CAPABILITIES)}.")
-@_with_opts
+@eval_options
 @_with_web_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
 def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
@@ -197,10 +197,10 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
         _stages(result)
         sys.exit(1 if result.failed else 0)
     system = make_system(harness, capability, parse_model(model, model_key_env))
-    request = _request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
+    request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca)
-    outcome = _run(request)
+    outcome = run_with_progress(request)
     _where(outcome)
     if outcome.result.failed:
         sys.exit(1)
@@ -212,7 +212,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
               help="HARNESS[:CAPABILITY][@MODEL] to run (repeatable, two or more); MODEL defaults to --model.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
               help="Snapshot folder (default: snapshots/demo).")
-@_with_opts
+@eval_options
 @_with_web_opts
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
@@ -264,84 +264,12 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
-    request = _request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
+    request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca)
-    outcome = _run(request, check_examples=False)
+    outcome = run_with_progress(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)
     run_comparison(outcome, request, out)
     if outcome.result.failed:
-        sys.exit(1)
-
-
-@click.command("calibrate")
-@click.argument("snapshot", type=click.Path(path_type=Path))
-@click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
-@_with_opts
-def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
-              budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
-              tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
-    """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
-    reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
-    full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
-    above the snapshot's calibration_gap.
-
-    The runs go to RUNS_ROOT/calibration/<snapshot id>/ (rerunning resumes). The result is written to
-    SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
-    root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
-    """
-    from omnidr.benchmark import Hyperparameters, open_snapshot
-    from omnidr.harness import HARNESSES as REGISTRY
-    from omnidr.reliability._calibration import (calibration_grid, calibration_of, failures, systems_line,
-                                                 write_calibration)
-    from omnidr.reliability._store import log_reliability
-
-    from ._eval import judge_key
-    from ._specs import make_system, parse_model
-
-    if not Path(snapshot).is_dir():
-        raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
-    if harness in REGISTRY and "video" not in REGISTRY[harness].capabilities:
-        raise UserError(f"R1 needs the {harness} harness without web search, but it runs at "
-                        f"{', '.join(REGISTRY[harness].capabilities)} only; calibrate with --harness reference")
-    endpoint = parse_model(model, model_key_env)
-    systems = {"R1": make_system(harness, "video", endpoint), "R2": make_system(harness, "full", endpoint),
-               "R3": make_system(harness, "full", endpoint, brief=True)}
-    request = _request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks, Path(runs_root) / "calibration",
-                       parallel, executor, ray_address, tracking_uri, provider_tools, wait)
-    outcome = _run(request, check_examples=False)
-    if outcome.run_root is None:
-        sys.exit(1)
-    folders = {level: outcome.run_root / spec.label for level, spec in systems.items()}
-    unscored = [f.name for f in folders.values() if not RunPaths(f).scored]
-    if unscored:
-        out.print(f"[red]not calibrated: {', '.join(unscored)} has no scores; rerun the same command[/red]", soft_wrap=True)
-        sys.exit(1)
-    board_rows = {r.label: r for r in outcome.board.rows} if outcome.board is not None else {}
-    provisional = [label for label, row in board_rows.items() if row.incomplete]
-    if provisional:
-        out.print(f"[red]not calibrated: scores are not final for {', '.join(provisional)}; rerun the same command "
-                  "once the model and the judge answer[/red]", soft_wrap=True)
-        sys.exit(1)
-    snap = open_snapshot(snapshot)
-    gap = (snap.hyperparameters or Hyperparameters()).calibration_gap
-    task_ids = list(request.tasks or snap.tasks)
-    cal = calibration_of(folders, {level: spec.label for level, spec in systems.items()}, judge_key(request.judge),
-                         task_ids)
-    files = write_calibration(snapshot, outcome.run_root, cal, gap)
-    out.print(calibration_grid(cal, gap).rich())
-    out.print(systems_line(cal), soft_wrap=True)
-    failed = failures(cal, gap)
-    for task, problem in failed.items():
-        out.print(f"[red]calibration fails for {task}: {problem}[/red]", soft_wrap=True)
-    metrics = {"tasks": float(len(cal.tasks)), "tasks_passed": float(len(cal.tasks) - len(failed)),
-               **{f"mean_{level}": sum(getattr(s, level) for s in cal.tasks.values()) / len(cal.tasks)
-                  for level in ("R1", "R2", "R3")}}
-    uri = log_reliability(outcome.run_root, "calibration", metrics, files[1:])
-    out.print(f"wrote {files[0]} and {files[2]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
-    if (Path(snapshot) / "MANIFEST.json").is_file():
-        out.print(f"the snapshot changed: freeze it again (`omnidr snapshot freeze {snapshot}`); freezing refuses a "
-                  "task that fails calibration unless a review decision keeps it", soft_wrap=True)
-    if failed or outcome.result.failed:
         sys.exit(1)

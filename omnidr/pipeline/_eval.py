@@ -19,7 +19,7 @@ from typing import Literal
 
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
-from omnidr.attempts._relay import is_loopback_url
+from omnidr.attempts import is_loopback_url
 from omnidr._files import write_atomic
 from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
 from omnidr.errors import UserError
@@ -279,7 +279,7 @@ def _record_command(root: Path, request: EvalRequest) -> None:
 
 def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, images: dict, env: dict) -> dict:
     from omnidr.evaluation import EVALUATOR_VERSION
-    from omnidr.tracking._mlflow import KEY_PACKAGES
+    from omnidr.tracking import KEY_PACKAGES
 
     return {
         "model": spec.model.name, "model_endpoint": spec.model.base_url or "offline (scripted)",
@@ -412,7 +412,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
 def _audit(folder: Path, progress) -> None:
     """Parse every attempt's trajectory (trajectory.json, audit.html) so that it is archived and tracked;
     an attempt without one (say, an infrastructure failure before the agent ran) is named and skipped."""
-    from omnidr.trajectory._audit import attempt_dirs, audit_attempt, run_harness
+    from omnidr.trajectory import attempt_dirs, audit_attempt, run_harness
 
     harness = run_harness(folder)
     for attempt in attempt_dirs(folder):

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnidr.attempts._relay import is_loopback_url
+from omnidr.attempts import is_loopback_url
 from omnidr.errors import UserError
 from omnidr.harness import CAPABILITIES
 from omnidr.harness import HARNESSES as REGISTRY

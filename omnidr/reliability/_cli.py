@@ -1,10 +1,17 @@
-"""`omnidr labels import`, `omnidr judge stability` and `omnidr judge agreement` (the main group loads them on demand)."""
+"""`omnidr labels import`, `omnidr judge stability`, `omnidr judge agreement` and `omnidr calibrate` (the main group
+loads them on demand)."""
 
 from pathlib import Path
 
 import click
 
+import sys
+
 from omnidr._console import make_console
+from omnidr.errors import UserError
+from omnidr.harness import HARNESSES
+from omnidr.paths import RunPaths
+from omnidr.pipeline import eval_options
 from omnidr.scoring import Grid, pct
 
 from ._agreement import Agreement, agreement
@@ -57,9 +64,7 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
     """Score every delivered report of RUN_ROOT REPEATS times with an empty judge cache and report the
     share of applicable criteria whose decision is not unanimous: per report, per direction and
     overall (App. E.4). The repeats, votes included, stay in RUN_ROOT/reliability/stability/."""
-    from omnidr.pipeline._results import read_eval_config
-    from omnidr.pipeline._specs import parse_judge, require_key
-    from omnidr.pipeline import _eval
+    from omnidr.pipeline import judge_settings, parse_judge, read_eval_config, require_key
 
     if judge_text is None:
         configs = [c for p in sorted(Path(run_root).glob("*/")) if (c := read_eval_config(p)) is not None]
@@ -69,7 +74,7 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
     require_key(endpoint, "judge")
     out = make_console()
     with out.status("scoring again") as status:
-        outcomes, key = score_repeats(run_root, repeats, _eval.judge_settings(endpoint), snapshot,
+        outcomes, key = score_repeats(run_root, repeats, judge_settings(endpoint), snapshot,
                                       progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
     result = stability_of(outcomes, key, replicates=replicates)
     _publish(run_root, "stability", result, stability_grids(result), {
@@ -156,3 +161,74 @@ def agreement_grids(a: Agreement) -> list[Grid]:
                    frozenset({1, 2, 3}))
               for name, rows in (("dimension", a.by_dimension), ("direction", a.by_direction))]
     return [main, *groups]
+
+
+@click.command("calibrate")
+@click.argument("snapshot", type=click.Path(path_type=Path))
+@click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
+@eval_options
+def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
+              budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
+              tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
+    """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
+    reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
+    full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
+    above the snapshot's calibration_gap.
+
+    The runs go to RUNS_ROOT/calibration/<snapshot id>/ (rerunning resumes). The result is written to
+    SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
+    root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
+    """
+    from omnidr.benchmark import Hyperparameters, open_snapshot
+    from omnidr.harness import HARNESSES as REGISTRY
+    from omnidr.benchmark import MANIFEST_FILE
+    from omnidr.pipeline import eval_request, judge_key, make_system, parse_model, run_with_progress
+
+    from ._calibration import calibration_grid, calibration_of, failures, systems_line, write_calibration
+
+    out = make_console()
+    if not Path(snapshot).is_dir():
+        raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
+    if harness in REGISTRY and "video" not in REGISTRY[harness].capabilities:
+        raise UserError(f"R1 needs the {harness} harness without web search, but it runs at "
+                        f"{', '.join(REGISTRY[harness].capabilities)} only; calibrate with --harness reference")
+    endpoint = parse_model(model, model_key_env)
+    systems = {"R1": make_system(harness, "video", endpoint), "R2": make_system(harness, "full", endpoint),
+               "R3": make_system(harness, "full", endpoint, brief=True)}
+    request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks, Path(runs_root) / "calibration",
+                       parallel, executor, ray_address, tracking_uri, provider_tools, wait)
+    outcome = run_with_progress(request, check_examples=False)
+    if outcome.run_root is None:
+        sys.exit(1)
+    folders = {level: outcome.run_root / spec.label for level, spec in systems.items()}
+    unscored = [f.name for f in folders.values() if not RunPaths(f).scored]
+    if unscored:
+        out.print(f"[red]not calibrated: {', '.join(unscored)} has no scores; rerun the same command[/red]", soft_wrap=True)
+        sys.exit(1)
+    board_rows = {r.label: r for r in outcome.board.rows} if outcome.board is not None else {}
+    provisional = [label for label, row in board_rows.items() if row.incomplete]
+    if provisional:
+        out.print(f"[red]not calibrated: scores are not final for {', '.join(provisional)}; rerun the same command "
+                  "once the model and the judge answer[/red]", soft_wrap=True)
+        sys.exit(1)
+    snap = open_snapshot(snapshot)
+    gap = (snap.hyperparameters or Hyperparameters()).calibration_gap
+    task_ids = list(request.tasks or snap.tasks)
+    cal = calibration_of(folders, {level: spec.label for level, spec in systems.items()}, judge_key(request.judge),
+                         task_ids)
+    files = write_calibration(snapshot, outcome.run_root, cal, gap)
+    out.print(calibration_grid(cal, gap).rich())
+    out.print(systems_line(cal), soft_wrap=True)
+    failed = failures(cal, gap)
+    for task, problem in failed.items():
+        out.print(f"[red]calibration fails for {task}: {problem}[/red]", soft_wrap=True)
+    metrics = {"tasks": float(len(cal.tasks)), "tasks_passed": float(len(cal.tasks) - len(failed)),
+               **{f"mean_{level}": sum(getattr(s, level) for s in cal.tasks.values()) / len(cal.tasks)
+                  for level in ("R1", "R2", "R3")}}
+    uri = log_reliability(outcome.run_root, "calibration", metrics, files[1:])
+    out.print(f"wrote {files[0]} and {files[2]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
+    if (Path(snapshot) / MANIFEST_FILE).is_file():
+        out.print(f"the snapshot changed: freeze it again (`omnidr snapshot freeze {snapshot}`); freezing refuses a "
+                  "task that fails calibration unless a review decision keeps it", soft_wrap=True)
+    if failed or outcome.result.failed:
+        sys.exit(1)

@@ -78,7 +78,7 @@ def stored_labels(root: Path) -> list[HumanLabel]:
 def log_reliability(root: Path, name: str, metrics: dict[str, float | None], files: list[Path]) -> str | None:
     """Log a reliability result into the run root's MLflow store (the experiment `omnidr eval` made);
     returns the tracking URI, or None when the root has no evaluated system to name the experiment."""
-    from omnidr.pipeline._results import read_eval_config
+    from omnidr.pipeline import read_eval_config
     from omnidr.tracking import ARTIFACTS_DIR, Tracker, default_tracking_uri
 
     ids = [c.snapshot_id for p in sorted(Path(root).iterdir()) if p.is_dir() and (c := read_eval_config(p)) is not None]

@@ -10,9 +10,10 @@ and never duplicates a run.
 from ._mlflow import (
     ARTIFACTS_DIR,
     DB_FILE,
+    KEY_PACKAGES,
     Tracker,
     default_tracking_uri,
     environment_facts,
 )
 
-__all__ = ["ARTIFACTS_DIR", "DB_FILE", "Tracker", "default_tracking_uri", "environment_facts"]
+__all__ = ["ARTIFACTS_DIR", "DB_FILE", "KEY_PACKAGES", "Tracker", "default_tracking_uri", "environment_facts"]

@@ -6,7 +6,9 @@ token totals (the source of truth) beside the harness's own; `process_stats` mea
 trajectory (paper Tables 22-24); `audit_run` does all of it for a run folder (`omnidr audit`).
 """
 
-from ._audit import AttemptAudit, audit_attempt, audit_run, load_attempt_trajectory, scored_trace_stats
+from ._audit import (
+    AttemptAudit, attempt_dirs, audit_attempt, audit_run, load_attempt_trajectory, run_harness, scored_trace_stats,
+)
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
 from ._jsonl import TrajectoryFormatError
 from ._models import (
@@ -24,7 +26,7 @@ __all__ = [
     "CLAUDE_CODE_LOG", "CLAUDE_CONFIG_DIR", "CODEX_EXEC_LOG", "CODEX_HOME_DIR", "NATIVE_LOG_GLOBS", "OPENCLAW_LOG",
     "OPENCLAW_STATE_DIR", "PHASES", "TOOL_PHASES", "AgentStep", "AttemptAudit", "FailureLoop", "FinalMetrics",
     "Observation", "Phase", "ProcessStats", "StatsSummary", "Step", "StepUsage", "SystemStep", "TokenTotals", "ToolCall",
-    "Trajectory", "TrajectoryFormatError", "UserStep", "attach_gateway_totals", "audit_attempt", "audit_run",
+    "Trajectory", "TrajectoryFormatError", "UserStep", "attach_gateway_totals", "attempt_dirs", "audit_attempt", "audit_run",
     "dump_trajectory_jsonl", "load_attempt_trajectory", "parse_native_log", "phase_of", "process_stats",
-    "read_common_trajectory", "read_gateway_log", "scored_trace_stats", "summarize", "to_atif", "trajectory_from_gateway",
+    "read_common_trajectory", "read_gateway_log", "run_harness", "scored_trace_stats", "summarize", "to_atif", "trajectory_from_gateway",
 ]
