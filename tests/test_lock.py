@@ -35,9 +35,16 @@ def _hold(folder: Path, seconds: float) -> subprocess.Popen:
 
 
 def test_a_second_command_on_a_folder_in_use_exits_2_naming_the_holder(tmp_path):
+    from omnidr.attempts import RetryPolicy, RunConfig, SandboxLimits
+    from sandbox.models import Budget
+
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text(json.dumps({"snapshot": str(DEMO), "tasks": []}))
+    config = RunConfig(snapshot=str(DEMO), tasks=[], harness="reference", agent_image="omnidr/reference:test",
+                       command=["python", "-m", "sandbox.reference_agent"], model="scripted", upstreams=[], budget=Budget(),
+                       limits=SandboxLimits(), retry=RetryPolicy(), proxy_mode="replay",
+                       gateway_image="omnidr/gateway:test", egress_image="omnidr/egress:test")
+    (run / "run.json").write_text(config.model_dump_json())
     holder = _hold(run / "evaluation", 60)
     try:
         r = run_cli("score", run)

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from omnidr._files import write_atomic
 from omnidr.benchmark import open_snapshot
@@ -44,37 +45,14 @@ from ._models import (
     TaskScore,
 )
 
+if TYPE_CHECKING:
+    from omnidr.attempts import RunConfig
+
 Progress = Callable[[str], None]
 
 
 JUDGE_CACHE_DIR = "judge-cache"
 """The judge cache inside an output folder, unless another folder is given."""
-
-
-class _RunFile(BaseModel):
-    """The fields of `run.json` the evaluator reads (the attempts stage owns the full model)."""
-
-    model_config = ConfigDict(extra="ignore")
-    snapshot: str
-    tasks: list[str]
-    model: str = ""
-    harness: str = ""
-
-
-class _AttemptFile(BaseModel):
-    """The fields of `attempt.json` the evaluator reads."""
-
-    model_config = ConfigDict(extra="ignore")
-    task_id: str
-    attempt: int
-    reason: str
-    detail: str = ""
-    report_path: str | None = None
-
-
-# The attempts stage's NOT_COUNTED (a test keeps the two equal): endings that are not the agent's
-# failure. The evaluator image carries no attempts stage, so the names are repeated here.
-NOT_THE_AGENTS_FAILURE = frozenset({"infra_error", "upstream_error"})
 
 
 @dataclass(frozen=True)
@@ -90,14 +68,17 @@ class DeliveredReport:
     incomplete: str | None = None  # the last attempt ended by an outage: not final
 
 
-def read_run(run_dir: Path) -> _RunFile:
+def read_run(run_dir: Path) -> "RunConfig":
+    """`run.json` of a run folder, read with the attempts stage's own model."""
+    from omnidr.attempts import RunConfig
+
     path = RunPaths(Path(run_dir)).config
     if not Path(run_dir).is_dir():
         raise UserError(f"{run_dir}: no such folder; pass a run folder made by `omnidr run`")
     if not path.is_file():
         raise UserError(f"{run_dir}: no run.json; pass a run folder made by `omnidr run`")
     try:
-        return _RunFile.model_validate_json(path.read_text("utf-8"))
+        return RunConfig.model_validate_json(path.read_text("utf-8"))
     except (ValidationError, UnicodeDecodeError, OSError) as exc:
         first = str(exc).splitlines()[0][:200]
         raise UserError(f"{path}: not a valid run file: {first}") from None
@@ -113,16 +94,18 @@ def delivered_report(run_dir: Path, task_id: str) -> DeliveredReport:
     if not finished:
         return DeliveredReport(task_id, None, None, "index.html", None, "no finished attempt")
     folder = finished[-1]
+    from omnidr.attempts import NOT_COUNTED, AttemptRecord
+
     n = _attempt_number(folder)
     try:
-        record = _AttemptFile.model_validate_json(AttemptPaths(folder).record.read_text("utf-8"))
+        record = AttemptRecord.model_validate_json(AttemptPaths(folder).record.read_text("utf-8"))
     except (ValidationError, UnicodeDecodeError, OSError) as exc:
         return DeliveredReport(task_id, n, None, "index.html", None, f"attempt {n}: unreadable attempt.json ({type(exc).__name__})")
-    if record.reason != "success" or not record.report_path:
+    if not record.delivered or not record.report_path:
         detail = f": {record.detail}" if record.detail else ""
-        failure = f"attempt {n} ended '{record.reason}'{detail}"[:300]
-        pending = (f"attempt {n} ended '{record.reason}', not the agent's failure; rerun to try the task again"
-                   if record.reason in NOT_THE_AGENTS_FAILURE else None)
+        failure = f"attempt {n} ended '{record.reason.value}'{detail}"[:300]
+        pending = (f"attempt {n} ended '{record.reason.value}', not the agent's failure; rerun to try the task again"
+                   if record.reason in NOT_COUNTED else None)
         return DeliveredReport(task_id, n, None, "index.html", None, failure, pending)
     entry_path = folder / record.report_path
     rel = entry_path.relative_to(run_dir).as_posix() if entry_path.is_relative_to(run_dir) else record.report_path
@@ -136,7 +119,7 @@ def delivered_report(run_dir: Path, task_id: str) -> DeliveredReport:
     return DeliveredReport(task_id, n, entry_path.parent, entry_path.name, rel, None)
 
 
-def _snapshot_path(run_dir: Path, run: _RunFile, snapshot: Path | None) -> Path:
+def _snapshot_path(run_dir: Path, run: "RunConfig", snapshot: Path | None) -> Path:
     if snapshot is not None:
         return Path(snapshot)
     given = Path(run.snapshot)

@@ -71,6 +71,10 @@ class SnapshotCheck:
     snapshot: object = None  # the opened Snapshot
     snapshot_id: str = ""  # manifest id when frozen, else the snapshot's name
 
+    def add(self, stage: StageResult) -> None:
+        """Record a check (the run log gets the checks once the run root is known: `run_eval`)."""
+        self.stages.append(stage)
+
 
 def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: None,
                    check_examples: bool = True) -> SnapshotCheck:

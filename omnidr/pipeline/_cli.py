@@ -12,7 +12,6 @@ from rich.table import Table
 
 from omnidr._console import make_console
 from omnidr.errors import UserError
-from omnidr.paths import RunPaths
 
 from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
 

@@ -17,7 +17,7 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
     root = outcome.run_root
     task_ids = list(request.tasks or outcome.systems[0].records)
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
-    by_folder = {f[1].name: f for f in found}
+    by_folder = {f.folder.name: f for f in found}
     missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_folder]
     if missing:
         raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
@@ -46,21 +46,22 @@ def compare_folders(folders, snapshot: Path, console: Console):
     for f, g in zip(folders, got, strict=True):
         if isinstance(g, str):
             raise UserError(f"{f}: {g}; run `omnidr eval` for it first")
-    judges = {g[5] for g in got}
+    judges = {g.judge for g in got}
     if len(judges) > 1:
         raise UserError(f"the folders were scored by different judges ({', '.join(sorted(judges))}); "
                         "re-score them with one judge (omnidr archive + omnidr rescore) before comparing")
-    tasks = {tuple(sorted(g[2].tasks)) for g in got}
+    tasks = {tuple(sorted(g.tasks or [])) for g in got}
     if len(tasks) > 1:
         raise UserError("the folders were evaluated on different tasks; compare systems run on the same tasks")
-    budgets = {g[2].budget for g in got}
+    budgets = {g.config.budget for g in got if g.config is not None}
     if len(budgets) > 1:
         console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
                       "budget-matched[/yellow]")
-    if note := web_policy_note({g[0]: g[2].web_policy for g in got}):
+    if note := web_policy_note({g.label: g.config.web_policy for g in got if g.config is not None}):
         console.print(f"warning: {note}", style="yellow", soft_wrap=True, markup=False)
-    first = got[0][2]
-    return compare_chosen([g[:5] for g in got], snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
+    first = got[0].config
+    assert first is not None  # read_system gives every system folder of `omnidr eval` its eval.json
+    return compare_chosen(got, snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
                           first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
 
 
@@ -88,12 +89,12 @@ def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_
     from omnidr.scoring import comparisons_grid, paired_comparisons, score_systems, snapshot_trees
 
     trees, hp = snapshot_trees(snapshot)
-    scored = score_systems([f[3] for f in chosen], trees, hp, task_ids=task_ids)
+    scored = score_systems([f.decisions for f in chosen], trees, hp, task_ids=task_ids)
     extra = {"replicates": hp.bootstrap_replicates} if hp else {}
     comparisons = paired_comparisons(scored, task_ids, [(j, 0) for j in range(1, len(scored))], **extra)
     per_task = {t: {s.system.label: next((r.total for r in s.reports if r.task_id == t), 0.0) for s in scored}
                 for t in task_ids}
-    name = comparison_name([c[1].name for c in chosen])
+    name = comparison_name([c.folder.name for c in chosen])
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     if refresh_index(root):  # the run root's page lists its comparisons
         files.append(root / "index.html")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from omnidr.errors import UserError
 
-from ._results import EVAL_FILE, _distinct_labels, read_system
+from ._results import EVAL_FILE, ScoredSystem, distinct_labels, read_system
 
 from omnidr.paths import SUMMARY_FILE
 
@@ -96,7 +96,7 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
     from omnidr.scoring import read_system as read_decisions_folder
 
     out = ScoringSystems()
-    found = []  # (label, folder, its task set or None, SystemDecisions, incomplete tasks), as `_distinct_labels` takes them
+    found: list[ScoredSystem] = []
     for p in map(Path, paths):
         if not p.is_dir():
             raise UserError(f"{p}: no such folder; give a system folder (system.json and decisions, or one "
@@ -109,10 +109,10 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
             kind = _kind(folder)
             if kind == "decisions":
                 decisions = read_decisions_folder(folder)
-                found.append((decisions.system.label, folder, None, decisions, []))
+                found.append(ScoredSystem(decisions.system.label, folder, decisions))
             elif kind == "score":
                 [decisions] = system_decisions([folder])[1]
-                found.append((decisions.system.label, folder, [d.task_id for d in decisions.decisions], decisions, []))
+                found.append(ScoredSystem(decisions.system.label, folder, decisions, tasks=[d.task_id for d in decisions.decisions]))
             else:
                 got = read_system(folder)
                 if isinstance(got, str):
@@ -120,20 +120,20 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
                         raise UserError(f"{folder}: {got}; run `omnidr eval` for it first")
                     out.skipped[folder.name] = got
                 else:
-                    found.append((got[0], got[1], list(got[2].tasks), got[3], got[4]))
-    sets = Counter(tuple(sorted(f[2])) for f in found if f[2] is not None)
+                    found.append(got)
+    sets = Counter(tuple(sorted(f.tasks)) for f in found if f.tasks is not None)
     if sets and not restrict:
         # as a run root's leaderboard: the largest task set the scored folders share; others are left out
         best = max(sets, key=lambda t: (len(t), sets[t]))
         out.task_ids = list(best)
-        for f in [f for f in found if f[2] is not None and tuple(sorted(f[2])) != best]:
-            out.skipped[f[1].name] = f"evaluated on other tasks ({len(f[2])}); pass --task to rank on those"
+        for f in [f for f in found if f.tasks is not None and tuple(sorted(f.tasks)) != best]:
+            out.skipped[f.folder.name] = f"evaluated on other tasks ({len(f.tasks)}); pass --task to rank on those"
             found.remove(f)
-    for label, folder, _config, decisions, incomplete in _distinct_labels(found):
-        out.systems.append(decisions)
-        out.folders[label] = folder
-        if incomplete:
-            out.incomplete[label] = incomplete
+    for system in distinct_labels(found):
+        out.systems.append(system.decisions)
+        out.folders[system.label] = system.folder
+        if system.incomplete:
+            out.incomplete[system.label] = system.incomplete
     if not out.systems:
         reasons = "; ".join(f"{k}: {v}" for k, v in out.skipped.items())
         raise UserError(f"no scored system under {', '.join(map(str, paths))} ({reasons}); run `omnidr eval` first")

@@ -8,6 +8,7 @@ judge on the same tasks; the others are listed as left out, never mixed in.
 import html
 import json
 import sys
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -17,9 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from omnidr._files import write_atomic
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
+from omnidr.scoring import Leaderboard, SystemDecisions
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._specs import Endpoint, SystemSpec
+
 
 from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 TABLES_DIR = "tables"
@@ -105,7 +108,7 @@ class Results(BaseModel):
     incomplete: dict[str, list[str]] = Field(
         default_factory=dict, description="System folder -> tasks whose score is not final (judge atoms skipped, or the "
         "last attempt ended by an outage); those systems' rows are provisional and unranked.")
-    leaderboard: dict = Field(description="The scoring stage's Leaderboard.")
+    leaderboard: Leaderboard = Field(description="The scoring stage's leaderboard.")
     analysis: dict[str, dict] = Field(default_factory=dict, description=(
         "The paper's analysis tables by name (paired, by_family, by_subcategory, by_query_form, directions, "
         "difficulty, sensitivity), each a table of strings (title, headers, rows); also tables/<name>.csv and .md."))
@@ -114,11 +117,23 @@ class Results(BaseModel):
         "marked in the notes."))
 
 
-def read_system(folder: Path, evaluation: str = "evaluation"):
-    """(label, folder, EvalConfig, SystemDecisions, incomplete tasks, judge key) of a scored system
-    folder, or a string saying why it cannot be used."""
+@dataclass(frozen=True)
+class ScoredSystem:
+    """One scored system as the leaderboard, `compare` and `aggregate` take it."""
+
+    label: str
+    folder: Path
+    decisions: SystemDecisions
+    incomplete: list[str] = field(default_factory=list)
+    tasks: list[str] | None = None  # the tasks it was evaluated on; None for a bare decisions folder
+    config: "EvalConfig | None" = None  # eval.json of an `omnidr eval` system folder
+    judge: str | None = None  # key of the judge its evaluations came from
+
+
+def read_system(folder: Path, evaluation: str = "evaluation") -> ScoredSystem | str:
+    """A scored system folder of `omnidr eval`, or a string saying why it cannot be used."""
     from omnidr.evaluation import read_scored_run
-    from omnidr.scoring import SystemDecisions, SystemKey
+    from omnidr.scoring import SystemKey
 
     config = read_eval_config(folder)
     if config is None:
@@ -130,42 +145,41 @@ def read_system(folder: Path, evaluation: str = "evaluation"):
                     capability=config.system.setting, budget=config.budget_label,
                     translation=config.system.translation or "")
     incomplete = [e.task_id for e in evaluations if e.skipped_atoms or e.incomplete]
-    return (key.label, folder, config, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
-            incomplete, summary.judge.key)
+    return ScoredSystem(key.label, folder, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
+                        incomplete, list(config.tasks), config, summary.judge.key)
 
 
-def collect_systems(root: Path, judge_key: str, task_ids: list[str], evaluation: str = "evaluation"):
-    """(label, folder, EvalConfig, SystemDecisions, incomplete tasks) of every system in `root` scored by
-    `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
+def collect_systems(root: Path, judge_key: str, task_ids: list[str],
+                    evaluation: str = "evaluation") -> tuple[list[ScoredSystem], dict[str, str]]:
+    """Every system in `root` scored by `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
     found, left_out = [], {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / EVAL_FILE).is_file()):
         got = read_system(folder, evaluation)
         if isinstance(got, str):
             left_out[folder.name] = got
-        elif sorted(got[2].tasks) != sorted(task_ids):
-            left_out[folder.name] = f"evaluated on other tasks ({len(got[2].tasks)})"
-        elif got[5] != judge_key:
-            left_out[folder.name] = f"scored by another judge ({got[5]})"
+        elif sorted(got.tasks or []) != sorted(task_ids):
+            left_out[folder.name] = f"evaluated on other tasks ({len(got.tasks or [])})"
+        elif got.judge != judge_key:
+            left_out[folder.name] = f"scored by another judge ({got.judge})"
         else:
-            found.append(got[:5])
-    return _distinct_labels(found), left_out
+            found.append(got)
+    return distinct_labels(found), left_out
 
 
-def _distinct_labels(found: list) -> list:
+def distinct_labels(found: list[ScoredSystem]) -> list[ScoredSystem]:
     """Two systems with the same model name, harness, capability and budget (say, one model served at
     two endpoints) are told apart by their folder names, so that no leaderboard row hides another."""
     from collections import Counter
 
-    counts = Counter(f[0] for f in found)
-    names = Counter(f[1].name for f in found)
+    counts = Counter(f.label for f in found)
+    names = Counter(f.folder.name for f in found)
     out = []
-    for label, folder, config, decisions, incomplete in found:
-        if counts[label] > 1:  # by folder name, or with its parent's when the names are alike too
-            name = folder.name if names[folder.name] == 1 else f"{folder.parent.name}/{folder.name}"
-            key = decisions.system.model_copy(update={"model": f"{decisions.system.model} ({name})"})
-            decisions = decisions.model_copy(update={"system": key})
-            label = key.label
-        out.append((label, folder, config, decisions, incomplete))
+    for f in found:
+        if counts[f.label] > 1:  # by folder name, or with its parent's when the names are alike too
+            name = f.folder.name if names[f.folder.name] == 1 else f"{f.folder.parent.name}/{f.folder.name}"
+            key = f.decisions.system.model_copy(update={"model": f"{f.decisions.system.model} ({name})"})
+            f = replace(f, label=key.label, decisions=f.decisions.model_copy(update={"system": key}))
+        out.append(f)
     return out
 
 
@@ -200,22 +214,22 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
     if not found:
         return None, None
     trees, hp = snapshot_trees(snapshot)
-    scored = score_systems([f[3] for f in found], trees, hp, task_ids=task_ids)
+    scored = score_systems([f.decisions for f in found], trees, hp, task_ids=task_ids)
     replicates = hp.bootstrap_replicates if hp else None
     board = build_leaderboard(scored, task_ids, with_comparisons=len(found) > 1,
-                              incomplete={f[0]: f[4] for f in found if f[4]},
+                              incomplete={f.label: f.incomplete for f in found if f.incomplete},
                               **({"replicates": replicates} if replicates else {}))
     # Table 15 is part of every run root's results (App. F.2)
-    board = board.model_copy(update={"sensitivity": sensitivity_analysis([f[3] for f in found], trees, hp,
+    board = board.model_copy(update={"sensitivity": sensitivity_analysis([f.decisions for f in found], trees, hp,
                                                                          task_ids=task_ids)})
-    process = {f[0]: process_medians((traces or root) / f[1].relative_to(root)) for f in found}
+    process = {f.label: process_medians((traces or root) / f.folder.relative_to(root)) for f in found}
     analysis = analysis_grids(board, scored, task_labels(snapshot), process)
     results = Results(
         snapshot_id=snapshot_id, judge=judge_key, generated_at=datetime.now(UTC),
-        systems={f[0]: f[1].relative_to(root).as_posix() for f in found}, left_out=left_out,
-        incomplete={f[1].name: f[4] for f in found if f[4]}, leaderboard=board.model_dump(mode="json"),
+        systems={f.label: f.folder.relative_to(root).as_posix() for f in found}, left_out=left_out,
+        incomplete={f.folder.name: f.incomplete for f in found if f.incomplete}, leaderboard=board,
         analysis={name: grid.as_dict() for name, grid in analysis.items()},
-        web_policies={f[0]: f[2].web_policy for f in found},
+        web_policies={f.label: f.config.web_policy for f in found if f.config is not None},
     )
     return board, results
 
@@ -446,14 +460,12 @@ def _comparisons_section(root_dir: Path) -> list[str]:
 def refresh_index(root: Path) -> bool:
     """Render the run root's index.html again from its leaderboard.json (after a comparison was added);
     False when the root has no leaderboard yet."""
-    from omnidr.scoring import Leaderboard
-
     path = root / RESULT_FILES[0]
     if not path.is_file():
         return False
     try:
         results = Results.model_validate_json(path.read_text("utf-8"))
-        board = Leaderboard.model_validate(results.leaderboard)
+        board = results.leaderboard
     except ValueError:
         return False
     (root / RESULT_FILES[3]).write_text(summary_page(board, results, result_grids(board, results), root), "utf-8")

@@ -143,17 +143,17 @@ def test_a_harness_image_that_cannot_be_built_stops_the_run_before_any_attempt(t
 
 
 def test_systems_with_the_same_label_are_told_apart_by_their_folders(tmp_path):
-    from omnidr.pipeline._results import _distinct_labels
+    from omnidr.pipeline._results import ScoredSystem, distinct_labels
     from omnidr.scoring import SystemDecisions, SystemKey
 
     key = SystemKey(model="m", harness="reference", capability="full", budget="default")
     same = SystemDecisions(system=key, decisions=[])
     other = SystemDecisions(system=SystemKey(model="x", harness="y"), decisions=[])
-    found = [(key.label, tmp_path / "a", None, same, []), (key.label, tmp_path / "b", None, same, []),
-             ("x / y", tmp_path / "c", None, other, [])]
-    out = _distinct_labels(found)
-    assert [f[0] for f in out] == ["m (a) / reference / full / default", "m (b) / reference / full / default", "x / y"]
-    assert [f[3].system.label for f in out] == [f[0] for f in out]
+    found = [ScoredSystem(key.label, tmp_path / "a", same), ScoredSystem(key.label, tmp_path / "b", same),
+             ScoredSystem("x / y", tmp_path / "c", other)]
+    out = distinct_labels(found)
+    assert [f.label for f in out] == ["m (a) / reference / full / default", "m (b) / reference / full / default", "x / y"]
+    assert [f.decisions.system.label for f in out] == [f.label for f in out]
 
 
 def test_a_subset_run_does_not_displace_the_systems_evaluated_on_every_task(tmp_path):
@@ -181,6 +181,7 @@ def test_rows_run_under_different_web_policies_are_marked(tmp_path):
     from datetime import UTC, datetime
 
     from omnidr.pipeline._results import EvalConfig, Results, _notes, web_policy_note
+    from omnidr.scoring import Leaderboard
     from omnidr.pipeline._specs import parse_judge, parse_model, parse_system
     from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
@@ -198,8 +199,9 @@ def test_rows_run_under_different_web_policies_are_marked(tmp_path):
         provider="brave", base_url="https://api.search.brave.com", key_env="BRAVE_SEARCH_API_KEY")})
     assert web_policy_note({"a": replayed.web_policy, "b": replayed.web_policy}) is None
     policies = {"a": replayed.web_policy, "b": opened.web_policy, "c": live.web_policy}
-    results = Results(snapshot_id="demo-x", judge="j", generated_at=datetime.now(UTC), systems={}, leaderboard={},
-                      web_policies=policies)
+    results = Results(snapshot_id="demo-x", judge="j", generated_at=datetime.now(UTC), systems={},
+                      leaderboard=Leaderboard(task_ids=[], replicates=0, seed=0, confidence=0.95,
+                                              settings=None, rows=[]), web_policies=policies)
     [note] = _notes(results)
     assert "different web policies" in note
     assert "a: replayed corpus, offline search index, provider-side tools deny" in note
