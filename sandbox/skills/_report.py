@@ -92,7 +92,7 @@ def check_report(report_dir: Path, contract_dir: Path, contract: dict, duration_
             problems.append(f"{key}: a non-empty text is required")
     if data.get("contract") != contract.get("version", CONTRACT_VERSION):
         problems.append(f"contract must be {contract.get('version', CONTRACT_VERSION)!r}")
-    video = data.get("video") if isinstance(data.get("video"), dict) else {}
+    video = v if isinstance(v := data.get("video"), dict) else {}
     if not video.get("src") or not (report_dir / str(video.get("src"))).is_file():
         problems.append("video.src must name the source video copied into the report folder")
     dur = duration_s if duration_s else (video.get("duration_s") if _num(video.get("duration_s")) else None)
