@@ -406,7 +406,8 @@ class _Exchange:
         """Answer with the gateway's own error, in the API's error shape."""
         headers = _NO_RETRY if status < 500 else {}
         response = web.json_response(error_body(family, kind, message, **extra), status=status, headers=headers)
-        self.record.update(status=status, outcome=outcome, error=message, response_body=json.loads(cast(str, response.text)))
+        self.record.update(status=status, outcome=outcome, error=message,
+                           response_body=json.loads(cast(str, response.text)))  # json_response: text is set
         self.record["response_headers"] = dict(response.headers)
         return await self._send_whole(response)
 

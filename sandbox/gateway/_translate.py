@@ -387,7 +387,8 @@ class Translation:
         tools = []
         for tool in _list(chat.get("tools")):
             function = _dict(_dict(tool).get("function"))
-            entry: dict[str, Any] = {"name": function.get("name"), "input_schema": function.get("parameters") or {"type": "object"}}
+            entry: dict[str, Any] = {"name": function.get("name"),
+                                     "input_schema": function.get("parameters") or {"type": "object"}}
             if function.get("description"):
                 entry["description"] = function["description"]
             tools.append(entry)

@@ -128,7 +128,7 @@ def _episode_blocks(episode: Episode, calls: list[dict], offered: set[str | None
     for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
         call = _shell_call(offered, c["command"], c.get("description", "Run a command"))
         if call is None:
-            raise ValueError(f"the request offers no shell tool (Bash, exec_command or shell): {sorted(map(str, offered))}")
+            raise ValueError(f"no shell tool is offered: {sorted(map(str, offered))}")
         name, args = call
         content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_{i}", "name": name, "input": args})
     # Claude Code's own page reader (its fetch goes through the egress proxy, and it asks the model
@@ -273,7 +273,7 @@ def responses_answer(body: dict, episodes: list[Episode]) -> dict:
         for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
             call = _shell_call(offered, c["command"])
             if call is None:  # checked above: a shell tool is offered
-                raise ValueError(f"the request offers no shell tool (Bash, exec_command or shell): {sorted(map(str, offered))}")
+                raise ValueError(f"no shell tool is offered: {sorted(map(str, offered))}")
             name, args = call
             output.append({"type": "function_call", "id": f"fc_{rid}_{i}", "call_id": f"call_omnidr_s{n}_{i}",
                            "name": name, "arguments": json.dumps(args, ensure_ascii=False), "status": "completed"})
