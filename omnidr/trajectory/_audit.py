@@ -130,10 +130,8 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
         traj.warnings.append("attempt.json is not a valid attempt record; ignored")
     network = read_web_log(attempt_dir / "logs", traj.warnings)
     stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=network)
-    exchanges = []
     gateway = attempt_dir / "logs" / "gateway.jsonl"
-    if gateway.is_file():
-        exchanges, _ = read_gateway_log(gateway)
+    exchanges, _ = read_gateway_log(gateway) if gateway.is_file() else ([], [])
     task_id, number = attempt_dir.parent.name, int(attempt_dir.name) if attempt_dir.name.isdigit() else 0
     trajectory_path = attempt_dir / "trajectory.json"
     _write(trajectory_path, traj.model_dump_json(indent=1))
