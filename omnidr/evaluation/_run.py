@@ -110,7 +110,7 @@ def _attempt_number(folder: Path) -> int | None:
 def delivered_report(run_dir: Path, task_id: str) -> DeliveredReport:
     """The last finished attempt of a task and its report (never raises for a bad attempt folder)."""
     task_dir = Path(run_dir) / "attempts" / task_id
-    folders = sorted((f for f in task_dir.iterdir() if f.is_dir() and _attempt_number(f)), key=_attempt_number) if task_dir.is_dir() else []
+    folders = sorted((f for f in task_dir.iterdir() if f.is_dir() and _attempt_number(f)), key=lambda f: _attempt_number(f) or 0) if task_dir.is_dir() else []
     finished = [f for f in folders if (f / "attempt.json").is_file()]
     if not finished:
         return DeliveredReport(task_id, None, None, "index.html", None, "no finished attempt")
@@ -278,7 +278,8 @@ def require_one_judge(items: Iterable[Evaluation | RunEvaluation]) -> JudgeIdent
 
 def system_decisions(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list[SystemDecisions]]:
     """Scored runs as the scoring stage's leaderboard input, refusing to mix judges."""
-    systems, items = [], []
+    systems: list[SystemDecisions] = []
+    items: list[Evaluation | RunEvaluation] = []
     for out in out_dirs:
         summary, evaluations = read_scored_run(out)
         items += [summary, *evaluations]
