@@ -10,6 +10,7 @@ from typing import Literal
 
 from omnidr.benchmark import (
     ReportDataError,
+    Snapshot,
     freeze_snapshot,
     is_skeleton,
     read_report_data,
@@ -59,7 +60,7 @@ class EvalResult:
 @dataclass
 class SnapshotCheck:
     stages: list[StageResult] = field(default_factory=list)
-    snapshot: object = None  # the opened Snapshot
+    snapshot: Snapshot | None = None  # the opened snapshot
     snapshot_id: str = ""  # manifest id when frozen, else the snapshot's name
 
 

@@ -15,6 +15,8 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
     """Paired differences (every system minus the first) with task-bootstrap intervals, wins per task,
     and the per-task scores; written to <run root>/comparisons/<labels>.json and .md."""
     root = outcome.run_root
+    if root is None:
+        raise UserError("the evaluation made no run root, so there is nothing to compare")
     task_ids = list(request.tasks or outcome.systems[0].records)
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
     by_folder = {f[1].name: f for f in found}
@@ -76,7 +78,7 @@ def comparison_name(folders: list[str]) -> str:
     if len(name.encode()) <= MAX_NAME:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:12]
-    kept = []
+    kept: list[str] = []
     for folder in folders:
         if len("-vs-".join([*kept, folder, f"and-{len(folders) - len(kept) - 1}-more-{digest}"]).encode()) > MAX_NAME:
             break

@@ -93,10 +93,12 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
     were evaluated on: the largest set they share, the others left out (decisions folders take the
     snapshot's tasks)."""
     from omnidr.evaluation import system_decisions
+    from omnidr.scoring import SystemDecisions
     from omnidr.scoring import read_system as read_decisions_folder
 
     out = ScoringSystems()
-    found = []  # (label, folder, its task set or None, SystemDecisions, incomplete tasks), as `_distinct_labels` takes them
+    # (label, folder, its task set or None, SystemDecisions, incomplete tasks), as `_distinct_labels` takes them
+    found: list[tuple[str, Path, list[str] | None, SystemDecisions, list[str]]] = []
     for p in map(Path, paths):
         if not p.is_dir():
             raise UserError(f"{p}: no such folder; give a system folder (system.json and decisions, or one "
@@ -127,7 +129,7 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
         best = max(sets, key=lambda t: (len(t), sets[t]))
         out.task_ids = list(best)
         for f in [f for f in found if f[2] is not None and tuple(sorted(f[2])) != best]:
-            out.skipped[f[1].name] = f"evaluated on other tasks ({len(f[2])}); pass --task to rank on those"
+            out.skipped[f[1].name] = f"evaluated on other tasks ({len(f[2] or ())}); pass --task to rank on those"
             found.remove(f)
     for label, folder, _config, decisions, incomplete in _distinct_labels(found):
         out.systems.append(decisions)
