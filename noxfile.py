@@ -10,7 +10,9 @@ nox.options.sessions = ["tests"]
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """The whole suite, real ffmpeg, yt-dlp against loopback, Docker and Chromium included."""
+    """Type check (mypy, configured in pyproject.toml), then the whole suite, real ffmpeg, yt-dlp against
+    loopback, Docker and Chromium included."""
+    session.run(sys.executable, "-m", "mypy")
     session.run(sys.executable, "-m", "pytest", *session.posargs)
 
 

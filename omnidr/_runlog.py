@@ -17,10 +17,6 @@ DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
 log = logging.getLogger(__name__)
 
 
-class _UTCFormatter(logging.Formatter):
-    converter = time.gmtime
-
-
 @contextmanager
 def run_log(root: Path, command: str) -> Iterator[Path]:
     """Log the `omnidr` package to `root/omnidr.log` (INFO and above) for the duration of the block; the
@@ -28,7 +24,9 @@ def run_log(root: Path, command: str) -> Iterator[Path]:
     path = EvalPaths(Path(root)).log
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(_UTCFormatter(FORMAT, DATE_FORMAT))
+    formatter = logging.Formatter(FORMAT, DATE_FORMAT)
+    formatter.converter = time.gmtime  # the timestamps are UTC (the Z in FORMAT)
+    handler.setFormatter(formatter)
     handler.setLevel(logging.INFO)
     logger = logging.getLogger("omnidr")
     previous = logger.level

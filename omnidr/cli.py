@@ -239,8 +239,11 @@ def images_build(names: tuple[str, ...], strict: bool | None) -> None:
     from omnidr.images import build_images
 
     with out.status("building images") as status:
-        results = build_images(list(names) or None, strict=strict, refresh=True,
-                               progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
+        def progress(m: str) -> None:
+            status.update(m)
+            out.print(f"  {m}", soft_wrap=True)
+
+        results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress)
     table = Table(title="images")
     for col in ("image", "status", "tag", "image id", "seconds", "drift"):
         table.add_column(col, overflow="fold")

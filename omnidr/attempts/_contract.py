@@ -23,7 +23,8 @@ class AgentContext:
 
 
 class Harness(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # an attribute of the harness, read-only or not
 
     def image(self) -> str:
         """Docker image reference (tag or ID) of the agent container."""

@@ -76,7 +76,7 @@ def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = "replay") -> 
 
 
 # `omnidr eval --web`: the web the agents get, as the egress proxy mode that makes it
-WEB_MODES = {"replay": "replay", "live": "intercept", "record": "record"}
+WEB_MODES: dict[str, ProxyMode] = {"replay": "replay", "live": "intercept", "record": "record"}
 
 
 def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
@@ -248,9 +249,9 @@ class AttemptSandbox:
                 # meanwhile, and their ports are waited for only then (the agent needs the proxy's CA, written
                 # before it listens). A failure of one still lets the others finish, so cleanup finds them all.
                 with ThreadPoolExecutor(max_workers=3) as pool:
-                    started = (pool.submit(self._start_gateway, dirs, internal),
+                    futures = (pool.submit(self._start_gateway, dirs, internal),
                                pool.submit(self._start_proxy, dirs, internal), pool.submit(self._make_output))
-                gateway_ip, proxy_ip, output = (f.result() for f in started)
+                gateway_ip, proxy_ip, output = (f.result() for f in futures)
                 _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
                 _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
                 agent = self._create_agent(dirs, internal, ctx, command, output)
@@ -345,7 +346,8 @@ class AttemptSandbox:
         spec = self.spec
         upstreams, env = {}, {}
         for up in spec.upstreams:
-            entry = {"base_url": up.via, "display_url": up.base_url} if up.via else {"base_url": up.base_url}
+            entry: dict[str, Any] = ({"base_url": up.via, "display_url": up.base_url} if up.via
+                                     else {"base_url": up.base_url})
             entry["responses_api"] = up.responses_api
             if up.key_env:
                 value = os.environ.get(up.key_env)

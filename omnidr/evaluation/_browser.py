@@ -19,7 +19,15 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page, Playwright, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    CDPSession,
+    Page,
+    Playwright,
+    PlaywrightContextManager,
+    async_playwright,
+)
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -109,9 +117,9 @@ class ChromiumBrowser:
     """One Chromium process for many reports; each report gets its own context (see `ReportPage`)."""
 
     def __init__(self) -> None:
-        self._pw_cm = None
+        self._pw_cm: PlaywrightContextManager | None = None
         self._pw: Playwright | None = None
-        self._browser = None
+        self._browser: Browser | None = None
         self.version = ""
 
     async def __aenter__(self) -> "ChromiumBrowser":
@@ -186,9 +194,9 @@ class ReportPage:
         self.entry = entry
         self.entry_url = f"{ORIGIN}/{entry}"
         self.limits = limits
-        self.context = None
+        self.context: BrowserContext | None = None
         self.page: Page | None = None
-        self._cdp = None
+        self._cdp: CDPSession | None = None
         self._world: int | None = None
         self.loaded = False  # the page reached its load event
         self._entered = False  # the entry page was requested once; later top-level navigations are refused

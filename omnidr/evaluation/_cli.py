@@ -15,13 +15,13 @@ import click
 from rich.table import Table
 
 from omnidr._console import make_console
-from omnidr.benchmark import open_snapshot
+from omnidr.benchmark import ReferenceBudgets, open_snapshot
 from omnidr.errors import UserError
 
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
-from ._probes import Call, ProbeContext, probe_report
+from ._probes import DEFAULT_SECTIONS, Call, ProbeContext, probe_report
 from ._run import read_run, read_scored_run, score_run
 
 out = make_console()
@@ -159,11 +159,13 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
         raise UserError(f"{report_dir}: no such report folder; pass the folder that holds the report's entry page "
                         "(e.g. an attempt's output/report)")
     calls: list = [_parse_probe(p) for p in probes]
-    duration, entry, sections, budgets = None, "index.html", None, {}
+    duration, entry = None, "index.html"
+    sections: tuple[str, ...] | None = None
+    budgets: ReferenceBudgets | None = None
     if snapshot_path is not None:
         snap = open_snapshot(snapshot_path)
         if snap.hyperparameters is not None:
-            budgets = {"budgets": snap.hyperparameters.budgets}
+            budgets = snap.hyperparameters.budgets
         if snap.contract is not None:
             entry, sections = snap.contract.entry, tuple(snap.contract.required_sections)
         if task_id is not None:
@@ -177,7 +179,8 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
         raise UserError("nothing to probe: give --snapshot with --task, or --probe NAME")
     async def go(shots: Path | None):
         context = ProbeContext(duration_s=duration, screenshots_dir=shots, screenshots_rel=str(shots or "screenshots"),
-                               **({"sections": sections} if sections else {}), **budgets)
+                               sections=sections or DEFAULT_SECTIONS,
+                               budgets=budgets if budgets is not None else ReferenceBudgets())
         async with ChromiumBrowser() as browser:
             return await probe_report(browser, report_dir, calls, context, ProbeLimits(), entry)
 

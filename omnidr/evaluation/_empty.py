@@ -42,17 +42,18 @@ def content_free_report(folder: Path, template: Path, task: Task, video: Path | 
 
 async def _probe_all(snap: Snapshot, work: Path) -> list[Problem]:
     assert snap.contract is not None and snap.contract_file is not None
-    template = (snap.root / snap.contract_file).parent / snap.contract.template
+    contract = snap.contract
+    template = (snap.root / snap.contract_file).parent / contract.template
     limits = ProbeLimits(load_timeout_s=20, report_timeout_s=60)
 
     async def one(browser: ChromiumBrowser, task_id: str, bundle) -> list[Problem]:
         m_atoms = [(i, a) for i, a in enumerate(bundle.rubric.atoms) if a.probe is not None]
         video = bundle.folder / bundle.task.video.file
         folder = content_free_report(work / task_id, template, bundle.task, video if video.is_file() else None,
-                                     snap.contract.entry, snap.contract.data_file)
-        context = ProbeContext(duration_s=bundle.task.video.duration_s, sections=tuple(snap.contract.required_sections),
+                                     contract.entry, contract.data_file)
+        context = ProbeContext(duration_s=bundle.task.video.duration_s, sections=tuple(contract.required_sections),
                                budgets=snap.hyperparameters.budgets if snap.hyperparameters else ReferenceBudgets())
-        outcome = await probe_report(browser, folder, [a.probe for _, a in m_atoms], context, limits, snap.contract.entry)
+        outcome = await probe_report(browser, folder, [a.probe for _, a in m_atoms], context, limits, contract.entry)
         problems = []
         for i, atom in m_atoms:
             result = outcome.result(atom.probe)

@@ -108,13 +108,15 @@ async def evaluate_report(
     report_hash = await asyncio.to_thread(report_sha256, report_dir)
     m_atoms = [a for a in atoms if a.probe is not None]
     j_atoms = [a for a in atoms if a.probe is None]
-    wants_shots = any(a.probe.name == "screenshot" for a in m_atoms) or any(is_visual(a) for a in j_atoms)
+    wants_shots = (any(a.probe is not None and a.probe.name == "screenshot" for a in m_atoms)
+                   or any(is_visual(a) for a in j_atoms))
     context = ProbeContext(
         duration_s=inputs.task.video.duration_s if inputs.task else None, sections=inputs.sections,
         screenshots_dir=out_dir / "screenshots" if wants_shots else None,
         budgets=(inputs.hyperparameters or Hyperparameters()).budgets,
     )
-    outcome = await probe_report(browser, Path(report_dir), [a.probe for a in m_atoms], context, limits, inputs.entry)
+    outcome = await probe_report(browser, Path(report_dir), [a.probe for a in m_atoms if a.probe is not None], context,
+                                 limits, inputs.entry)
     material: ReportMaterial = outcome.material
     if any(is_visual(a) for a in j_atoms):
         material = await asyncio.to_thread(with_frames, material, inputs.video, out_dir)
@@ -122,7 +124,8 @@ async def evaluate_report(
 
     gates = gate_directions()
     facts = {f.id: f for f in inputs.facts.facts} if inputs.facts else {}
-    decided: dict[str, AtomEvaluation] = {a.id: _m_atom(a, outcome.result(a.probe), gates) for a in m_atoms}
+    decided: dict[str, AtomEvaluation] = {a.id: _m_atom(a, outcome.result(a.probe), gates) for a in m_atoms
+                                          if a.probe is not None}
     requests = [
         JudgeRequest(atom=a, task=inputs.task, fact=facts.get(a.fact_id or ""), material=material,
                      report_hash=report_hash, report_dir=Path(report_dir), evaluation_dir=out_dir)

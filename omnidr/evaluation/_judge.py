@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,7 +73,9 @@ class Judge(Protocol):
     """Anything that answers one vote on one atom."""
 
     identity: JudgeIdentity
-    endpoint: str | None
+
+    @property
+    def endpoint(self) -> str | None: ...  # an attribute of the judge, read-only or not
 
     async def vote(self, request: JudgeRequest, index: int) -> JudgeVote: ...
 
@@ -163,8 +165,8 @@ def build_messages(request: JudgeRequest) -> tuple[list[dict], str]:
                     parts += [{"type": "text", "text": f"Frame of the source video at {float(moment):.1f} s "
                                                        "(a moment the report cites):"}, part]
             for name in sections_for(atom):
-                rel = material.screenshots.get(name)
-                part = _image_part(request.evaluation_dir / rel) if rel else None
+                shot = material.screenshots.get(name)
+                part = _image_part(request.evaluation_dir / shot) if shot else None
                 if part:
                     parts += [{"type": "text", "text": f"Screenshot of section '{name}':"}, part]
         parts.append({"type": "text", "text": material_prompt(atom, request.task, material)})
@@ -205,6 +207,8 @@ class OpenAIJudge:
 
     async def vote(self, request: JudgeRequest, index: int) -> JudgeVote:
         from openai import APIConnectionError, APIStatusError, APITimeoutError
+        from openai.types.chat import ChatCompletionMessageParam
+        from openai.types.shared_params import ResponseFormatJSONSchema
 
         started = time.monotonic()
         key = vote_key(self.identity, request.atom, request.report_hash, index)
@@ -224,7 +228,8 @@ class OpenAIJudge:
                 calls += 1
                 try:
                     response = await self.client.chat.completions.create(
-                        model=self.settings.model, messages=messages, temperature=0, response_format=RESPONSE_FORMAT,
+                        model=self.settings.model, messages=cast(list[ChatCompletionMessageParam], messages),
+                        temperature=0, response_format=cast(ResponseFormatJSONSchema, RESPONSE_FORMAT),
                     )
                 except APITimeoutError:
                     error = f"no answer within {self.settings.timeout_s:g} s"

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
+from playwright.async_api import FloatRect
 from pydantic import ValidationError
 
 from omnidr.benchmark import ReferenceBudgets, probe_catalog
@@ -47,8 +48,11 @@ ISO_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 class ProbeCall(Protocol):
     """A probe reference as atoms carry it (`Atom.probe`): a catalog name and its arguments."""
 
-    name: str
-    params: dict[str, Any]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -347,9 +351,9 @@ async def _source_budget(run: _Run, params: dict) -> tuple[bool, str]:
         return False, run.data_problem or "window.DATA is not readable"
     kind = str(params["source_type"])
     budget = run.context.budgets.minimum(kind)
-    if "min_count" not in params and budget is None:
-        return False, f"no min_count given and the budgets set none for {kind} sources"
     need = int(params["min_count"]) if "min_count" in params else budget
+    if need is None:
+        return False, f"no min_count given and the budgets set none for {kind} sources"
     urls = {_norm_url(s["url"]) for s in _rendered_sources(run) if s.get("type") == kind and _text(s.get("url"))}
     return len(urls) >= need, f"{len(urls)} rendered {kind} source record(s) with distinct URLs (need {need})"
 
@@ -496,7 +500,8 @@ async def _take_screenshots(run: _Run) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     limit = page.limits.max_screenshot_px
     height = max(1, min(int(run.facts.get("pageHeight") or 800), limit))
-    shot = dict(type="jpeg", quality=80, animations="disabled", caret="hide", timeout=page.limits.step_timeout_s * 1000)
+    shot: dict[str, Any] = dict(type="jpeg", quality=80, animations="disabled", caret="hide",
+                                timeout=page.limits.step_timeout_s * 1000)
     try:
         await page.bounded("a full-page screenshot", page.page.screenshot(
             path=folder / "page.jpg", full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": height}, **shot))
@@ -507,7 +512,7 @@ async def _take_screenshots(run: _Run) -> None:
             try:
                 box = await page.call(js.SECTION_BOX, sid, f"measuring section {sid}")
                 if box and box["width"] >= 1 and box["height"] >= 1:
-                    clip = {"x": max(0, box["x"]), "y": max(0, box["y"]), "width": box["width"], "height": min(box["height"], limit)}
+                    clip: FloatRect = {"x": max(0, box["x"]), "y": max(0, box["y"]), "width": box["width"], "height": min(box["height"], limit)}
                     await page.bounded(f"a screenshot of section {sid}",
                                        page.page.screenshot(path=folder / f"{sid}.jpg", full_page=True, clip=clip, **shot))
                     run.screenshots[sid] = f"{run.context.screenshots_rel}/{sid}.jpg"

@@ -259,7 +259,8 @@ def require_one_judge(items: Iterable[Evaluation | RunEvaluation]) -> JudgeIdent
 
 def system_decisions(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list[SystemDecisions]]:
     """Scored runs as the scoring stage's leaderboard input, refusing to mix judges."""
-    systems, items = [], []
+    systems: list[SystemDecisions] = []
+    items: list[Evaluation | RunEvaluation] = []
     for out in out_dirs:
         summary, evaluations = read_scored_run(out)
         items += [summary, *evaluations]

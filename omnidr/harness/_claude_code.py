@@ -12,6 +12,7 @@ stream must go to a file; the container's entrypoint must therefore not be `clau
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from omnidr.trajectory import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
@@ -25,7 +26,7 @@ from ._skills import SkillSetup
 SETTINGS = {"skipWebFetchPreflight": True}
 
 
-def headless_script(argv: list[str], prompt_path: str, log_path: str, setup: list[str] = (),
+def headless_script(argv: list[str], prompt_path: str, log_path: str, setup: Sequence[str] = (),
                     prompt_flag: str | None = None) -> list[str]:
     """`sh -c` command: run setup lines, then `argv [prompt_flag] "$(cat prompt_path)" > log_path`.
 

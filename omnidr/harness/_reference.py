@@ -9,6 +9,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from omnidr.attempts import AgentContext
@@ -94,10 +95,10 @@ class ReferenceHarness:
 class ScriptedModel:
     """A running scripted-model container, reachable as http://upstream:9000/v1 on `network`."""
 
-    container: object
+    container: Any  # docker's Container
     network: str
     base_url: str
-    created_network: object | None = None
+    created_network: Any | None = None  # docker's Network
 
     def stop(self) -> None:
         try:

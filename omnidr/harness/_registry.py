@@ -7,10 +7,10 @@ how the research tools reach it, and whether the offline scripted model can driv
 globs are the trajectory stage's (`omnidr.trajectory.NATIVE_LOG_GLOBS`).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from omnidr._lock import folder_lock
 from omnidr.attempts import Harness, Upstream
@@ -58,7 +58,7 @@ class HarnessInfo:
     scripted: bool  # the offline scripted model drives it (demo and tests)
     # (image_tag, capability, search, hp, provider_search) -> adapter; provider_search: the run lets the model
     # provider search the web (provider-side tools policy not `deny`), so the CLI offers its built-in search
-    make: Callable[..., Harness] = field(repr=False, default=None)
+    make: Callable[..., Harness] | None = field(repr=False, default=None)  # None: the command harness
     note: str = ""
 
     @property
@@ -151,13 +151,13 @@ def run_system(
     on_task: Callable[[str, list], None] = lambda _t, _rs: None,
     image: str | None = None,
     argv: list[str] | None = None,
-    extra_upstreams: list[Upstream] = (),
+    extra_upstreams: Sequence[Upstream] = (),
     evidence_brief: bool = False,
     provider_tools=None,
     wait: bool = False,
     endpoint_family: EndpointFamily | None = None,
     search_door=None,
-    upstream_ca: list[Path] = (),
+    upstream_ca: Sequence[Path] = (),
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -220,6 +220,8 @@ def run_system(
         client = docker_client()
         warn_dns_exposure(client, on_note)
         if image is None:
+            if info.image is None:
+                raise UserError(f"the {harness} harness has no image of its own: give --image IMAGE")
             image = built[info.image].tag
         else:
             try:
@@ -234,7 +236,7 @@ def run_system(
         relays: list = []
         upstreams = list(given)
         if model_base_url:
-            out.model = model
+            out.model = cast(str, model)  # checked above: a model endpoint comes with a model name
             network = outside_network or "bridge"
         elif upstreams:
             out.model = model or "unspecified"
@@ -252,10 +254,14 @@ def run_system(
                 check_reach(client, built["gateway"].tag, network, upstreams, reach)
             # the offline index lists the snapshot's pages in every mode; on the live web they are fetched live
             pages = snap.corpus.pages if snap.corpus else []
-            adapter = (CommandHarness(image_ref=image, argv=list(argv)) if harness == "command"
-                       else info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
-                                      provider_search=provider_tools.web_search != "deny" and not translation))
-            command = (list(argv) if harness == "command" else
+            if harness == "command":
+                adapter: Harness = CommandHarness(image_ref=image, argv=list(argv or []))
+            elif info.make is None:
+                raise UserError(f"the {harness} harness has no adapter")
+            else:
+                adapter = info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
+                                    provider_search=provider_tools.web_search != "deny" and not translation)
+            command = (list(argv or []) if harness == "command" else
                        reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
                        else [harness])
             config = RunConfig(

@@ -407,6 +407,7 @@ class _Builder:
         python = python_lock(self.images_dir / spec.name)
         lock_text, locked = self._locked(spec.name)
         key = _resolution_key(recipe, parent_tag, lock_text)
+        res: Resolution | None
         if not spec.debian_packages:
             res = Resolution(image=spec.name, key=key, installs={}, resolved_at=datetime.now(UTC), packages=ImagePackages(
                 debian=parent_packages.debian, python=python, drift=parent_packages.drift))

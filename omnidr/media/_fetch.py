@@ -3,7 +3,7 @@
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -88,7 +88,7 @@ class _Fetched:
 
 
 def _download(url: str, workdir: Path, socket_timeout_s: float, video: bool = True,
-              languages: list[str] = (), automatic: bool = True) -> _Fetched:
+              languages: Sequence[str] = (), automatic: bool = True) -> _Fetched:
     """Download the video (unless `video` is False) and the caption tracks in `languages` (yt-dlp's language
     patterns; uploader's tracks first, the platform's automatic ones where the uploader gave none)."""
     logger = _QuietLogger()
@@ -127,7 +127,7 @@ def fetch_video(
     duration_s: float | None = None,
     force: bool = False,
     socket_timeout_s: float = 30.0,
-    captions: list = (),
+    captions: Sequence = (),
     add_captions: str | None = None,
 ) -> FetchResult:
     """Make `dest` hold the video at `url` with checksum `sha256`, and the caption tracks `captions`

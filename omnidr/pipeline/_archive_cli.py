@@ -38,8 +38,11 @@ def archive_make(run_root: Path, out_dir: Path | None, snapshot: Path | None, sa
     """Write a frozen bundle of RUN_ROOT: system folders, results, snapshot, ARCHIVE.json with hashes."""
     out_dir = out_dir or Path("archives") / f"{Path(run_root).resolve().name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
     with out.status("archiving") as status:
-        manifest = archive_run(run_root, out_dir, snapshot, save_images,
-                               progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
+        def progress(m: str) -> None:
+            status.update(m)
+            out.print(f"  {m}", soft_wrap=True)
+
+        manifest = archive_run(run_root, out_dir, snapshot, save_images, progress=progress)
     size = sum((out_dir / p).stat().st_size for p in manifest.files) / 2**20
     out.print(f"archived {run_root} as {manifest.archive_id}: {len(manifest.files)} files ({size:.1f} MiB), "
               f"{len(manifest.systems)} system(s), {len(manifest.image_ids)} image ID(s)"
@@ -79,8 +82,11 @@ def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: P
     endpoint = parse_judge(judge, judge_key_env)
     require_key(endpoint, "judge")
     with out.status("re-scoring") as status:
-        board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait,
-                                                  progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
+        def progress(m: str) -> None:
+            status.update(m)
+            out.print(f"  {m}", soft_wrap=True)
+
+        board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait, progress=progress)
     out.print(leaderboard_grids(board)[0].rich())
     out.print(f"re-scored {record.archive_id} with judge {record.judge} (evaluator {record.evaluator_version}) in "
               f"{record.elapsed_s:.1f} s; results in {out_dir} (leaderboard.md, index.html)", soft_wrap=True)

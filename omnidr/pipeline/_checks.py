@@ -11,6 +11,7 @@ from typing import Literal
 
 from omnidr.benchmark import (
     ReportDataError,
+    Snapshot,
     freeze_snapshot,
     is_skeleton,
     read_report_data,
@@ -68,7 +69,7 @@ class EvalResult:
 @dataclass
 class SnapshotCheck:
     stages: list[StageResult] = field(default_factory=list)
-    snapshot: object = None  # the opened Snapshot
+    snapshot: Snapshot | None = None  # the opened snapshot
     snapshot_id: str = ""  # manifest id when frozen, else the snapshot's name
 
     def add(self, stage: StageResult) -> None:

@@ -8,13 +8,15 @@ from rich.table import Table
 from omnidr.errors import UserError
 
 from ._eval import EvalOutcome, EvalRequest, judge_key
-from ._results import EVAL_FILE, collect_systems, comparison_files, read_system, refresh_index, web_policy_note
+from ._results import EVAL_FILE, ScoredSystem, collect_systems, comparison_files, read_system, refresh_index, web_policy_note
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):
     """Paired differences (every system minus the first) with task-bootstrap intervals, wins per task,
     and the per-task scores; written to <run root>/comparisons/<labels>.json and .md."""
     root = outcome.run_root
+    if root is None:
+        raise UserError("the evaluation made no run root, so there is nothing to compare")
     task_ids = list(request.tasks or outcome.systems[0].records)
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
     by_folder = {f.folder.name: f for f in found}
@@ -42,11 +44,13 @@ def evaluated_folders(folders) -> bool:
 
 def compare_folders(folders, snapshot: Path, console: Console):
     """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
-    got = [read_system(Path(f)) for f in folders]
-    for f, g in zip(folders, got, strict=True):
-        if isinstance(g, str):
-            raise UserError(f"{f}: {g}; run `omnidr eval` for it first")
-    judges = {g.judge for g in got}
+    got: list[ScoredSystem] = []
+    for f in folders:
+        system = read_system(Path(f))
+        if isinstance(system, str):
+            raise UserError(f"{f}: {system}; run `omnidr eval` for it first")
+        got.append(system)
+    judges = {g.judge or "" for g in got}
     if len(judges) > 1:
         raise UserError(f"the folders were scored by different judges ({', '.join(sorted(judges))}); "
                         "re-score them with one judge (omnidr archive + omnidr rescore) before comparing")
@@ -77,7 +81,7 @@ def comparison_name(folders: list[str]) -> str:
     if len(name.encode()) <= MAX_NAME:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:12]
-    kept = []
+    kept: list[str] = []
     for folder in folders:
         if len("-vs-".join([*kept, folder, f"and-{len(folders) - len(kept) - 1}-more-{digest}"]).encode()) > MAX_NAME:
             break

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Literal
 
 from omnidr._lock import folder_lock
-from omnidr._runlog import run_log
-from omnidr.attempts import is_loopback_url
 from omnidr._files import write_atomic
+from omnidr._runlog import run_log
+from omnidr.attempts import RayExecutor, is_loopback_url
 from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
@@ -56,7 +56,7 @@ class EvalRequest:
     tasks: list[str] | None = None
     runs_root: Path = Path("runs")
     parallel: int = 1
-    executor: object = None  # None (local threads) or an omnidr.attempts RayExecutor
+    executor: RayExecutor | None = None  # None: local threads
     tracking_uri: str | None = None
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
@@ -207,7 +207,7 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -
     # last, once everything local holds: one cheap request to each endpoint the run will call
     from omnidr._reach import require_answer
 
-    for url in dict.fromkeys(s.model.base_url for s in request.systems if not s.model.offline):
+    for url in dict.fromkeys(s.model.base_url for s in request.systems if s.model.base_url is not None):  # not offline
         require_answer(url, "model", "MODEL (--model)")
     if not request.judge.offline and request.judge.base_url:
         require_answer(request.judge.base_url, "judge", "JUDGE (--judge)")
@@ -306,6 +306,8 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     if outcome.result.failed:
         return outcome
     snap, snapshot_id = checked.snapshot, checked.snapshot_id
+    if snap is None:  # the snapshot check failed, so the outcome is returned above
+        raise RuntimeError(f"{request.snapshot}: the snapshot check gave no snapshot")
     task_ids = list(request.tasks or snap.tasks)
     unknown = [t for t in task_ids if t not in snap.tasks]
     if unknown:
@@ -391,7 +393,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         labels = {folder: label for label, folder in results.systems.items()}
         for out in outcome.systems:
             row = next((r for r in board.rows if r.label == labels.get(out.folder.name)), None)
-            if row is not None:
+            if row is not None and out.parent_run is not None:  # every system has its run (above)
                 # a provisional row logs no score: MLflow shows only how many tasks are not final
                 scores = {} if row.provisional else {
                     "avg": row.avg, "avg_ci_low": row.avg_ci_low, "avg_ci_high": row.avg_ci_high,

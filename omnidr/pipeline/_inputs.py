@@ -93,6 +93,7 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
     were evaluated on: the largest set they share, the others left out (decisions folders take the
     snapshot's tasks)."""
     from omnidr.evaluation import system_decisions
+    from omnidr.scoring import SystemDecisions
     from omnidr.scoring import read_system as read_decisions_folder
 
     out = ScoringSystems()
@@ -127,7 +128,7 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
         best = max(sets, key=lambda t: (len(t), sets[t]))
         out.task_ids = list(best)
         for f in [f for f in found if f.tasks is not None and tuple(sorted(f.tasks)) != best]:
-            out.skipped[f.folder.name] = f"evaluated on other tasks ({len(f.tasks)}); pass --task to rank on those"
+            out.skipped[f.folder.name] = f"evaluated on other tasks ({len(f.tasks or [])}); pass --task to rank on those"
             found.remove(f)
     for system in distinct_labels(found):
         out.systems.append(system.decisions)

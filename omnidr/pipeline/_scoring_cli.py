@@ -74,7 +74,7 @@ def _console() -> Console:
     return make_console()
 
 
-def _emit(grids: list[Grid], fmt: str, notes: list[str] = ()) -> None:
+def _emit(grids: list[Grid], fmt: str, notes: Sequence[str] = ()) -> None:
     if fmt == "markdown":
         click.echo("\n\n".join(g.markdown() for g in grids))
         for n in notes:

@@ -88,7 +88,7 @@ def fleiss_kappa(table: np.ndarray) -> float | None:
     return (float(p_items.mean()) - expected) / (1.0 - expected)
 
 
-def _interval(samples: Iterable[float]) -> tuple[float | None, float | None]:
+def _interval(samples: Iterable[float | None]) -> tuple[float | None, float | None]:
     values = np.array([x for x in samples if x is not None and not np.isnan(x)], dtype=float)
     if not len(values):
         return None, None
@@ -116,9 +116,9 @@ def agreement(labels: list[HumanLabel], machine: Mapping[tuple[str, str], Machin
     verdicts: dict[tuple[str, str, str], list[str]] = {}
     ratings: dict[tuple[str, str], list[int]] = {}
     for label in labels:
-        if label.atom is not None:
+        if label.atom is not None and label.verdict is not None:  # HumanLabel: an atom label has a verdict,
             verdicts.setdefault((label.system, label.task, label.atom), []).append(label.verdict)
-        else:
+        elif label.rating is not None:  # and a line without an atom a rating
             ratings.setdefault(label.report, []).append(label.rating)
     reports = sorted({k[:2] for k in verdicts} | set(ratings))
     index = {r: i for i, r in enumerate(reports)}

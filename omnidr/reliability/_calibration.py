@@ -72,7 +72,7 @@ def plot(cal: Calibration, gap: float, path: Path) -> Path:
         ax.bar(x + (k - 1) * 0.26, [getattr(cal.tasks[t], level) for t in tasks], 0.26, label=level)
     for i, t in enumerate(tasks):
         ax.hlines(cal.tasks[t].R1 + 100 * gap, i - 0.42, i + 0.42, colors="black", linestyles="dashed",
-                  label="R1 + gap" if i == 0 else None)
+                  label="R1 + gap" if i == 0 else "_nolegend_")  # one legend entry for all the lines
     ax.set_xticks(x, tasks, fontsize=8)
     ax.set_ylim(0, 100)
     ax.set_ylabel("report score")

@@ -74,8 +74,11 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
     require_key(endpoint, "judge")
     out = make_console()
     with out.status("scoring again") as status:
-        outcomes, key = score_repeats(run_root, repeats, judge_settings(endpoint), snapshot,
-                                      progress=lambda m: status.update(m) or out.print(f"  {m}", soft_wrap=True))
+        def progress(m: str) -> None:
+            status.update(m)
+            out.print(f"  {m}", soft_wrap=True)
+
+        outcomes, key = score_repeats(run_root, repeats, judge_settings(endpoint), snapshot, progress=progress)
     result = stability_of(outcomes, key, replicates=replicates)
     _publish(run_root, "stability", result, stability_grids(result), {
         "non_unanimous_mean": result.mean_rate.value, "non_unanimous_pooled": result.pooled_rate,

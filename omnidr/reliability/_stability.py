@@ -60,7 +60,8 @@ def stability_of(outcomes: dict[tuple[str, str], list[dict[str, tuple[str, str]]
     """The figures from each report's repeats: (system, task) -> one {atom: (direction, outcome)} per repeat."""
     from omnidr.scoring import bootstrap_counts
 
-    reports, directions = [], {}
+    reports = []
+    directions: dict[str, list[int]] = {}
     for (system, task), runs in sorted(outcomes.items()):
         applicable, differ = 0, []
         for atom, (direction, _) in runs[0].items():

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from omnidr.benchmark import Hyperparameters, RubricTree
 
+from ._decisions import Decisions
 from ._errors import ScoringInputError
 from ._leaderboard import rank_order
 from ._report import PreparedReport, compile_tree, evaluate, prepare, result_of, settings_from
@@ -31,7 +32,7 @@ def _prepare_all(
     wanted = set(tasks)
     table = []
     for s in systems:
-        given: dict[str, object] = {}
+        given: dict[str, Decisions] = {}
         for d in s.decisions:
             if d.task_id not in trees:
                 raise ScoringInputError(f"system '{s.system.label}': decisions for task '{d.task_id}', which has no rubric tree")
@@ -41,13 +42,13 @@ def _prepare_all(
                 given[d.task_id] = d
         row: list[PreparedReport | str] = []
         for t in tasks:
-            d = given.get(t)
-            if d is None:
+            found = given.get(t)
+            if found is None:
                 row.append(NO_REPORT)
-            elif d.failure is not None:
-                row.append(d.failure)
+            elif found.failure is not None:
+                row.append(found.failure)
             else:
-                row.append(prepare(compiled[t], d))
+                row.append(prepare(compiled[t], found))
         table.append(row)
     return tasks, table
 

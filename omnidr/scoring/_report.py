@@ -10,7 +10,7 @@ Scoring runs in three steps so that re-aggregation under other parameters is che
 `score_report` does all three and returns the pydantic `ReportScore`.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -80,8 +80,7 @@ def compile_tree(tree: RubricTree, inventory: DirectionInventory | None = None) 
             f"task {tree.task_id}: unknown direction {_names(unknown)} (atoms {_names(atoms)}); "
             "use a direction id of the Omni-ART inventory"
         )
-    seen: set[str] = set()
-    dups = sorted({a.id for a in tree.atoms if a.id in seen or seen.add(a.id)})
+    dups = sorted(atom_id for atom_id, n in Counter(a.id for a in tree.atoms).items() if n > 1)
     if dups:
         raise ScoringInputError(f"task {tree.task_id}: duplicate atom id {_names(dups)}; atom ids must be unique")
     used = {a.direction for a in tree.atoms}
@@ -352,13 +351,20 @@ def evaluate(prep: PreparedReport, settings: ScoringSettings, guard: GuardResult
     den: dict[Dimension, int] = defaultdict(int)
     count: dict[Dimension, int] = defaultdict(int)
     atoms: dict[Dimension, int] = defaultdict(int)
-    applicable, rate, credited, weight, gate_passed = [], [], [], [], []
+    applicable: list[int] = []
+    rate: list[float | None] = []
+    credited: list[float | None] = []
+    weight: list[int | None] = []
+    gate_passed: list[bool | None] = []
     for d, spec in enumerate(dirs):
         p = prep.passed[d]
         n = p + prep.failed[d] - guard_na[d]
         applicable.append(n)
         if n == 0:  # no applicable atom: left out of its dimension
-            rate.append(None), credited.append(None), weight.append(None), gate_passed.append(None)
+            rate.append(None)
+            credited.append(None)
+            weight.append(None)
+            gate_passed.append(None)
             continue
         r = p / n
         c = min(1.0, r / settings.tau) if spec.high_volume else r
@@ -368,7 +374,10 @@ def evaluate(prep: PreparedReport, settings: ScoringSettings, guard: GuardResult
         else:
             ok = None
         g = 0.0 if ok is False else 1.0
-        rate.append(r), credited.append(c), weight.append(w), gate_passed.append(ok)
+        rate.append(r)
+        credited.append(c)
+        weight.append(w)
+        gate_passed.append(ok)
         num[spec.dimension] += w * g * c
         den[spec.dimension] += w
         count[spec.dimension] += 1

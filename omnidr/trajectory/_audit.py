@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from omnidr._files import write_atomic
 from omnidr.errors import UserError
 from omnidr.paths import RUN_FILE, AttemptPaths, RunPaths
-from sandbox.models import read_web_log
+from sandbox.models import GatewayExchange, read_web_log
 
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
 from ._html import audit_page
@@ -134,7 +134,7 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
         traj.warnings.append("attempt.json is not a valid attempt record; ignored")
     network = read_web_log(paths.logs, traj.warnings)
     stats = process_stats(traj, wall_time_s=record.wall_time_s if record else None, web=network)
-    exchanges = []
+    exchanges: list[GatewayExchange] = []
     if paths.gateway_log.is_file():
         exchanges, _ = read_gateway_log(paths.gateway_log)
     task_id, number = attempt_dir.parent.name, int(attempt_dir.name) if attempt_dir.name.isdigit() else 0

@@ -44,7 +44,7 @@ def parse_codex_exec_records(records: list[tuple[int, dict[str, Any]]], path: Pa
                 totals.output_tokens += u.output_tokens
         elif kind in ("turn.failed", "error"):
             open_turn = open_turn and kind == "error"
-            err = d.get("error") if isinstance(d.get("error"), dict) else {}
+            err = e if isinstance(e := d.get("error"), dict) else {}
             text = err.get("message") or d.get("message") or kind
             b.add(SystemStep(index=1, line=line, message=f"{kind}: {text}", is_error=True))
         elif kind == "item.started":
@@ -187,8 +187,7 @@ def parse_codex_rollout_records(records: list[tuple[int, dict[str, Any]]], path:
     traj = b.build(session_id=session_id, harness_version=version, model=model, complete=complete)
     if path is not None:
         traj.warnings += _fallback_metadata(path)
-    if last_total:
-        u = usage_from(last_total, anthropic=False)
+    if last_total and (u := usage_from(last_total, anthropic=False)) is not None:
         traj.final_metrics.harness_tokens = TokenTotals(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
     return traj
 

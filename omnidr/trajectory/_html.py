@@ -2,6 +2,7 @@
 external URL (a Content-Security-Policy forbids any load from elsewhere)."""
 
 import json
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 
@@ -106,7 +107,7 @@ def _step_errors(traj: Trajectory) -> list[tuple[int, str]]:
         elif isinstance(step, AgentStep):
             if step.error:
                 out.append((step.index, f"model error: {step.error}"))
-            names = {c.id: c.name for c in step.tool_calls}
+            names: dict[str | None, str] = {c.id: c.name for c in step.tool_calls}
             out += [(step.index, f"{names.get(o.tool_call_id, 'tool')} failed: {o.content}")
                     for o in step.observations if o.is_error]
     return out
@@ -223,7 +224,7 @@ JS = """
 
 def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: str, attempt: int, record: Any,
                exchanges: list[GatewayExchange], network: list[WebEvent],
-               links: list[tuple[str, str]] = ()) -> str:
+               links: Sequence[tuple[str, str]] = ()) -> str:
     """The HTML text of the audit page: links to what sits next to it, how the attempt ended and its
     errors first, then statistics, budget use, the timeline and the network log."""
     budget = record.budget if record is not None else None

@@ -114,7 +114,7 @@ def read_common_trajectory(path: Path, harness: str) -> Trajectory:
     """
     records, warnings = read_jsonl(path)
     header: dict[str, Any] = {}
-    steps = []
+    steps: list[Step] = []
     for line, record in records:
         if record.get("type") == "trajectory":
             header = {k: v for k, v in record.items() if k not in ("type", "steps")}

@@ -95,8 +95,9 @@ def phase_of(harness: str, name: str, arguments: object = None) -> Phase:
         return table[name]
     if name in SHELL_TOOLS:
         skill = skill_of(harness, name, arguments)
-        if skill is not None:  # a research skill's phase is its manifest's
-            return phase_of_command(*skill.split())
+        phase = phase_of_command(*skill.split()) if skill is not None else None
+        if phase is not None:  # a research skill's phase is its manifest's
+            return phase
         # URLs are arguments, not commands: `.../test-before-touch` is no `touch`
         command = re.sub(r"https?://[^\s'\"]+", "URL", _command_text(arguments))
         for pattern, phase in SHELL_RULES:

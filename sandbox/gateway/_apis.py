@@ -1,7 +1,7 @@
 """What the gateway knows of each API: routes, the request edits, where usage and tool calls are, error shapes."""
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sandbox.models import RouteName, TokenUsage
 
@@ -172,7 +172,7 @@ def multipart_summary(raw: bytes, content_type: str) -> dict[str, Any]:
     files: list[dict[str, Any]] = []
     for part in message.iter_parts() if message.is_multipart() else []:
         name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
+        payload = cast(bytes | None, part.get_payload(decode=True)) or b""  # decoded: bytes (None if multipart)
         filename = part.get_filename()
         if filename is not None:
             files.append({"field": name, "filename": filename, "content_type": part.get_content_type(),

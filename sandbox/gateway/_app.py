@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 from aiohttp import web
@@ -67,7 +67,7 @@ _CREDENTIALS = frozenset({"authorization", "x-api-key", "api-key", "proxy-author
 # Harnesses built on the Stainless SDKs (openai, anthropic) obey this and skip their own retries.
 _NO_RETRY = {"x-should-retry": "false"}
 
-GATEWAY_KEY = web.AppKey("gateway", "Gateway")
+GATEWAY_KEY = web.AppKey["Gateway"]("gateway")
 
 
 def _now() -> datetime:
@@ -407,7 +407,8 @@ class _Exchange:
         """Answer with the gateway's own error, in the API's error shape."""
         headers = _NO_RETRY if status < 500 else {}
         response = web.json_response(error_body(family, kind, message, **extra), status=status, headers=headers)
-        self.record.update(status=status, outcome=outcome, error=message, response_body=json.loads(response.text))
+        self.record.update(status=status, outcome=outcome, error=message,
+                           response_body=json.loads(cast(str, response.text)))  # json_response: text is set
         self.record["response_headers"] = dict(response.headers)
         return await self._send_whole(response)
 

@@ -100,7 +100,7 @@ class Translation:
 
     def request(self, body: dict) -> dict:
         """The upstream's request for the harness's `body`."""
-        self.model = body.get("model") if isinstance(body.get("model"), str) else ""
+        self.model = model if isinstance(model := body.get("model"), str) else ""
         if self.client is MESSAGES:
             chat = self._messages_to_chat(body)
         elif self.client is RESPONSES:
@@ -273,8 +273,8 @@ class Translation:
             choice = body.get("tool_choice")
             if choice in ("auto", "required", "none"):
                 out["tool_choice"] = choice
-            elif _dict(choice).get("type") in ("function", "custom") and choice.get("name"):
-                out["tool_choice"] = {"type": "function", "function": {"name": choice["name"]}}
+            elif _dict(choice).get("type") in ("function", "custom") and _dict(choice).get("name"):
+                out["tool_choice"] = {"type": "function", "function": {"name": _dict(choice)["name"]}}
         else:
             out.pop("parallel_tool_calls", None)
         for key in ("reasoning", "include", "store", "previous_response_id", "prompt_cache_key", "text", "truncation",
@@ -289,7 +289,8 @@ class Translation:
     def _responses_tool(self, tool: dict, namespace: str | None = None) -> list[dict]:
         """A Responses tool as chat functions: a `custom` (free-form) tool as a function with one string
         argument, a `namespace` as its functions named `<namespace>__<name>`; provider-side tools dropped."""
-        kind, name = tool.get("type"), tool.get("name")
+        kind = tool.get("type")
+        name: Any = tool.get("name")  # as the client sent it
         if kind == "namespace" and namespace is None:
             self.drop("tool namespaces (their functions are named <namespace>__<name>)")
             return [f for inner in _list(tool.get("tools")) for f in self._responses_tool(_dict(inner), name)]
@@ -357,7 +358,7 @@ class Translation:
                 add("user", [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
                               "content": _text_of(content)}])
             elif role == "assistant":
-                blocks = [{"type": "text", "text": _text_of(content)}] if _text_of(content) else []
+                blocks: list[dict] = [{"type": "text", "text": _text_of(content)}] if _text_of(content) else []
                 for call in _list(message.get("tool_calls")):
                     function = _dict(_dict(call).get("function"))
                     blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
@@ -366,10 +367,10 @@ class Translation:
                     add("assistant", blocks)
             else:
                 if isinstance(content, str):
-                    blocks = [{"type": "text", "text": content}]
+                    parts: list[dict | None] = [{"type": "text", "text": content}]
                 else:
-                    blocks = [self._anthropic_part(_dict(p)) for p in _list(content)]
-                kept = [b for b in blocks if b and not (b["type"] == "text" and not b["text"])]
+                    parts = [self._anthropic_part(_dict(p)) for p in _list(content)]
+                kept = [b for b in parts if b and not (b["type"] == "text" and not b["text"])]
                 if kept:  # Messages refuses empty text blocks and empty turns
                     add("user", kept)
         if system:
@@ -386,7 +387,8 @@ class Translation:
         tools = []
         for tool in _list(chat.get("tools")):
             function = _dict(_dict(tool).get("function"))
-            entry = {"name": function.get("name"), "input_schema": function.get("parameters") or {"type": "object"}}
+            entry: dict[str, Any] = {"name": function.get("name"),
+                                     "input_schema": function.get("parameters") or {"type": "object"}}
             if function.get("description"):
                 entry["description"] = function["description"]
             tools.append(entry)
@@ -397,7 +399,7 @@ class Translation:
             if choice in ("auto", "required", "none"):
                 mapped = {"type": {"auto": "auto", "required": "any", "none": "none"}[choice]}
             elif _dict(choice).get("type") == "function":
-                mapped = {"type": "tool", "name": _dict(choice.get("function")).get("name")}
+                mapped = {"type": "tool", "name": _dict(_dict(choice).get("function")).get("name")}
             if chat.get("parallel_tool_calls") is False:
                 mapped = {**(mapped or {"type": "auto"}), "disable_parallel_tool_use": True}
             if mapped:
@@ -737,7 +739,7 @@ class _ChatToMessages(_ChatStream):
         if self.started:
             return []
         self.started = True
-        message = {"id": chunk.get("id") or self.id, "type": "message", "role": "assistant",
+        message: dict[str, Any] = {"id": chunk.get("id") or self.id, "type": "message", "role": "assistant",
                    "model": chunk.get("model") or self.t.model, "content": [], "stop_reason": None,
                    "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
         return [("message_start", {"type": "message_start", "message": message})]

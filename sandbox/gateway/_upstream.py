@@ -1,6 +1,7 @@
 """Sending one request upstream, re-sent on 5xx, 429 and connection failures before the agent sees anything."""
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -72,7 +73,7 @@ async def send(
     session: aiohttp.ClientSession,
     method: str,
     url: str,
-    headers: dict[str, str],
+    headers: Mapping[str, str],
     payload: bytes | None,
     policy: RetryPolicy,
 ) -> UpstreamAnswer:

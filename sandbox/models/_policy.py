@@ -97,7 +97,7 @@ API_FAMILY: dict[str, Literal["openai", "anthropic"]] = {
 API_LABEL = {"chat_completions": "openai-chat", "responses": "openai-responses", "messages": "anthropic-messages"}
 
 
-def upstream_api(client: str, families: dict[str, bool]) -> ModelApi | None:
+def upstream_api(client: str, families: dict[Literal["openai", "anthropic"], bool]) -> ModelApi | None:
     """The API a model request on `client` is translated to, given the upstream families configured (value:
     whether an OpenAI upstream also serves /v1/responses); None when it passes through as it is. With both
     families configured nothing is translated. The gateway decides with this, and a leaderboard row names it."""
@@ -113,7 +113,7 @@ def upstream_api(client: str, families: dict[str, bool]) -> ModelApi | None:
     return None
 
 
-def translation_label(client: str, families: dict[str, bool]) -> str | None:
+def translation_label(client: str, families: dict[Literal["openai", "anthropic"], bool]) -> str | None:
     """How a log line and a leaderboard row name the translation, e.g. `anthropic-messages->openai-chat`."""
     target = upstream_api(client, families)
     return None if target is None else f"{API_LABEL[client]}->{API_LABEL[target]}"

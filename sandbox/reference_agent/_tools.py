@@ -2,6 +2,7 @@
 research state (probe, fetched pages, evidence records, report)."""
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from sandbox.skills import PHASES, TOOL_ACTIONS, WINDOW_S, SearchIndex, SkillError, Workspace, tool_schemas
@@ -19,7 +20,7 @@ class ToolBox:
                  search: SearchIndex | None = None, window_s: float = WINDOW_S,
                  frames_per_window: int = 6, budgets: dict[str, int] | None = None, max_repairs: int = 3,
                  state_dir: Path | None = None, speech_url: str | None = None, speech_key: str | None = None,
-                 captions: list[str] = (), door: str | None = None, denylist: list[str] = ()):
+                 captions: Sequence[str] = (), door: str | None = None, denylist: Sequence[str] = ()):
         self.cap = cap
         self.ws = Workspace(cap.name, video, report_dir, contract_dir, search=search, window_s=window_s,
                             frames_per_window=frames_per_window, budgets=dict(budgets or {}),
@@ -52,7 +53,7 @@ class ToolBox:
             return self.ws.run(skill, action, arguments)
 
 
-def tool_result_text(result: dict, limit: int = 20_000) -> str:
+def tool_result_text(result: dict | None, limit: int = 20_000) -> str:
     text = json.dumps(result, ensure_ascii=False)
     return text if len(text) <= limit else text[:limit] + "...(truncated)"
 

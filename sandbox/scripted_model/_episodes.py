@@ -77,7 +77,7 @@ def _find(episodes: list[Episode], text: str) -> Episode | None:
     return next((e for e in episodes if e.match and e.match in text), None)
 
 
-def _step(episode: Episode, ids: list[str]) -> tuple[int, dict]:
+def _step(episode: Episode, ids: list[str | None]) -> tuple[int, dict]:
     """(number, step) of the answer: one past the highest step a tool call id names."""
     seen = [int(m.group(1)) for i in ids if (m := STEP_ID.search(i or ""))]
     n = max(seen) + 1 if seen else 0
@@ -115,7 +115,7 @@ def provider_search_answer(body: dict, episodes: list[Episode]) -> dict:
                                              "server_tool_use": {"web_search_requests": 1}}}
 
 
-def _episode_blocks(episode: Episode, calls: list[dict], offered: set[str]) -> list[dict]:
+def _episode_blocks(episode: Episode, calls: list[dict], offered: set[str | None]) -> list[dict]:
     """The next step of `episode` as Messages content blocks (text, tool_use), whatever API carries them.
 
     `calls` are the tool calls already in the conversation ({id, name, input}); `offered` the tool names the
@@ -126,7 +126,10 @@ def _episode_blocks(episode: Episode, calls: list[dict], offered: set[str]) -> l
     if step.get("content"):
         content.append({"type": "text", "text": step["content"]})
     for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
-        name, args = _shell_call(offered, c["command"], c.get("description", "Run a command"))
+        call = _shell_call(offered, c["command"], c.get("description", "Run a command"))
+        if call is None:
+            raise ValueError(f"no shell tool is offered: {sorted(map(str, offered))}")
+        name, args = call
         content.append({"type": "tool_use", "id": f"toolu_omnidr_s{n}_{i}", "name": name, "input": args})
     # Claude Code's own page reader (its fetch goes through the egress proxy, and it asks the model
     # to read the page: a web sub-request the gateway counts). Claude Code 2.1 defers it: the model
@@ -268,7 +271,10 @@ def responses_answer(body: dict, episodes: list[Episode]) -> dict:
         if step.get("content"):
             say(step["content"], 0)
         for i, c in enumerate([] if step.get("final") else step.get("commands") or []):
-            name, args = _shell_call(offered, c["command"])
+            call = _shell_call(offered, c["command"])
+            if call is None:  # checked above: a shell tool is offered
+                raise ValueError(f"no shell tool is offered: {sorted(map(str, offered))}")
+            name, args = call
             output.append({"type": "function_call", "id": f"fc_{rid}_{i}", "call_id": f"call_omnidr_s{n}_{i}",
                            "name": name, "arguments": json.dumps(args, ensure_ascii=False), "status": "completed"})
         model = episode.model

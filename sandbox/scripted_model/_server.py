@@ -5,6 +5,7 @@ import json
 import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -136,13 +137,13 @@ def answer(body: dict, scripts: list[Script]) -> dict:
     script = next((s for s in scripts if s.match in first_user), None)
     offered = {t.get("function", {}).get("name") for t in body.get("tools") or []}
     if script is None:
-        message = {"role": "assistant", "content": "The scripted model has no script for this instruction."}
+        message: dict = {"role": "assistant", "content": "The scripted model has no script for this instruction."}
         finish, model = "stop", body.get("model", "scripted")
     else:
         steps = _effective_steps(script, offered)
         n = sum(1 for m in messages if m.get("role") == "assistant")
         # past the end (e.g. a repair turn the script did not plan): repeat the final answer without tools
-        step = steps[n] if n < len(steps) else {"content": steps[-1].get("content") or "Done."}
+        step: dict = steps[n] if n < len(steps) else {"content": steps[-1].get("content") or "Done."}
         results = _tool_results(messages)
         calls = []
         for c in step.get("tool_calls") or []:
@@ -177,8 +178,8 @@ API_ROUTES = {"all": ("/chat/completions", "/responses", "/messages"),
               "anthropic": ("/messages",)}
 
 
-def make_handler(scripts: list[Script], episodes: list[Episode] = (), api: str = "all"):
-    episodes = list(episodes)
+def make_handler(scripts: list[Script], episodes: Sequence[Episode] = (), api: str = "all"):
+    episode_list = list(episodes)
     routes = API_ROUTES[api]
 
     class Handler(BaseHTTPRequestHandler):
@@ -211,13 +212,13 @@ def make_handler(scripts: list[Script], episodes: list[Episode] = (), api: str =
                 return self._send(404, {"error": {"message": f"this scripted model speaks {api} only: "
                                                   f"{', '.join(routes)}", "type": "invalid_request_error"}})
             if route.endswith("/messages"):
-                return self._episode(body, messages_answer(body, episodes), messages_events)
+                return self._episode(body, messages_answer(body, episode_list), messages_events)
             if route.endswith("/responses"):
-                return self._episode(body, responses_answer(body, episodes), responses_events)
+                return self._episode(body, responses_answer(body, episode_list), responses_events)
             if not route.endswith("/chat/completions"):
                 return self._send(404, {"error": {"message": "only chat completions, messages and responses",
                                                   "type": "invalid_request_error"}})
-            full = chat_episode(body, episodes) or answer(body, scripts)
+            full = chat_episode(body, episode_list) or answer(body, scripts)
             msg = full["choices"][0]["message"]
             print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
                               "tool_calls": [c["function"]["name"] for c in msg.get("tool_calls", [])],

@@ -77,7 +77,8 @@ def build(snapshot: Path, task_id: str) -> dict:
         timeline.append(seg)
 
     # sources: every URL cited by a fact, opened before it is cited
-    sources, url_id = [], {}
+    sources: list[dict] = []
+    url_id: dict[str, str] = {}
     for f in wfacts:
         for s in f["sources"]:
             if s["url"] not in url_id:
@@ -138,7 +139,7 @@ def build(snapshot: Path, task_id: str) -> dict:
             "video": {"src": "video.mp4", "duration_s": {"$ref": "probe.duration_s"}, "source_url": task["video"]["url"]},
             "overview": overview, "timeline": timeline, "anchors": anchors, "findings": findings, "sources": sources}
 
-    steps = [
+    steps: list[dict] = [
         {"content": words["plan"], "tool_calls": [{"id": "probe", "name": "probe_video", "arguments": {}}]},
         {"tool_calls": [{"id": "rw0", "name": "read_window", "arguments": {"index": 0, "frames": frames}}]},
         {"tool_calls": [{"id": f"q{i + 1}", "name": "search_web", "arguments": {"query": q}}

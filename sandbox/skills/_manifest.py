@@ -15,6 +15,7 @@ installs it:
 """
 
 from dataclasses import dataclass
+from typing import Literal
 
 LEVELS = ("interface_only", "video", "text_web", "multimodal", "full")
 
@@ -44,7 +45,7 @@ class Param:
 class Action:
     name: str
     level: str
-    phase: str  # omnidr.trajectory phase: video, search, read, write, verify, other
+    phase: Literal["video", "search", "read", "write", "verify", "other"]  # omnidr.trajectory phase
     description: str
     params: tuple[Param, ...] = ()
     tool: str | None = None  # the reference agent's tool name (None: command line only)
@@ -185,7 +186,7 @@ def find_action(skill: str, action: str) -> Action:
     return match[0]
 
 
-def phase_of_command(skill: str, action: str) -> str | None:
+def phase_of_command(skill: str, action: str) -> Literal["video", "search", "read", "write", "verify", "other"] | None:
     """The phase of `omnidr-skill SKILL ACTION`, None when it names no action."""
     try:
         return find_action(skill, action).phase

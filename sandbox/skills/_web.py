@@ -16,6 +16,7 @@ import re
 import urllib.error
 import urllib.request
 import zlib
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def _denied(url: str, denylist: list[str]) -> bool:
     return False
 
 
-def door_search(door: str, query: str, kind: str | None, denylist: list[str] = (), limit: int = 8,
+def door_search(door: str, query: str, kind: str | None, denylist: Sequence[str] = (), limit: int = 8,
                 timeout_s: float = 30.0) -> list[dict]:
     """Search through the door `PROVIDER@BASE_URL` (OMNIDR_SEARCH_DOOR). The request goes through the egress
     proxy like any page, which injects the provider's key and logs (or records, or replays) it. Documents
@@ -121,9 +122,10 @@ def door_search(door: str, query: str, kind: str | None, denylist: list[str] = (
 
     provider, _, base = door.partition("@")
     want = kind if kind in ("web", "image", "video", "document") else "web"
-    path, params = _DOOR_PATHS.get((provider, "web" if want == "document" else want), (None, None))
-    if path is None or not base:
+    door_path = _DOOR_PATHS.get((provider, "web" if want == "document" else want))
+    if door_path is None or not base:
         raise ValueError(f"OMNIDR_SEARCH_DOOR={door!r}: give searxng@URL or brave@URL")
+    path, params = door_path
     q = query + (" filetype:pdf" if want == "document" else "")
     url = base.rstrip("/") + path + "?" + urlencode({"q": q, **params, **({"count": limit} if provider == "brave" else {})})
     page = fetch(url, timeout_s)
@@ -206,8 +208,7 @@ def _pdf_unescape(raw: bytes) -> str:
             if n in table:
                 out += table[n]
                 i += 2
-            elif n.isdigit():
-                m = re.match(rb"[0-7]{1,3}", raw[i + 1:i + 4])
+            elif m := re.match(rb"[0-7]{1,3}", raw[i + 1:i + 4]):  # octal (\8, \9: backslash ignored, below)
                 out.append(int(m.group(0), 8) & 0xFF)
                 i += 1 + len(m.group(0))
             else:

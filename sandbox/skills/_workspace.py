@@ -87,6 +87,8 @@ class Workspace:
                 self._save()
 
     def _load(self) -> None:
+        if self.state_dir is None:
+            raise RuntimeError("the workspace has no state folder to load its state from")
         path = self.state_dir / self.STATE_FILE
         if not path.is_file():
             return
@@ -102,6 +104,8 @@ class Workspace:
             self.fetched[url] = page
 
     def _save(self) -> None:
+        if self.state_dir is None:
+            raise RuntimeError("the workspace has no state folder to save its state in")
         pages = self.state_dir / "pages"
         pages.mkdir(exist_ok=True)
         fetched = {}
@@ -189,7 +193,7 @@ class Workspace:
             if source == "subtitles" and kind == "none":
                 raise SkillError(f"the video has no subtitle track; use --source {'captions' if self.captions else 'speech'}")
             cues = [c for c in cues if any(c["end_s"] > w.start_s and c["start_s"] < w.end_s for w in chosen)]
-        out = {"transcript_source": kind, "transcript": cues}
+        out: dict[str, object] = {"transcript_source": kind, "transcript": cues}
         if window is not None:
             out = {"window": int(window), "start_s": chosen[0].start_s, "end_s": chosen[0].end_s, **out}
         return out
