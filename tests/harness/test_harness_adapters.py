@@ -14,6 +14,9 @@ import pytest
 
 from omnidr.harness import AgentContext, ClaudeCodeHarness, CodexHarness, OpenClawHarness
 from omnidr.trajectory import NATIVE_LOG_GLOBS, parse_native_log
+from testkit import ROOT
+
+TRAJECTORY_FIXTURES = ROOT / "tests" / "trajectory" / "fixtures"  # the parsers' own small logs
 
 INSTRUCTION = "Research the video; cite 'sources' and \"quotes\" $(not a command) `nor this`."
 
@@ -123,14 +126,14 @@ def test_openclaw_command_writes_its_config(tmp_path: Path):
     assert env["OPENCLAW_STATE_DIR"].startswith(ctx.logs_dir)
 
 
-def test_native_log_places_match_the_audit(tmp_path: Path, fixtures: Path):
+def test_native_log_places_match_the_audit(tmp_path: Path):
     """A session where the OpenClaw adapter puts it is found and parsed by the audit's globs."""
     from omnidr.trajectory._audit import native_log
 
     ctx = context(tmp_path / "attempt")
     sessions = Path(OpenClawHarness(image_ref="img").native_logs(ctx)[0])
     sessions.mkdir(parents=True)
-    (sessions / "omnidr-attempt.jsonl").write_bytes((fixtures / "openclaw-session.jsonl").read_bytes())
+    (sessions / "omnidr-attempt.jsonl").write_bytes((TRAJECTORY_FIXTURES / "openclaw-session.jsonl").read_bytes())
     found = native_log(tmp_path / "attempt", "openclaw")
     assert found is not None and parse_native_log(found, "openclaw").tool_calls()
 

@@ -39,8 +39,8 @@ from sandbox.egress import (
     url_key,
 )
 from sandbox.egress.__main__ import main as egress_main
+from testkit import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEMO_WEB = ROOT / "snapshots" / "demo" / "web"
 TEST_LABELS = {"org.omnidr.test": "1"}
 PORT = 3128
