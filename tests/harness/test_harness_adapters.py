@@ -1,4 +1,4 @@
-"""Adapters of the external harnesses: commands, environment and native log places (no Docker).
+"""Adapters of the harnesses: commands, environment and native log places (no Docker).
 
 The command is run through a real `sh` with the harness binary replaced by a stub that records
 its argv and environment, so the quoting and the redirection are tested as the container runs them.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from omnidr.harness import AgentContext, ClaudeCodeHarness, CodexHarness, OpenClawHarness
+from omnidr.harness import AgentContext, ClaudeCodeHarness, CodexHarness, OpenClawHarness, ReferenceHarness
 from omnidr.trajectory import NATIVE_LOG_GLOBS, parse_native_log
 from testkit import ROOT
 
@@ -124,6 +124,19 @@ def test_openclaw_command_writes_its_config(tmp_path: Path):
     assert provider["apiKey"] == "${OPENAI_API_KEY}"  # the token comes from the environment, not the file
     assert config["agents"]["defaults"]["model"]["primary"] == "omnidr/test-model"
     assert env["OPENCLAW_STATE_DIR"].startswith(ctx.logs_dir)
+
+
+def test_the_harness_adapter_describes_the_agent():
+    ctx = AgentContext("/input/instruction.txt", "/input/video.mp4", "/input/contract", "/output", "/output/report",
+                       "http://gateway:8080", "http://proxy:3128", "tok", "m1", "/output/harness-logs")
+    h = ReferenceHarness("video", image="omnidr/reference:x", search=[{"url": "https://a.example/", "title": "A"}])
+    assert h.name == "reference" and h.image() == "omnidr/reference:x"
+    assert h.command(ctx) == ["python", "-m", "sandbox.reference_agent", "--capability", "video", "--model", "m1"]
+    env = h.environment(ctx)
+    assert env["OMNIDR_CAPABILITY"] == "video" and json.loads(env["OMNIDR_SEARCH_INDEX"])["pages"][0]["title"] == "A"
+    assert h.native_logs(ctx)[0] == "/output/harness-logs/reference.jsonl"
+    with pytest.raises(ValueError):
+        ReferenceHarness("everything")
 
 
 def test_native_log_places_match_the_audit(tmp_path: Path):
