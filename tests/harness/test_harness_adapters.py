@@ -55,8 +55,9 @@ def read_log(path: Path) -> dict:
 @pytest.mark.parametrize("cls", [ClaudeCodeHarness, CodexHarness, OpenClawHarness])
 def test_adapters_follow_the_protocol(cls, tmp_path: Path):
     harness = cls(image_ref="omnidr/test:1")
-    assert all(callable(getattr(harness, m)) for m in ("image", "command", "environment", "native_logs"))
     ctx = context(tmp_path)
+    argv = harness.command(ctx)  # the sandbox hands it to Docker as the container's command: a list of strings
+    assert isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
     assert harness.image() == "omnidr/test:1"
     assert harness.name in NATIVE_LOG_GLOBS  # a parser reads its logs
     for path in harness.native_logs(ctx):
