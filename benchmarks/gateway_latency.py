@@ -1,6 +1,6 @@
 """What does the model gateway add to each model request?
 
-Starts the fake OpenAI-compatible API of the tests (tests/sandbox/fake_model_api.py) in one
+Starts the fake OpenAI-compatible API of the tests (tests/sandbox/gateway/fake_model_api.py) in one
 process and the gateway (`python -m sandbox.gateway`, logging every exchange with bodies) in
 another, then, from this process, alternates identical requests sent to the fake API directly
 and through the gateway:
@@ -36,7 +36,7 @@ KEY, TOKEN, ADMIN = "sk-bench-real-key-0123456789", "bench-agent-token", "bench-
 
 def serve_fake() -> None:
     """Child mode: run the fake API until stdin closes; print its base URL first."""
-    sys.path.insert(0, str(ROOT / "tests" / "sandbox"))
+    sys.path.insert(0, str(ROOT / "tests" / "sandbox" / "gateway"))
     from fake_model_api import FakeModelApi
 
     async def main() -> None:

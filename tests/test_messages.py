@@ -42,6 +42,7 @@ def test_a_broken_manifest_is_not_fixed_by_freezing_again(demo_copy):
     assert "restore MANIFEST.json" in line and "freeze" not in line.split("(freezing")[0]
 
 
+@pytest.mark.browser  # `snapshot validate` renders the demo's reports in Chromium (the empty-report check)
 def test_a_missing_demo_video_points_at_the_demo_media_script(tmp_path):
     snapshots = tmp_path / "snapshots"
     shutil.copytree(DEMO, snapshots / "demo")
@@ -62,6 +63,7 @@ def test_run_checks_the_upstream_key_before_any_attempt(tmp_path):
     assert not (tmp_path / "run" / "attempts").exists()
 
 
+@pytest.mark.docker  # the endpoint is probed from the gateway's outside network, a Docker network
 def test_a_harness_takes_one_model_endpoint_of_either_api(tmp_path):
     line = one_line_error(run_cli("run", "--harness", "claude-code", "--run-dir", tmp_path / "run", "--model", "m",
                                   "--openai-base-url", "http://127.0.0.1:9/v1",

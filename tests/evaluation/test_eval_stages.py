@@ -4,7 +4,7 @@ import pytest
 
 from eval_helpers import DEMO
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.media]  # the video checks run ffprobe on the demo videos
 
 
 def test_eval_scores_the_example_reports_with_the_baseline_judge():

@@ -98,6 +98,7 @@ def test_skeleton_fails_the_presentation_gate_and_scores_zero_there(chromium, tm
     assert ev.score.total == 0
 
 
+@pytest.mark.media  # frames of the cited moments, cut by ffmpeg
 def test_good_report_evaluation_passes_the_gates(chromium, tmp_path):
     from omnidr.evaluation import BaselineJudge, evaluate_report
 
@@ -110,6 +111,7 @@ def test_good_report_evaluation_passes_the_gates(chromium, tmp_path):
     assert (tmp_path / "ev" / "material.json").is_file()
 
 
+@pytest.mark.media  # frames of the cited moments, cut by ffmpeg
 @pytest.mark.parametrize("gate_votes", [1, 5])
 def test_the_number_of_gate_votes_comes_from_the_hyperparameters(chromium, tmp_path, gate_votes):
     from dataclasses import replace
@@ -128,6 +130,7 @@ def test_the_number_of_gate_votes_comes_from_the_hyperparameters(chromium, tmp_p
     assert ev.judge_usage.votes == gate_votes * len(judged_gates) + len(others)
 
 
+@pytest.mark.media  # frames of the cited moments, cut by ffmpeg
 def test_visual_criteria_get_frames_of_the_cited_moments_from_the_snapshot_video(chromium, tmp_path):
     from omnidr.evaluation import BaselineJudge, evaluate_report
     from omnidr.evaluation._prompt import MAX_FRAMES

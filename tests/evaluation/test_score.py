@@ -35,6 +35,7 @@ def _score(*args):
     return result
 
 
+@pytest.mark.media  # the visual criteria get frames cut by ffmpeg
 def test_score_writes_an_evaluation_per_report_and_fails_missing_and_unreadable(run_dir, tmp_path):
     out = tmp_path / "out"
     result = _score(run_dir, "--out", out)

@@ -100,6 +100,7 @@ def test_probe_of_a_non_video_says_so(tmp_path):
 _VTT = "WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nThe pendant hangs at 2.1 m\n\n00:00:01.500 --> 00:00:03.000\nover the table\n"
 
 
+@pytest.mark.browser  # `snapshot validate` renders the demo's reports in Chromium (the empty-report check)
 def test_captions_are_fetched_with_the_video_recorded_verified_and_read(demo_copy, video_server):
     """A page whose <video> carries a <track kind=captions>: yt-dlp's generic extractor finds the track. With
     --add-captions it is stored beside the video and recorded in task.json with its checksum; later fetches

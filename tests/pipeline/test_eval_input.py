@@ -36,8 +36,9 @@ from testkit import DEMO, run_cli
         (["--web", "live", "--search-door", "brave@https://api.search.brave.com"], {"BRAVE_SEARCH_API_KEY": None},
          "environment variable BRAVE_SEARCH_API_KEY (the brave search door's key) is not set"),
         (["--search-door", "google@https://www.google.com"], {}, "give searxng@URL or brave@URL"),
-        (["--web", "live", "--outside-network", "omnidr-no-such-network"], {},
-         "Docker network omnidr-no-such-network does not exist; create it"),
+        pytest.param(["--web", "live", "--outside-network", "omnidr-no-such-network"], {},
+                     "Docker network omnidr-no-such-network does not exist; create it",
+                     marks=pytest.mark.docker),  # asks the Docker engine for the network
     ],
 )
 def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, env, message):

@@ -7,6 +7,7 @@ from testkit import DEMO, edit_json, first_task, run_cli
 pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium
 
 
+@pytest.mark.media  # the video checks run ffprobe
 def test_eval_without_agents_checks_and_scores_the_example_reports(tmp_path):
     r = run_cli("eval", "--skip-agents", DEMO, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -17,6 +18,7 @@ def test_eval_without_agents_checks_and_scores_the_example_reports(tmp_path):
     assert list(tmp_path.iterdir()) == []  # no run root: nothing ran
 
 
+@pytest.mark.docker  # a full eval pings the Docker engine before it reads the snapshot
 def test_eval_stops_on_an_invalid_snapshot(demo_copy):
     task = first_task(demo_copy)
     edit_json(demo_copy / "tasks" / task / "rubric.json", lambda d: d["atoms"][0].update(direction="Q-Q"))
@@ -25,6 +27,7 @@ def test_eval_stops_on_an_invalid_snapshot(demo_copy):
     assert "unknown direction 'Q-Q'" in r.stdout
 
 
+@pytest.mark.docker  # a full eval pings the Docker engine before it reads the snapshot
 def test_eval_reports_a_tampered_frozen_snapshot(demo_copy):
     assert run_cli("snapshot", "freeze", demo_copy).returncode == 0
     (demo_copy / "web" / "stray.html").write_text("<p>not frozen</p>")

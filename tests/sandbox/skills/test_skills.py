@@ -119,6 +119,7 @@ def test_a_skill_above_the_level_fails_as_a_missing_command(tmp_path):
 
 
 @pytest.mark.media
+@pytest.mark.network  # pages come from the loopback corpus server
 def test_web_evidence_and_report_skills_share_one_state(tmp_path, corpus_server):
     page, pdf = f"{corpus_server}/{PAGE}", f"{corpus_server}/{PDF}"
     opened = skill(tmp_path, "text_web", "fetch", "url", page)

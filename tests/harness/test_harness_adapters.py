@@ -1,4 +1,4 @@
-"""Adapters of the external harnesses: commands, environment and native log places (no Docker).
+"""Adapters of the harnesses: commands, environment and native log places (no Docker).
 
 The command is run through a real `sh` with the harness binary replaced by a stub that records
 its argv and environment, so the quoting and the redirection are tested as the container runs them.
@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from omnidr.harness import AgentContext, ClaudeCodeHarness, CodexHarness, OpenClawHarness
+from omnidr.harness import AgentContext, ClaudeCodeHarness, CodexHarness, OpenClawHarness, ReferenceHarness
 from omnidr.trajectory import NATIVE_LOG_GLOBS, parse_native_log
+from testkit import ROOT
+
+TRAJECTORY_FIXTURES = ROOT / "tests" / "trajectory" / "fixtures"  # the parsers' own small logs
 
 INSTRUCTION = "Research the video; cite 'sources' and \"quotes\" $(not a command) `nor this`."
 
@@ -52,8 +55,9 @@ def read_log(path: Path) -> dict:
 @pytest.mark.parametrize("cls", [ClaudeCodeHarness, CodexHarness, OpenClawHarness])
 def test_adapters_follow_the_protocol(cls, tmp_path: Path):
     harness = cls(image_ref="omnidr/test:1")
-    assert all(callable(getattr(harness, m)) for m in ("image", "command", "environment", "native_logs"))
     ctx = context(tmp_path)
+    argv = harness.command(ctx)  # the sandbox hands it to Docker as the container's command: a list of strings
+    assert isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
     assert harness.image() == "omnidr/test:1"
     assert harness.name in NATIVE_LOG_GLOBS  # a parser reads its logs
     for path in harness.native_logs(ctx):
@@ -123,14 +127,27 @@ def test_openclaw_command_writes_its_config(tmp_path: Path):
     assert env["OPENCLAW_STATE_DIR"].startswith(ctx.logs_dir)
 
 
-def test_native_log_places_match_the_audit(tmp_path: Path, fixtures: Path):
+def test_the_harness_adapter_describes_the_agent():
+    ctx = AgentContext("/input/instruction.txt", "/input/video.mp4", "/input/contract", "/output", "/output/report",
+                       "http://gateway:8080", "http://proxy:3128", "tok", "m1", "/output/harness-logs")
+    h = ReferenceHarness("video", image="omnidr/reference:x", search=[{"url": "https://a.example/", "title": "A"}])
+    assert h.name == "reference" and h.image() == "omnidr/reference:x"
+    assert h.command(ctx) == ["python", "-m", "sandbox.reference_agent", "--capability", "video", "--model", "m1"]
+    env = h.environment(ctx)
+    assert env["OMNIDR_CAPABILITY"] == "video" and json.loads(env["OMNIDR_SEARCH_INDEX"])["pages"][0]["title"] == "A"
+    assert h.native_logs(ctx)[0] == "/output/harness-logs/reference.jsonl"
+    with pytest.raises(ValueError):
+        ReferenceHarness("everything")
+
+
+def test_native_log_places_match_the_audit(tmp_path: Path):
     """A session where the OpenClaw adapter puts it is found and parsed by the audit's globs."""
     from omnidr.trajectory._audit import native_log
 
     ctx = context(tmp_path / "attempt")
     sessions = Path(OpenClawHarness(image_ref="img").native_logs(ctx)[0])
     sessions.mkdir(parents=True)
-    (sessions / "omnidr-attempt.jsonl").write_bytes((fixtures / "openclaw-session.jsonl").read_bytes())
+    (sessions / "omnidr-attempt.jsonl").write_bytes((TRAJECTORY_FIXTURES / "openclaw-session.jsonl").read_bytes())
     found = native_log(tmp_path / "attempt", "openclaw")
     assert found is not None and parse_native_log(found, "openclaw").tool_calls()
 

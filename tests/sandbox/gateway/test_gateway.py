@@ -16,7 +16,6 @@ import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,10 +24,10 @@ from fake_model_api import FakeModelApi, LoopThread
 from sandbox.gateway import GatewayConfig, start_gateway
 from sandbox.models import GatewayExchange, GatewayState
 from sandbox.models import Budget
+from testkit import ROOT
 
 pytestmark = pytest.mark.network
 
-ROOT = Path(__file__).resolve().parents[2]
 OPENAI_KEY = "sk-real-openai-3f9c2a7e51d04b88"
 ANTHROPIC_KEY = "sk-ant-real-8d21c0b7a9e34f10"
 AGENT_TOKEN = "attempt-dummy-5e7a1c93"
