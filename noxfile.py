@@ -10,8 +10,9 @@ nox.options.sessions = ["tests"]
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """Type check (mypy, configured in pyproject.toml), then the whole suite, real ffmpeg, yt-dlp against
-    loopback, Docker and Chromium included."""
+    """Lint (ruff) and type check (mypy), both configured in pyproject.toml, then the whole suite, real ffmpeg,
+    yt-dlp against loopback, Docker and Chromium included."""
+    session.run(sys.executable, "-m", "ruff", "check", ".")
     session.run(sys.executable, "-m", "mypy")
     session.run(sys.executable, "-m", "pytest", *session.posargs)
 
@@ -19,4 +20,5 @@ def tests(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def fast(session: nox.Session) -> None:
     """Unit tests only: no ffmpeg, network, Docker or browser."""
-    session.run(sys.executable, "-m", "pytest", "-m", "not media and not network and not docker and not browser", *session.posargs)
+    session.run(sys.executable, "-m", "pytest", "-m", "not media and not network and not docker and not browser",
+                *session.posargs)

@@ -161,8 +161,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
             for name, run in (("bare", lambda k: bare_seconds(k, image)),
-                              ("omnidr", lambda k: omnidr_seconds(k, t / f"o{k}")),
-                              ("inspect", lambda k: inspect_seconds(python, k, image, t / f"i{k}"))):
+                              ("omnidr", lambda k, t=t: omnidr_seconds(k, t / f"o{k}")),
+                              ("inspect", lambda k, t=t: inspect_seconds(python, k, image, t / f"i{k}"))):
                 one, many = run(1), run(n)
                 single[name].append(one)
                 further[name].append((many - one) / (n - 1))

@@ -21,7 +21,6 @@ from omnidr.benchmark import open_snapshot  # noqa: E402
 from omnidr.evaluation import JudgeRequest, ReportMaterial  # noqa: E402
 from omnidr.evaluation._judge import build_messages  # noqa: E402
 
-
 IMAGE_TOKENS = 765  # an image, as OpenAI bills a 1024x1024 one at high detail; text: 4 characters a token
 
 

@@ -104,7 +104,8 @@ def main() -> None:
             t0 = time.monotonic()
             with ThreadPoolExecutor(max_workers=n) as pool:
                 records = list(pool.map(
-                    lambda k: AttemptSandbox(client, spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id), harness).run(),
+                    lambda k, n=n, harness=harness: AttemptSandbox(client, spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id),
+                                                                  harness).run(),
                     range(2 * n)))
             wall = time.monotonic() - t0
             ended = ", ".join(f"{k} {v}" for k, v in Counter(r.reason.value for r in records).items())

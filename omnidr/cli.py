@@ -124,8 +124,7 @@ def snapshot_add_web(path: Path, corpora: tuple[Path, ...]) -> None:
     """Add the pages of recorded CORPORA (e.g. runs/<id>/<system>/web from `omnidr eval --web record`) to
     the snapshot's web/ corpus. A URL the snapshot already has keeps its page. Freeze the snapshot again
     afterwards: its id changes with its web."""
-    from omnidr.benchmark import open_snapshot
-    from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
+    from omnidr.benchmark import SNAPSHOT_CORPUS_FILE, open_snapshot
     from sandbox.egress import CorpusError, CorpusRecorder
 
     if not (path / "snapshot.json").is_file():

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import docker
 import pytest
-
 from testkit import DEMO, ROOT
 
 from omnidr._offline import disable_telemetry

@@ -99,7 +99,7 @@ def test_the_stages_import_each_other_without_cycles_so_importing_one_never_load
     changed = True
     while changed:
         changed = False
-        for stage, users in dependents.items():
+        for users in dependents.values():
             more = set().union(*(dependents.get(u, set()) for u in users)) - users
             if more:
                 users |= more

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from testkit import DEMO, ROOT, run_cli
 
 from omnidr._lock import LOCK_FILE, folder_lock
 from omnidr.errors import UserError
-from testkit import DEMO, ROOT, run_cli
 
 HOLD = """
 import sys, time

@@ -4,7 +4,6 @@ import json
 import shutil
 
 import pytest
-
 from testkit import DEMO, ROOT, run_cli
 
 

@@ -16,6 +16,7 @@ from ._models import (
     parse_provider_tools,
     parse_search_door,
 )
+from ._relay import is_loopback_url, relay_loopback_urls, unanswered_from_network
 from ._runner import (
     RunConfig,
     changed_settings,
@@ -24,7 +25,6 @@ from ._runner import (
     run_task_attempts,
     stop_run,
 )
-from ._relay import is_loopback_url, relay_loopback_urls, unanswered_from_network
 from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
 
 __all__ = [

@@ -17,7 +17,7 @@ from omnidr._files import write_atomic
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
-from sandbox.models import ProxyMode, Budget, ProviderToolsPolicy, SearchDoor
+from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
 from ._instruction import instruction

@@ -24,10 +24,21 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from omnidr._files import write_atomic
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
-from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
 from omnidr.paths import HARNESS_LOGS, AttemptPaths
-from sandbox.models import GATEWAY_LOG, GATEWAY_STATE, NETWORK_LOG, GatewayExchange, GatewayState, ProxyMode, PROVIDER_WEB_LOG, read_web_log
-from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
+from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
+from sandbox.models import (
+    GATEWAY_LOG,
+    GATEWAY_STATE,
+    NETWORK_LOG,
+    PROVIDER_WEB_LOG,
+    Budget,
+    GatewayExchange,
+    GatewayState,
+    ProviderToolsPolicy,
+    ProxyMode,
+    SearchDoor,
+    read_web_log,
+)
 
 from ._contract import AgentContext, Harness
 from ._models import (

@@ -6,8 +6,8 @@ from ._contract import ReportContract, ReportDataError, data_schema, is_skeleton
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
-from ._release import RELEASE_DENYLIST
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
+from ._release import RELEASE_DENYLIST
 from ._review import REVIEW_FILE, WarningReview, WarningReviews
 from ._rubric import (
     Atom,

@@ -16,6 +16,7 @@ from sandbox.models import (
 
 from ._base import Record
 
+
 class ReportContract(Record):
     """`contract/contract.json` in a snapshot: what every report must be."""
 

@@ -5,9 +5,9 @@ from enum import Enum
 
 from pydantic import Field, model_validator
 
-from ._base import Record
-
 from sandbox.models import RelationType
+
+from ._base import Record
 
 
 class Origin(str, Enum):

@@ -7,10 +7,10 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from sandbox.models import CORPUS_FILE, WebCorpus
+
 from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
-from sandbox.models import CORPUS_FILE
-from sandbox.models import WebCorpus
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
 from ._review import REVIEW_FILE, WarningReviews

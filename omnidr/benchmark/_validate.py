@@ -7,9 +7,9 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ._calibration import CALIBRATION_FILE, calibration_problem
 from ._contract import data_schema
 from ._facts import Origin
-from ._calibration import CALIBRATION_FILE, calibration_problem
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._rubric import AtomEvaluator, Difficulty, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
 from ._snapshot import Problem, Snapshot, TaskBundle

@@ -30,7 +30,15 @@ from ._models import (
 )
 from ._probes import Call, ProbeContext, ProbeOutcome, entry_problem, probe_report
 from ._prompt import PROMPT_VERSION
-from ._run import JUDGE_CACHE_DIR, delivered_report, read_scored_run, require_one_judge, score_run, score_run_async, system_decisions
+from ._run import (
+    JUDGE_CACHE_DIR,
+    delivered_report,
+    read_scored_run,
+    require_one_judge,
+    score_run,
+    score_run_async,
+    system_decisions,
+)
 
 __all__ = [
     "CLI_COMMANDS", "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",

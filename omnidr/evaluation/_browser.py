@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import (
     Browser,
     BrowserContext,
@@ -28,6 +27,7 @@ from playwright.async_api import (
     PlaywrightContextManager,
     async_playwright,
 )
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -152,13 +152,13 @@ class ChromiumBrowser:
         if self._browser is not None:
             try:
                 await asyncio.wait_for(self._browser.close(), 15)
-            except (asyncio.TimeoutError, PlaywrightError):
+            except (TimeoutError, PlaywrightError):
                 pass
             self._browser = None
         if self._pw_cm is not None:
             try:
                 await asyncio.wait_for(self._pw_cm.__aexit__(None, None, None), 15)
-            except (asyncio.TimeoutError, PlaywrightError):
+            except (TimeoutError, PlaywrightError):
                 pass
             self._pw_cm = None
             self._pw = None
@@ -379,7 +379,7 @@ class ReportPage:
             # Wait for the commit only: Playwright's own load wait can be held up by navigations the
             # report starts (which are refused); the load event is awaited from the isolated world.
             await asyncio.wait_for(page.goto(self.entry_url, wait_until="commit", timeout=load_s * 1000), load_s + 5)
-        except (PlaywrightTimeout, asyncio.TimeoutError):
+        except (TimeoutError, PlaywrightTimeout):
             self.fault("timeout", f"the page was not served within {load_s:g} s")
             self._unusable("the report page could not be opened")
             return
@@ -418,7 +418,7 @@ class ReportPage:
             )
             self._world = world["executionContextId"]
             await self.iso("1", what="a first call into the page")
-        except (asyncio.TimeoutError, PlaywrightTimeout):
+        except (TimeoutError, PlaywrightTimeout):
             self.fault("unresponsive", "the page did not answer after loading")
             self._unusable("the page stopped answering after load (a script that never yields?)")
             raise PageUnusable(self.unusable_reason) from None
@@ -431,11 +431,11 @@ class ReportPage:
             return
         try:
             await asyncio.wait_for(self.context.unroute_all(behavior="ignoreErrors"), 5)
-        except (asyncio.TimeoutError, PlaywrightError):
+        except (TimeoutError, PlaywrightError):
             pass
         try:
             await asyncio.wait_for(self.context.close(), 10)
-        except (asyncio.TimeoutError, PlaywrightError):
+        except (TimeoutError, PlaywrightError):
             await self.browser.restart()  # the context would not close: start a clean browser
         self.context = None
 
@@ -451,7 +451,7 @@ class ReportPage:
         limit = timeout_s if timeout_s is not None else self.limits.step_timeout_s
         try:
             return await asyncio.wait_for(awaitable, limit)
-        except (asyncio.TimeoutError, PlaywrightTimeout):
+        except (TimeoutError, PlaywrightTimeout):
             if await self._alive():
                 raise PageCallError(f"{what} did not finish within {limit:g} s") from None
             self.fault("unresponsive", f"{what} timed out after {limit:g} s and the page stopped answering")
@@ -470,7 +470,7 @@ class ReportPage:
                 self._cdp.send("Runtime.evaluate", {"expression": "1", "contextId": self._world, "returnByValue": True}), 2
             )
             return r.get("result", {}).get("value") == 1
-        except (asyncio.TimeoutError, PlaywrightError):
+        except (TimeoutError, PlaywrightError):
             return False
 
     async def iso(self, expression: str, what: str = "an inspection", timeout_s: float | None = None) -> Any:

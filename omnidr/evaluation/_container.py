@@ -16,11 +16,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from omnidr._files import write_atomic
 from omnidr.errors import UserError
+from omnidr.paths import SUMMARY_FILE
 
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
-from omnidr.paths import SUMMARY_FILE
-
 from ._run import _snapshot_path, read_run
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the omnidr package on the host

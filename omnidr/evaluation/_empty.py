@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 
 from omnidr.benchmark import Problem, ReferenceBudgets, Snapshot, Task
-from sandbox.models import CONTRACT_VERSION, ReportData
 from omnidr.errors import UserError
+from sandbox.models import CONTRACT_VERSION, ReportData
 
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._probes import ProbeContext, probe_report

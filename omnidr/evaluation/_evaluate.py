@@ -18,6 +18,7 @@ from omnidr.benchmark import (
     Task,
     direction_inventory,
 )
+from omnidr.paths import EVALUATION_FILE
 from omnidr.scoring import ReportScore, score_report
 
 from ._browser import ChromiumBrowser, ProbeLimits
@@ -28,7 +29,6 @@ from ._models import EVALUATOR_VERSION, AtomEvaluation, Evaluation, JudgeUsage
 from ._probes import DEFAULT_SECTIONS, ProbeContext, entry_problem, probe_report
 from ._prompt import frame_moments, is_visual
 
-from omnidr.paths import EVALUATION_FILE
 MATERIAL_FILE = "material.json"
 
 

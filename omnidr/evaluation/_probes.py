@@ -688,7 +688,7 @@ async def probe_report(
 
     try:
         await asyncio.wait_for(body(), limits.report_timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         run.page.fault("timeout", f"probing exceeded the {limits.report_timeout_s:g} s budget of one report")
         run.page._unusable(f"probing the report exceeded its {limits.report_timeout_s:g} s budget")
     finally:

@@ -27,7 +27,7 @@ async def serve(listen_port: int, host: str, port: int) -> None:
     async def handle(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         try:
             upstream_r, upstream_w = await asyncio.wait_for(asyncio.open_connection(host, port), 30)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             print(f"relay: cannot reach {host}:{port}: {exc}", file=sys.stderr, flush=True)
             client_w.close()
             return

@@ -15,9 +15,8 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from omnidr.trajectory import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
-
 from omnidr.attempts import AgentContext
+from omnidr.trajectory import CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR
 
 from ._skills import SkillSetup
 

@@ -11,9 +11,9 @@ which has no timestamps); `omnidr.trajectory` prefers the rollout.
 import json
 from dataclasses import dataclass, field
 
+from omnidr.attempts import AgentContext
 from omnidr.trajectory import CODEX_EXEC_LOG, CODEX_HOME_DIR
 
-from omnidr.attempts import AgentContext
 from ._claude_code import headless_script
 from ._skills import SkillSetup
 

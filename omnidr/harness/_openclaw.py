@@ -11,9 +11,9 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
+from omnidr.attempts import AgentContext
 from omnidr.trajectory import OPENCLAW_LOG, OPENCLAW_STATE_DIR
 
-from omnidr.attempts import AgentContext
 from ._claude_code import headless_script
 
 PROVIDER = "omnidr"

@@ -22,7 +22,6 @@ from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
 from ._openclaw import OpenClawHarness
-from ._skills import setup_from
 from ._reference import (
     CAPABILITIES,
     NATIVE_LOG,
@@ -34,6 +33,7 @@ from ._reference import (
     start_scripted_model,
     workflow_args,
 )
+from ._skills import setup_from
 
 Family = Literal["openai", "anthropic"]
 # The API family of a model endpoint: `openai-chat` is an OpenAI-compatible server without /v1/responses.
@@ -175,8 +175,15 @@ def run_system(
     `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3)."""
     from docker.errors import ImageNotFound
 
-    from omnidr.attempts import RetryPolicy, RunConfig, SandboxLimits, default_provider_tools, open_run, run_attempts
-    from omnidr.attempts import relay_loopback_urls
+    from omnidr.attempts import (
+        RetryPolicy,
+        RunConfig,
+        SandboxLimits,
+        default_provider_tools,
+        open_run,
+        relay_loopback_urls,
+        run_attempts,
+    )
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
     from omnidr.images import build_images, docker_client
     from sandbox.models import Budget

@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 
 from omnidr._files import write_atomic
 from omnidr._lock import LOCK_FILE, folder_lock
-from omnidr.paths import EvalPaths
 from omnidr.benchmark import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 from omnidr.images import ImagePackages
+from omnidr.paths import EvalPaths
 from omnidr.tracking import ARTIFACTS_DIR, DB_FILE
 
 from ._results import (
@@ -101,8 +101,7 @@ def _images(root: Path) -> tuple[dict[str, str], dict[str, ImagePackages]]:
 
 
 def _snapshot_folder(root: Path, systems: dict[str, EvalConfig], given: Path | None) -> Path:
-    from omnidr.benchmark import verify_snapshot
-    from omnidr.benchmark import MANIFEST_FILE
+    from omnidr.benchmark import MANIFEST_FILE, verify_snapshot
 
     candidates = [given] if given else []
     for command in reversed(_commands(root)):

@@ -1,8 +1,8 @@
 """The checks `omnidr eval` runs before any agent: the snapshot, its manifest, its videos, and its
 example reports read against the report contract and scored offline."""
 
-import logging
 import asyncio
+import logging
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from omnidr.benchmark import (
+    MANIFEST_FILE,
     ReportDataError,
     Snapshot,
     freeze_snapshot,
@@ -18,7 +19,6 @@ from omnidr.benchmark import (
     validate_snapshot,
     verify_snapshot,
 )
-from omnidr.benchmark import MANIFEST_FILE
 from omnidr.errors import UserError
 from omnidr.media import ProbeError, probe_video
 

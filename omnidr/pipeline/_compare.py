@@ -8,7 +8,15 @@ from rich.table import Table
 from omnidr.errors import UserError
 
 from ._eval import EvalOutcome, EvalRequest, judge_key
-from ._results import EVAL_FILE, ScoredSystem, collect_systems, comparison_files, read_system, refresh_index, web_policy_note
+from ._results import (
+    EVAL_FILE,
+    ScoredSystem,
+    collect_systems,
+    comparison_files,
+    read_system,
+    refresh_index,
+    web_policy_note,
+)
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from omnidr._lock import folder_lock
 from omnidr._files import write_atomic
+from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
 from omnidr.attempts import RayExecutor, is_loopback_url
 from omnidr.benchmark import SNAPSHOT_CORPUS_FILE

@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omnidr.errors import UserError
+from omnidr.paths import SUMMARY_FILE
 
 from ._results import EVAL_FILE, ScoredSystem, distinct_labels, read_system
-
-from omnidr.paths import SUMMARY_FILE
 
 
 def _is_evaluation(path: Path) -> bool:
@@ -93,7 +92,6 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
     were evaluated on: the largest set they share, the others left out (decisions folders take the
     snapshot's tasks)."""
     from omnidr.evaluation import system_decisions
-    from omnidr.scoring import SystemDecisions
     from omnidr.scoring import read_system as read_decisions_folder
 
     out = ScoringSystems()

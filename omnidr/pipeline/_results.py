@@ -18,13 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from omnidr._files import write_atomic
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
+from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 from omnidr.scoring import Leaderboard, SystemDecisions
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._specs import Endpoint, SystemSpec
 
-
-from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 TABLES_DIR = "tables"
 
 

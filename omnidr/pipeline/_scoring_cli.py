@@ -17,12 +17,11 @@ from rich.console import Console
 
 from omnidr._console import make_console
 from omnidr.benchmark import Hyperparameters
-
 from omnidr.scoring import (
     DEFAULT_SEED,
     Grid,
-    analysis_grids,
     ScoringInputError,
+    analysis_grids,
     build_leaderboard,
     check_na_order,
     compare_systems,

@@ -26,9 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.attempts import is_loopback_url
 from omnidr.errors import UserError
-from omnidr.harness import CAPABILITIES
+from omnidr.harness import CAPABILITIES, EndpointFamily
 from omnidr.harness import HARNESSES as REGISTRY
-from omnidr.harness import EndpointFamily
 from sandbox.models import Budget
 
 # every harness of the registry but `command`, which needs an image and a command line (`omnidr run`)

@@ -5,8 +5,8 @@ run root) and their agreement with each other and with the machine's decisions (
 """
 
 from ._agreement import Agreement, Estimate, GroupAgreement, MachineReport, agreement, fleiss_kappa
-from ._stability import Stability, stability_of
 from ._labels import HumanLabel, read_labels
+from ._stability import Stability, stability_of
 from ._store import import_labels, machine_reports, stored_labels
 
 __all__ = ["Agreement", "Estimate", "GroupAgreement", "HumanLabel", "MachineReport", "Stability", "agreement", "fleiss_kappa", "stability_of",

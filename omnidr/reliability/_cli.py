@@ -1,11 +1,10 @@
 """`omnidr labels import`, `omnidr judge stability`, `omnidr judge agreement` and `omnidr calibrate` (the main group
 loads them on demand)."""
 
+import sys
 from pathlib import Path
 
 import click
-
-import sys
 
 from omnidr._console import make_console
 from omnidr.errors import UserError
@@ -182,9 +181,8 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
     root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
     """
-    from omnidr.benchmark import Hyperparameters, open_snapshot
+    from omnidr.benchmark import MANIFEST_FILE, Hyperparameters, open_snapshot
     from omnidr.harness import HARNESSES as REGISTRY
-    from omnidr.benchmark import MANIFEST_FILE
     from omnidr.pipeline import eval_request, judge_key, make_system, parse_model, run_with_progress
 
     from ._calibration import calibration_grid, calibration_of, failures, systems_line, write_calibration

@@ -7,12 +7,20 @@ tree and the saved atom decisions (paper Sec. 3.3, App. A.4 and F.2).
 from ._analysis import BREAKDOWNS, TABLE_NAMES, ProcessMedians, analysis_grids
 from ._decisions import AtomDecision, Decisions, Outcome
 from ._errors import ScoringInputError
-from ._files import read_decisions, read_hyperparameters, read_model, read_rubric, read_system, read_systems, snapshot_trees
+from ._files import (
+    read_decisions,
+    read_hyperparameters,
+    read_model,
+    read_rubric,
+    read_system,
+    read_systems,
+    snapshot_trees,
+)
 from ._leaderboard import DEFAULT_SEED, bootstrap_counts, build_leaderboard, compare_systems, paired_comparisons
 from ._na_order import FactOrder, NaOrderCheck, check_na_order
-from ._render import Grid, comparisons_grid, pct, leaderboard_grids, na_order_grid, report_grids, report_notes
 from ._reaggregate import default_variants, score_systems, sensitivity_analysis, variant
-from ._report import settings_from, score_report
+from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, pct, report_grids, report_notes
+from ._report import score_report, settings_from
 from ._report_models import (
     DifficultyCount,
     DimensionScore,

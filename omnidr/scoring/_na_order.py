@@ -105,7 +105,7 @@ def check_na_order(
 
     facts = []
     for fact in sorted({prep.candidate_fact[i] for i in applied}):
-        outcomes = dict(zip(compiled.atom_ids, prep.outcomes))
+        outcomes = dict(zip(compiled.atom_ids, prep.outcomes, strict=True))
         for i in compiled.coverage_links[fact]:
             if outcomes[compiled.atom_ids[i]] == "fail":
                 outcomes[compiled.atom_ids[i]] = "pass"

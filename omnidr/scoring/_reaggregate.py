@@ -66,9 +66,9 @@ def score_systems(
     settings = settings_from(hyperparameters, na_guard)
     tasks, table = _prepare_all(systems, trees, task_ids)
     out = []
-    for s, row in zip(systems, table):
+    for s, row in zip(systems, table, strict=True):
         reports = [
-            ReportScore.failure(t, p) if isinstance(p, str) else result_of(p, settings) for t, p in zip(tasks, row)
+            ReportScore.failure(t, p) if isinstance(p, str) else result_of(p, settings) for t, p in zip(tasks, row, strict=True)
         ]
         out.append(SystemScores(system=s.system, reports=reports))
     return out
@@ -105,7 +105,7 @@ def variant(name: str, base: Hyperparameters | None = None, *, lambdas: tuple[fl
     if lambdas is not None:
         if any(not isinstance(x, (int, float)) or x < 0 for x in lambdas) or sum(lambdas) <= 0:
             raise ScoringInputError(f"variant '{name}': lambda must be three non-negative numbers, not all zero")
-        update = dict(zip(("lambda_C", "lambda_R", "lambda_P"), map(float, lambdas)))
+        update = dict(zip(("lambda_C", "lambda_R", "lambda_P"), map(float, lambdas), strict=False))
     elif tau is not None:
         if not isinstance(tau, (int, float)) or not 0 < tau <= 1:
             raise ScoringInputError(f"variant '{name}': tau must be a number in (0, 1], got {tau!r}")
@@ -153,7 +153,7 @@ def sensitivity_analysis(
             released_rank, released_top = ranks, top
         rows.append(SensitivityRow(
             variant=v,
-            scores=dict(zip(labels, avgs)),
+            scores=dict(zip(labels, avgs, strict=True)),
             ranks=ranks,
             max_rank_change=max((abs(ranks[x] - released_rank[x]) for x in labels), default=0),
             same_top3=top == released_top,

@@ -160,7 +160,7 @@ def prepare(tree: CompiledTree, decisions: Decisions | Mapping[str, AtomDecision
     per_level = {"pass": [0] * len(_DIFFICULTIES), "fail": [0] * len(_DIFFICULTIES)}
     outcomes: list[str] = []
     missing: list[str] = []
-    for atom_id, d, level in zip(tree.atom_ids, tree.atom_direction, tree.atom_level):
+    for atom_id, d, level in zip(tree.atom_ids, tree.atom_direction, tree.atom_level, strict=True):
         dec = given.get(atom_id)
         if dec is None:
             missing.append(atom_id)
@@ -231,8 +231,8 @@ class GuardReadings:
 
     def __init__(self, prep: PreparedReport, settings: ScoringSettings):
         dirs = prep.tree.directions
-        n = [p + f for p, f in zip(prep.passed, prep.failed)]
-        w = [_weight(d, n_d, settings.kappa) for d, n_d in zip(dirs, n)]
+        n = [p + f for p, f in zip(prep.passed, prep.failed, strict=True)]
+        w = [_weight(d, n_d, settings.kappa) for d, n_d in zip(dirs, n, strict=True)]
         content = [i for i, d in enumerate(dirs) if d.dimension is Dimension.C and n[i] > 0]
         citation = [i for i, d in enumerate(dirs) if d.dimension is Dimension.R and n[i] > 0]
         w_c = sum(w[i] for i in content)

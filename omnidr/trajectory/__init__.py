@@ -7,17 +7,42 @@ trajectory (paper Tables 22-24); `audit_run` does all of it for a run folder (`o
 """
 
 from ._audit import (
-    AttemptAudit, attempt_dirs, audit_attempt, audit_run, load_attempt_trajectory, run_harness, scored_trace_stats,
+    AttemptAudit,
+    attempt_dirs,
+    audit_attempt,
+    audit_run,
+    load_attempt_trajectory,
+    run_harness,
+    scored_trace_stats,
 )
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
 from ._jsonl import TrajectoryFormatError
 from ._models import (
-    PHASES, AgentStep, FinalMetrics, Observation, Phase, Step, StepUsage, SystemStep, TokenTotals, ToolCall,
-    Trajectory, UserStep, to_atif,
+    PHASES,
+    AgentStep,
+    FinalMetrics,
+    Observation,
+    Phase,
+    Step,
+    StepUsage,
+    SystemStep,
+    TokenTotals,
+    ToolCall,
+    Trajectory,
+    UserStep,
+    to_atif,
 )
 from ._native import (
-    CLAUDE_CODE_LOG, CLAUDE_CONFIG_DIR, CODEX_EXEC_LOG, CODEX_HOME_DIR, NATIVE_LOG_GLOBS, OPENCLAW_LOG,
-    OPENCLAW_STATE_DIR, dump_trajectory_jsonl, parse_native_log, read_common_trajectory,
+    CLAUDE_CODE_LOG,
+    CLAUDE_CONFIG_DIR,
+    CODEX_EXEC_LOG,
+    CODEX_HOME_DIR,
+    NATIVE_LOG_GLOBS,
+    OPENCLAW_LOG,
+    OPENCLAW_STATE_DIR,
+    dump_trajectory_jsonl,
+    parse_native_log,
+    read_common_trajectory,
 )
 from ._phases import TOOL_PHASES, phase_of
 from ._stats import FailureLoop, ProcessStats, StatsSummary, process_stats, summarize

@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from sandbox.models import ProviderEvent, WebEvent
-from sandbox.models import GatewayExchange
+from sandbox.models import GatewayExchange, ProviderEvent, WebEvent
 
 from ._models import AgentStep, SystemStep, Trajectory, UserStep
 from ._stats import ProcessStats
@@ -233,8 +232,8 @@ def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: s
     legend = " ".join(f'<span class="ph" style="background:{c}">{p}</span>' for p, c in PHASE_COLORS.items())
     net_rows = "".join(_web_row(ev) for ev in network)
     provider = sum(1 for ev in network if isinstance(ev, ProviderEvent))
-    loops = "".join(f"<li>{_e(l.tool)} ×{l.repeats} from call {l.first_action}: <code>{_e(l.arguments)}</code></li>"
-                    for l in stats.failure_loops)
+    loops = "".join(f"<li>{_e(loop.tool)} ×{loop.repeats} from call {loop.first_action}: <code>{_e(loop.arguments)}</code></li>"
+                    for loop in stats.failure_loops)
     warnings = "".join(f"<li>{_e(w)}</li>" for w in traj.warnings[:200])
     info = [("task", task_id), ("attempt", attempt), ("harness", traj.harness), ("model", traj.model),
             ("trajectory from", origin), ("format", traj.source_format), ("completion", completion(traj, record))]

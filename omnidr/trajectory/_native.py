@@ -81,7 +81,7 @@ def parse_native_log(path: Path, harness: str | None = None) -> Trajectory:
     path = Path(path)
     records, warnings = read_jsonl(path)
     detected = None
-    for line, record in records[:50]:
+    for _line, record in records[:50]:
         detected = format_of(record)
         if detected:
             break

@@ -41,8 +41,8 @@ from mitmproxy.master import Master  # noqa: E402
 LEAN_ADDONS = (core.Core, proxyserver.Proxyserver, next_layer.NextLayer, tlsconfig.TlsConfig, disable_h2c.DisableH2C,
                errorcheck.ErrorCheck)
 
-from sandbox.egress._addon import EgressAddon
-from sandbox.egress._config import CA_FILE, EgressConfig
+from sandbox.egress._addon import EgressAddon  # noqa: E402 - imports mitmproxy, after the lean package
+from sandbox.egress._config import CA_FILE, EgressConfig  # noqa: E402
 
 CA_BASENAME = "mitmproxy"  # mitmproxy's names in confdir: mitmproxy-ca.pem (key + cert), mitmproxy-ca-cert.pem
 CA_KEY_SIZE = 2048

@@ -17,7 +17,6 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from sandbox.egress import Denylist
-from sandbox.models import NetworkLog, ProviderEvent
 from sandbox.gateway._apis import (
     CHAT,
     COUNT_TOKENS,
@@ -38,11 +37,11 @@ from sandbox.gateway._apis import (
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED, ExchangeLog, Redactor
-from sandbox.models import GatewayExchange, Outcome, TokenUsage
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._translate import Translation, plan
 from sandbox.gateway._upstream import RetryPolicy, UpstreamAnswer, UpstreamUnreachable, send
+from sandbox.models import GatewayExchange, NetworkLog, Outcome, ProviderEvent, TokenUsage
 
 ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
 # Where a translated request goes, after the upstream's base URL.
@@ -519,7 +518,7 @@ class _Exchange:
                 await forward([rest])
         except _AgentGone:
             outcome, error = "client_disconnected", "the agent closed the connection during the stream"
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             outcome = "stream_broken"
             error = f"the upstream stream broke: {type(exc).__name__}: {exc}"
         usage, tool_calls = tally.usage, tally.tool_calls

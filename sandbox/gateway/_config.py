@@ -11,8 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from sandbox.egress import parse_entry
-from sandbox.models import PROVIDER_WEB_LOG
-from sandbox.models import Budget, ProviderToolsPolicy
+from sandbox.models import PROVIDER_WEB_LOG, Budget, ProviderToolsPolicy
 
 
 class ConfigError(Exception):

@@ -95,7 +95,7 @@ async def send(
                 continue
             body = None if is_event_stream(response.headers) else await response.read()
             return UpstreamAnswer(response, body, attempt, reasons)
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             if response is not None:
                 response.release()
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -110,7 +110,7 @@ async def _discard(response: aiohttp.ClientResponse) -> None:
     """Drop a failed answer's body (a failure to read it changes nothing: it is retried anyway)."""
     try:
         await response.read()
-    except (aiohttp.ClientError, asyncio.TimeoutError):
+    except (TimeoutError, aiohttp.ClientError):
         pass
     finally:
         response.release()

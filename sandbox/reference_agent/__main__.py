@@ -15,12 +15,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sandbox.skills import WINDOW_S, SearchIndex
+from sandbox.skills.__main__ import budgets_from
+
 from ._capability import LEVELS, capability
 from ._loop import NativeLog, run_agent
-from sandbox.skills.__main__ import budgets_from
-from sandbox.skills import WINDOW_S
 from ._tools import ToolBox
-from sandbox.skills import SearchIndex
 
 LOG_FILE = "reference.jsonl"
 CONFIG_FILE = "config.json"

@@ -12,8 +12,16 @@ from pathlib import Path
 
 from sandbox.models import OPEN_QUESTION_TAG
 
-from ._episodes import (Episode, chat_episode, load_episodes, messages_answer, messages_events, responses_answer,
-                        responses_events, tokens)
+from ._episodes import (
+    Episode,
+    chat_episode,
+    load_episodes,
+    messages_answer,
+    messages_events,
+    responses_answer,
+    responses_events,
+    tokens,
+)
 
 SCRIPTS_DIR = Path(__file__).parent / "scripts"
 

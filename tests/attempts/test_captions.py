@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from attempt_helpers import HERE
 from testkit import edit_json
 

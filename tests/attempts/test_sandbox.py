@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from attempt_helpers import DEMO, agent_argv, first_task, read_jsonl, run_attempts
 
 pytestmark = pytest.mark.docker
@@ -101,7 +100,7 @@ def test_budgets_stop_the_agent(tmp_path, images, upstream_factory, real_key, bu
     assert statuses == [200, 200, 400]
     assert record.reason.value == "budget_exhausted" and record.budget_use.exhausted == exhausted
     assert record.budget_use.requests == 2 and record.budget_use.refused_requests == 1
-    chat_calls = [l for l in upstream.logs().decode().splitlines() if "/v1/chat/completions" in l]
+    chat_calls = [line for line in upstream.logs().decode().splitlines() if "/v1/chat/completions" in line]
     assert len(chat_calls) == 2  # the refused request never reached the upstream
 
 
@@ -114,9 +113,8 @@ def test_wall_clock_limit_kills_the_agent(tmp_path, images, upstream_factory, re
 
 
 def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upstream_factory, real_key):
-    from omnidr.attempts import RetryPolicy
+    from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream
     from omnidr.harness import run_command_harness
-    from omnidr.attempts import SandboxLimits, Upstream
     from sandbox.models import Budget
 
     network, _ = upstream_factory()

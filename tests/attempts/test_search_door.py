@@ -9,7 +9,6 @@ import time
 import uuid
 
 import pytest
-
 from attempt_helpers import DEMO, HERE, first_task
 
 ROOT = HERE.parents[1]

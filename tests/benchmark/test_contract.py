@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from testkit import DEMO
+
 from omnidr.benchmark import ReportDataError, is_skeleton, read_report_data, validate_snapshot
 
 

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from testkit import edit_json, first_task, run_cli
 
 pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium

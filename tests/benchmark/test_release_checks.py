@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from testkit import DEMO, edit_json, first_task, run_cli
 
 

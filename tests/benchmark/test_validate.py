@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from testkit import DEMO, edit_json, first_task, run_cli
 
 pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium
@@ -52,7 +51,7 @@ def test_malformed_json_names_file_and_position(demo_copy):
     path.write_text(path.read_text("utf-8")[:-5], "utf-8")
     r = run_cli("snapshot", "validate", demo_copy)
     assert r.returncode == 1
-    line = next(l for l in r.stdout.splitlines() if f"tasks/{task}/facts.json" in l)
+    line = next(x for x in r.stdout.splitlines() if f"tasks/{task}/facts.json" in x)
     assert "malformed JSON" in line and "line " in line
     assert "Traceback" not in r.stdout + r.stderr
 

@@ -4,7 +4,6 @@ import asyncio
 import threading
 
 import pytest
-
 from fake_judge import FakeJudge
 
 

@@ -10,7 +10,6 @@ import re
 import subprocess
 
 import pytest
-
 from eval_helpers import GOOD
 
 pytestmark = pytest.mark.browser

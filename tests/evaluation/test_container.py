@@ -5,7 +5,6 @@ otherwise, and decides exactly as the host does."""
 import ipaddress
 
 import pytest
-
 from eval_helpers import DEMO, GOOD, TASK, write_attempt, write_run
 
 pytestmark = pytest.mark.docker
@@ -43,8 +42,8 @@ def test_the_image_scores_like_the_host_without_network(run, tmp_path):
 
 def test_the_judge_is_reached_through_the_relay(run, tmp_path):
     import docker
-
     from fake_judge import FakeJudge
+
     from omnidr.evaluation import JudgeSettings
     from omnidr.evaluation._container import score_in_container
 

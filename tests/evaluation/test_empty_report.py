@@ -4,7 +4,6 @@ content-free report, and an atom that awards credit there is an error."""
 import json
 
 import pytest
-
 from eval_helpers import DEMO, TASK, edit_json, run_cli
 
 pytestmark = pytest.mark.browser
@@ -37,7 +36,7 @@ def test_an_atom_that_credits_an_empty_report_is_a_validation_error(demo_copy):
     edit_json(rubric, lambda d: d["atoms"][index].update(polarity="no"))
     r = run_cli("snapshot", "validate", demo_copy)
     assert r.returncode == 1, r.stdout
-    line = next(l for l in r.stdout.splitlines() if "content-free" in l)
+    line = next(x for x in r.stdout.splitlines() if "content-free" in x)
     assert f"tasks/{TASK}/rubric.json: atoms[{index}].probe" in line and "P-TN-02" in line
     fast = run_cli("snapshot", "validate", "--no-videos", demo_copy)  # the fast path skips the browser check
     assert "content-free" not in fast.stdout

@@ -1,7 +1,6 @@
 """`omnidr eval` runs the evaluator and scoring stages on the demo's example reports, offline."""
 
 import pytest
-
 from eval_helpers import DEMO
 
 pytestmark = [pytest.mark.browser, pytest.mark.media]  # the video checks run ffprobe on the demo videos

@@ -4,7 +4,6 @@ reason, fails the probes it breaks, and never hangs or crashes the evaluator."""
 import time
 
 import pytest
-
 from eval_helpers import GOOD, copy_report, inject, m_calls
 
 pytestmark = pytest.mark.browser

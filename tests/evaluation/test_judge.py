@@ -6,7 +6,6 @@ import asyncio
 import json
 
 import pytest
-
 from eval_helpers import GOOD, demo_inputs
 
 pytestmark = pytest.mark.network
@@ -147,7 +146,9 @@ def test_the_cache_makes_a_second_run_call_nothing(settings, fake_judge, tmp_pat
     assert calls == 5
     second = _judge(settings, reqs, cache=cache) + _judge(settings, [_request("C-VF-01")], votes=3, cache=cache)
     assert fake_judge.calls == calls, "the second run called the judge"
-    strip = lambda evs: [(e.atom_id, e.outcome, e.verdict, [v.verdict for v in e.votes], e.rationale) for e in evs]
+    def strip(evs):
+        return [(e.atom_id, e.outcome, e.verdict, [v.verdict for v in e.votes], e.rationale) for e in evs]
+
     assert strip(first) == strip(second)
     assert all(v.cached and v.calls == 0 for e in second for v in e.votes)
     _judge(settings, [_request("C-FC-01", report_hash="b" * 64)], cache=cache)  # a changed report is judged again

@@ -5,7 +5,6 @@ that checks what is broken."""
 import json
 
 import pytest
-
 from eval_helpers import GOOD, SKELETON, copy_report, demo_inputs, m_calls
 
 pytestmark = pytest.mark.browser
@@ -167,7 +166,9 @@ def test_a_section_longer_than_the_limit_is_cut_with_notice(chromium, tmp_path):
 def test_same_report_same_results(chromium):
     calls = m_calls()
     runs = [_probe(chromium, GOOD, calls) for _ in range(2)] + [_probe(chromium, SKELETON, calls)]
-    strip = lambda out: {k: (r.status, r.reason) for k, r in out.results.items()}
+    def strip(out):
+        return {k: (r.status, r.reason) for k, r in out.results.items()}
+
     assert strip(runs[0]) == strip(runs[1])
     material = [r.material.model_dump() for r in runs[:2]]
     assert material[0] == material[1]

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from eval_helpers import GOOD, ROOT, TASK, demo_inputs, read_json, write_attempt, write_run
 
 pytestmark = pytest.mark.browser

@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testkit import ROOT
 
 from omnidr.harness import AgentContext, ClaudeCodeHarness, CodexHarness, OpenClawHarness, ReferenceHarness
 from omnidr.trajectory import NATIVE_LOG_GLOBS, parse_native_log
-from testkit import ROOT
 
 TRAJECTORY_FIXTURES = ROOT / "tests" / "trajectory" / "fixtures"  # the parsers' own small logs
 
@@ -98,7 +98,7 @@ def test_codex_command_and_environment(tmp_path: Path):
     seen = read_log(Path(ctx.logs_dir) / "codex-exec.jsonl")
     argv = seen["argv"]
     assert argv[:2] == ["exec", "--json"] and argv[-1] == INSTRUCTION
-    overrides = dict(a.split("=", 1) for a, prev in zip(argv[1:], argv) if prev == "-c")
+    overrides = dict(a.split("=", 1) for a, prev in zip(argv[1:], argv, strict=False) if prev == "-c")
     assert overrides["model_provider"] == '"omnidr"'
     assert overrides["model_providers.omnidr.base_url"] == '"http://gateway:8080/v1"'
     assert overrides["model_providers.omnidr.wire_api"] == '"responses"'

@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from testkit import DEMO, ROOT
 
 from omnidr.attempts import SandboxLimits
 from omnidr.benchmark import is_skeleton, read_report_data
@@ -18,7 +19,6 @@ from omnidr.harness import run_system
 from omnidr.trajectory import Trajectory
 from omnidr.trajectory._audit import audit_run
 from sandbox.models import Budget
-from testkit import DEMO, ROOT
 
 pytestmark = pytest.mark.docker
 TASKS = ["pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh"]
@@ -190,8 +190,7 @@ def test_claude_codes_websearch_runs_at_the_provider_through_the_gateway_and_is_
     release repository. Under the denylist policy the gateway puts the release hosts into blocked_domains,
     removes the leaked result before Claude Code sees it, and logs the search as a provider network event."""
     from omnidr.benchmark import RELEASE_DENYLIST
-    from sandbox.models import read_web_log
-    from sandbox.models import ProviderToolsPolicy
+    from sandbox.models import ProviderToolsPolicy, read_web_log
 
     scripts = tmp_path / "scripts" / "shell"
     scripts.mkdir(parents=True)

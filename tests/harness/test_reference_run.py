@@ -4,13 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import DEMO
 
 from omnidr.attempts import SandboxLimits
 from omnidr.benchmark import is_skeleton, read_report_data
 from omnidr.harness import run_reference
 from omnidr.harness._reference import SCRIPTED_NOTE
 from sandbox.models import Budget
-from testkit import DEMO
 
 pytestmark = pytest.mark.docker
 TASKS = ["pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh"]

@@ -38,7 +38,7 @@ def video_server(tmp_path: Path):
 def _point_tasks_at(snapshot: Path, urls: dict[str, tuple[str, str, float]]) -> None:
     for task_id, (url, sha, duration) in urls.items():
         task_json = snapshot / "tasks" / task_id / "task.json"
-        edit_json(task_json, lambda d: d["video"].update(url=url, sha256=sha, duration_s=duration))
+        edit_json(task_json, lambda d, url=url, sha=sha, duration=duration: d["video"].update(url=url, sha256=sha, duration_s=duration))
         (snapshot / "tasks" / task_id / "video.mp4").unlink(missing_ok=True)
 
 
@@ -58,12 +58,12 @@ def test_fetch_downloads_verifies_and_probes(demo_copy, video_server):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    ok = next(l for l in lines if tasks[0] in l)
+    ok = next(x for x in lines if tasks[0] in x)
     assert ok.startswith("downloaded") and "3.0 s, 160x90, 10 fps, audio yes (aac)" in ok
     assert (demo_copy / "tasks" / tasks[0] / "video.mp4").read_bytes() == good.read_bytes()
-    missing = next(l for l in lines if tasks[1] in l)
+    missing = next(x for x in lines if tasks[1] in x)
     assert missing.startswith("failed") and "404" in missing
-    bad = next(l for l in lines if tasks[2] in l)
+    bad = next(x for x in lines if tasks[2] in x)
     assert bad.startswith("failed") and "checksum mismatch" in bad
     assert not (demo_copy / "tasks" / tasks[2] / "video.mp4").exists()
     assert not list((demo_copy / "tasks" / tasks[2]).glob(".fetch-*"))

@@ -14,7 +14,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from testkit import DEMO, ROOT, follow_links, free_port, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]

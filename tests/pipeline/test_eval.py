@@ -1,7 +1,6 @@
 """`omnidr eval` (what `make eval` runs) on the demo snapshot, offline."""
 
 import pytest
-
 from testkit import DEMO, edit_json, first_task, run_cli
 
 pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium

@@ -2,10 +2,10 @@
 root is written."""
 
 import pytest
+from testkit import DEMO, run_cli
 
 from omnidr.errors import UserError
 from omnidr.pipeline import make_system, parse_budget, parse_judge, parse_model, parse_system
-from testkit import DEMO, run_cli
 
 
 @pytest.mark.parametrize(
@@ -182,8 +182,8 @@ def test_rows_run_under_different_web_policies_are_marked(tmp_path):
     from datetime import UTC, datetime
 
     from omnidr.pipeline._results import EvalConfig, Results, _notes, web_policy_note
-    from omnidr.scoring import Leaderboard
     from omnidr.pipeline._specs import parse_judge, parse_model, parse_system
+    from omnidr.scoring import Leaderboard
     from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
     replayed = EvalConfig(system=parse_system("reference:full", parse_model("scripted")),

@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from testkit import DEMO, run_cli
 from scoring_trees import atom, many, passes, tree
+from testkit import DEMO, run_cli
 
 from omnidr.benchmark import RubricTree
 from omnidr.errors import UserError

@@ -32,7 +32,7 @@ def random_case(rng: random.Random, with_facts: bool = True) -> tuple[RubricTree
 
 def random_hyperparameters(rng: random.Random) -> Hyperparameters:
     w = [rng.random() for _ in range(3)]
-    return Hyperparameters(dimension_weights=dict(zip("CRP", w)), tau=rng.uniform(0.05, 1.0), kappa=rng.randint(1, 30))
+    return Hyperparameters(dimension_weights=dict(zip("CRP", w, strict=True)), tau=rng.uniform(0.05, 1.0), kappa=rng.randint(1, 30))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -109,7 +109,7 @@ def test_guard_never_lowers_a_report_compared_with_no_guard():
     for _ in range(CASES):
         t, d = random_case(rng)
         on, off = score_report(t, d), score_report(t, d, na_guard=False)
-        for a, b in zip(on.directions, off.directions):
+        for a, b in zip(on.directions, off.directions, strict=True):
             if a.dimension is Dimension.R and a.rate is not None and b.rate is not None:
                 assert a.rate >= b.rate - 1e-12
 

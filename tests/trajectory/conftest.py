@@ -4,7 +4,6 @@ own small fixtures."""
 from pathlib import Path
 
 import pytest
-
 from testkit import ROOT
 
 NATIVE_LOGS = ROOT.parent / "shared" / "fixtures" / "native-logs"

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from trajectory_helpers import attempt_record, exchange, make_run, network_log, write_gateway
 
 from omnidr.errors import UserError
 from omnidr.trajectory import Trajectory, audit_run, dump_trajectory_jsonl, parse_native_log
 from omnidr.trajectory._cli import audit
-from trajectory_helpers import attempt_record, exchange, make_run, network_log, write_gateway
 
 
 def chat_call(call_id: str, name: str, args: dict) -> dict:

@@ -4,10 +4,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from omnidr.trajectory import audit_run
 from testkit import follow_links
 from trajectory_helpers import attempt_record, exchange, make_run, network_log, write_gateway
+
+from omnidr.trajectory import audit_run
 
 pytestmark = pytest.mark.browser
 

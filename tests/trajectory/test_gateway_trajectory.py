@@ -4,11 +4,15 @@ import json
 from pathlib import Path
 
 import pytest
+from trajectory_helpers import exchange, write_gateway
 
 from omnidr.trajectory import (
-    TrajectoryFormatError, attach_gateway_totals, parse_native_log, process_stats, trajectory_from_gateway,
+    TrajectoryFormatError,
+    attach_gateway_totals,
+    parse_native_log,
+    process_stats,
+    trajectory_from_gateway,
 )
-from trajectory_helpers import exchange, write_gateway
 
 
 def chat_call(call_id: str, name: str, args: dict) -> dict:

@@ -6,8 +6,14 @@ import pytest
 
 from omnidr.errors import UserError
 from omnidr.trajectory import (
-    AgentStep, SystemStep, Trajectory, TrajectoryFormatError, dump_trajectory_jsonl, parse_native_log,
-    read_common_trajectory, to_atif,
+    AgentStep,
+    SystemStep,
+    Trajectory,
+    TrajectoryFormatError,
+    dump_trajectory_jsonl,
+    parse_native_log,
+    read_common_trajectory,
+    to_atif,
 )
 
 # file -> (format, tool calls, tool errors, complete)

@@ -3,7 +3,15 @@
 from pathlib import Path
 
 from omnidr.trajectory import (
-    AgentStep, Observation, ToolCall, Trajectory, UserStep, parse_native_log, phase_of, process_stats, summarize,
+    AgentStep,
+    Observation,
+    ToolCall,
+    Trajectory,
+    UserStep,
+    parse_native_log,
+    phase_of,
+    process_stats,
+    summarize,
 )
 
 

@@ -2,12 +2,12 @@
 logs, written through the real models of the gateway, the attempts stage and the egress proxy."""
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sandbox.models import GatewayExchange, TokenUsage
 
-T0 = datetime(2026, 5, 1, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 5, 1, 10, 0, 0, tzinfo=UTC)
 
 
 def exchange(seq: int, response_body, *, route: str = "chat_completions", request_body=None, tokens=(100, 10),

@@ -18,11 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from sandbox.egress import AGENT_CA_PATH, CA_FILE, CorpusRecorder, Denylist, DenylistError, ReplayCorpus, agent_ca_environment, page_path, url_key
-from sandbox.models import NetworkLog, RequestEvent, TunnelEvent, WebCorpus, read_network_log
-from sandbox.egress.__main__ import main as egress_main
 from testkit import ROOT
+
+from sandbox.egress import (
+    AGENT_CA_PATH,
+    CA_FILE,
+    CorpusRecorder,
+    Denylist,
+    DenylistError,
+    ReplayCorpus,
+    agent_ca_environment,
+    page_path,
+    url_key,
+)
+from sandbox.egress.__main__ import main as egress_main
+from sandbox.models import NetworkLog, RequestEvent, TunnelEvent, WebCorpus, read_network_log
 
 DEMO_WEB = ROOT / "snapshots" / "demo" / "web"
 TEST_LABELS = {"org.omnidr.test": "1"}

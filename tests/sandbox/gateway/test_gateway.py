@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 from fake_model_api import FakeModelApi, LoopThread
+from testkit import ROOT
 
 from sandbox.gateway import GatewayConfig, start_gateway
-from sandbox.models import GatewayExchange, GatewayState
-from sandbox.models import Budget
-from testkit import ROOT
+from sandbox.models import Budget, GatewayExchange, GatewayState
 
 pytestmark = pytest.mark.network
 

@@ -8,8 +8,7 @@ import json
 import pytest
 from test_gateway import anthropic_api, gateway, loop, openai_api  # noqa: F401 - fixtures
 
-from sandbox.models import ProviderEvent, read_network_log, read_web_log
-from sandbox.models import ProviderToolsPolicy
+from sandbox.models import ProviderEvent, ProviderToolsPolicy, read_network_log, read_web_log
 
 pytestmark = pytest.mark.network
 

@@ -9,7 +9,6 @@ import sys
 
 import pytest
 from test_gateway import AGENT_TOKEN, OPENAI_KEY, anthropic_api, gateway, loop, openai_api  # noqa: F401 - fixtures
-
 from testkit import DEMO, ROOT, make_mp4
 
 pytestmark = [pytest.mark.network, pytest.mark.media]

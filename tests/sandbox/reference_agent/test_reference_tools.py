@@ -6,12 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from testkit import DEMO, make_mp4
 
-from sandbox.skills import _media, _report, _web
 from sandbox.reference_agent._capability import LEVELS, capability
 from sandbox.reference_agent._tools import ToolBox, ToolError
 from sandbox.scripted_model import answer, load_scripts
-from testkit import DEMO, make_mp4
+from sandbox.skills import _media, _report, _web
 
 PENDANT = DEMO / "tasks" / "pendant-lamp-safety" / "video.mp4"
 CONTRACT = DEMO / "contract"
@@ -44,7 +44,7 @@ def test_a_long_video_is_read_window_by_window_and_without_subtitles_has_no_tran
 def test_capability_levels_are_cumulative():
     tools = [set(capability(name).tools) for name in LEVELS]
     assert tools[0] == {"write_report", "check_report"}
-    assert all(a <= b for a, b in zip(tools, tools[1:]))
+    assert all(a <= b for a, b in zip(tools, tools[1:], strict=False))
     assert "read_window" in tools[1] and "fetch_url" in tools[2] and "download_media" in tools[3]
     assert capability("full").workflow and not capability("multimodal").workflow
     with pytest.raises(ValueError):

@@ -3,8 +3,9 @@ writes only what its tools gave (no Docker, no network)."""
 
 import json
 
-from sandbox.scripted_model import answer, load_scripts
 from testkit import DEMO
+
+from sandbox.scripted_model import answer, load_scripts
 
 
 def _tools(*names):

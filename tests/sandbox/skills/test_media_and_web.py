@@ -5,9 +5,9 @@ import json
 from pathlib import Path
 
 import pytest
+from testkit import DEMO
 
 from sandbox.skills import _media, _report, _web
-from testkit import DEMO
 
 PENDANT = DEMO / "tasks" / "pendant-lamp-safety" / "video.mp4"
 

@@ -12,11 +12,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from testkit import DEMO, ROOT
 
 from sandbox.reference_agent._capability import capability
 from sandbox.reference_agent._tools import ToolBox
 from sandbox.skills import LEVELS, SKILLS, skill_md, skills_at, tool_schemas
-from testkit import DEMO, ROOT
 
 PENDANT = DEMO / "tasks" / "pendant-lamp-safety" / "video.mp4"
 PAGE = "www.example-standards.org/safety/test-before-touch.html"
