@@ -18,6 +18,8 @@ from ._models import (
 )
 from ._relay import is_loopback_url, relay_loopback_urls, unanswered_from_network
 from ._runner import (
+    LOCAL_EXECUTOR,
+    LocalExecutor,
     RunConfig,
     changed_settings,
     open_run,
@@ -30,6 +32,6 @@ from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
 __all__ = [
     "is_loopback_url", "relay_loopback_urls", "unanswered_from_network",
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "RetryPolicy",
-    "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
+    "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run",
 ]

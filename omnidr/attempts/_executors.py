@@ -11,6 +11,7 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
@@ -18,6 +19,9 @@ from omnidr.paths import RunPaths
 
 from ._models import AttemptReason, AttemptRecord
 from ._sandbox import owner_id
+
+if TYPE_CHECKING:
+    from ._runner import LocalExecutor
 
 EXECUTORS = ("local", "ray")
 
@@ -79,10 +83,11 @@ class RayExecutor:
                             f"{str(exc).splitlines()[0][:200]}; start it with `ray start --head` or drop --ray-address") from None
         return ray
 
-    def run_tasks(self, run_dir: Path, config, snap: Snapshot, harness, on_attempt: Callable[[AttemptRecord], None],
+    def run_tasks(self, client, run_dir: Path, config, snap: Snapshot, harness, on_attempt: Callable[[AttemptRecord], None],
                   on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
                   reach: dict[str, str],
                   on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
+        """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own."""
         ray = self._connect()
         started_here = not self.address
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
@@ -183,12 +188,15 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
     return record
 
 
-def make_executor(name: str, ray_address: str | None = None, ray_cpus: int | None = None):
-    """None (threads of this process) for "local", a `RayExecutor` for "ray"."""
+def make_executor(name: str, ray_address: str | None = None,
+                  ray_cpus: int | None = None) -> "LocalExecutor | RayExecutor":
+    """A `LocalExecutor` (threads of this process) for "local", a `RayExecutor` for "ray"."""
+    from ._runner import LocalExecutor
+
     if name == "local":
         if ray_address:
             raise UserError("--ray-address needs --executor ray")
-        return None
+        return LocalExecutor()
     if name == "ray":
         return RayExecutor(ray_address, ray_cpus)
     raise UserError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")

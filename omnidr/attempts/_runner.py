@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -37,6 +38,9 @@ from ._sandbox import (
     AttemptSpec,
     cleanup_run,
 )
+
+if TYPE_CHECKING:
+    from ._executors import RayExecutor
 
 log = logging.getLogger(__name__)
 
@@ -269,37 +273,18 @@ def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s
             signal.signal(signal.SIGINT, previous)
 
 
-def run_attempts(
-    client,
-    run_dir: Path,
-    config: RunConfig,
-    snap: Snapshot,
-    harness: Harness,
-    on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
-    gateway_backoff_s: float = 1.0,
-    parallel: int = 1,
-    on_start: Callable[[str, int], None] = lambda _t, _n: None,
-    executor=None,
-    reach: dict[str, str] | None = None,
-    on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
-) -> dict[str, list[AttemptRecord]]:
-    """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
-    interrupted run are removed first. `executor` (see omnidr.attempts._executors) places each task's attempts;
-    the default runs them in threads of this process. `on_task` hears of each task whose attempts are over."""
-    run_dir = Path(run_dir).resolve()
-    open_run(run_dir, config)
-    INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
-    cleanup_run(client, config.run_id())
-    if executor is not None:
-        try:
-            out = executor.run_tasks(run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s, parallel,
-                                     reach or {}, on_task)
-        except KeyboardInterrupt:
-            stop_run(client, config.run_id())  # this node's containers; other nodes' go at the next start
-            raise
-    else:
+class LocalExecutor:
+    """Runs each task's attempts in a thread of this process, up to `parallel` tasks at once (the default)."""
+
+    def describe(self) -> dict:
+        return {"executor": "local"}
+
+    def run_tasks(self, client, run_dir: Path, config: RunConfig, snap: Snapshot, harness: Harness,
+                  on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
+                  parallel: int, reach: dict[str, str],
+                  on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
         def one(task_id: str) -> list[AttemptRecord]:
-            records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, gateway_backoff_s,
+            records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
                                         on_start, reach)
             on_task(task_id, records)
             return records
@@ -312,6 +297,40 @@ def run_attempts(
             stop_run(client, config.run_id(), pool)
             raise
         pool.shutdown()
+        return out
+
+
+LOCAL_EXECUTOR = LocalExecutor()
+
+
+def run_attempts(
+    client,
+    run_dir: Path,
+    config: RunConfig,
+    snap: Snapshot,
+    harness: Harness,
+    on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
+    gateway_backoff_s: float = 1.0,
+    parallel: int = 1,
+    on_start: Callable[[str, int], None] = lambda _t, _n: None,
+    executor: "LocalExecutor | RayExecutor" = LOCAL_EXECUTOR,
+    reach: dict[str, str] | None = None,
+    on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
+) -> dict[str, list[AttemptRecord]]:
+    """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
+    interrupted run are removed first. `executor` places each task's attempts: threads of this process
+    (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
+    are over."""
+    run_dir = Path(run_dir).resolve()
+    open_run(run_dir, config)
+    INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
+    cleanup_run(client, config.run_id())
+    try:
+        out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
+                                 parallel, reach or {}, on_task)
+    except KeyboardInterrupt:
+        stop_run(client, config.run_id())  # this node's containers (the local executor stopped its threads' too)
+        raise
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

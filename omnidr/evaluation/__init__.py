@@ -10,7 +10,7 @@ needed to audit them, to `evaluation.json`.
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits, chromium_path
 from ._cache import JudgeCache, report_sha256
-from ._cli import CLI_COMMANDS, probe, score
+from ._cli import probe, score
 from ._empty import check_empty_reports, content_free_report
 from ._evaluate import TaskInputs, evaluate_report, read_evaluation
 from ._judge import Judge, JudgeRequest, JudgeSettings, OpenAIJudge, judge_atom, parse_answer
@@ -41,7 +41,7 @@ from ._run import (
 )
 
 __all__ = [
-    "CLI_COMMANDS", "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
+    "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
     "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",
     "OpenAIJudge", "PageFault", "ProbeContext", "ProbeLimits", "ProbeOutcome", "ProbeResult", "ProbeSession",
     "ReportMaterial", "RunEvaluation", "TaskInputs", "TaskScore", "check_empty_reports", "chromium_path",

@@ -5,23 +5,20 @@ raises `UserError`, which `omnidr.cli.main` (or `python -m omnidr.evaluation`) t
 line and exit code 2.
 """
 
-import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from omnidr._console import make_console
-from omnidr.benchmark import ReferenceBudgets, open_snapshot
 from omnidr.errors import UserError
 
-from ._browser import ChromiumBrowser, ProbeLimits
+from ._evaluate import probe_folder
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
-from ._probes import DEFAULT_SECTIONS, Call, ProbeContext, probe_report
+from ._probes import Call
 from ._run import read_run, read_scored_run, score_run
 
 out = make_console()
@@ -158,37 +155,7 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
     if not Path(report_dir).is_dir():
         raise UserError(f"{report_dir}: no such report folder; pass the folder that holds the report's entry page "
                         "(e.g. an attempt's output/report)")
-    calls: list = [_parse_probe(p) for p in probes]
-    duration, entry = None, "index.html"
-    sections: tuple[str, ...] | None = None
-    budgets: ReferenceBudgets | None = None
-    if snapshot_path is not None:
-        snap = open_snapshot(snapshot_path)
-        if snap.hyperparameters is not None:
-            budgets = snap.hyperparameters.budgets
-        if snap.contract is not None:
-            entry, sections = snap.contract.entry, tuple(snap.contract.required_sections)
-        if task_id is not None:
-            bundle = snap.tasks.get(task_id)
-            if bundle is None or bundle.rubric is None:
-                raise UserError(f"task '{task_id}' is not in {snapshot_path} (or its rubric does not load)")
-            duration = bundle.task.video.duration_s if bundle.task else None
-            if not calls:
-                calls = [a.probe for a in bundle.rubric.atoms if a.probe is not None]
-    if not calls:
-        raise UserError("nothing to probe: give --snapshot with --task, or --probe NAME")
-    async def go(shots: Path | None):
-        context = ProbeContext(duration_s=duration, screenshots_dir=shots, screenshots_rel=str(shots or "screenshots"),
-                               sections=sections or DEFAULT_SECTIONS,
-                               budgets=budgets if budgets is not None else ReferenceBudgets())
-        async with ChromiumBrowser() as browser:
-            return await probe_report(browser, report_dir, calls, context, ProbeLimits(), entry)
-
-    if screenshots is None and any(c.name == "screenshot" for c in calls):
-        with tempfile.TemporaryDirectory(prefix="omnidr-shots-") as tmp:
-            outcome = asyncio.run(go(Path(tmp)))
-    else:
-        outcome = asyncio.run(go(screenshots))
+    outcome, calls = probe_folder(report_dir, [_parse_probe(p) for p in probes], snapshot_path, task_id, screenshots)
     ordered = [outcome.result(c) for c in calls]
     if as_json:
         click.echo(json.dumps({"results": [r.model_dump(mode="json") for r in ordered],
@@ -207,6 +174,4 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
     if s.blocked_total:
         out.print(f"[yellow]{s.blocked_total} request(s) outside the report folder were refused[/yellow]")
 
-
-CLI_COMMANDS = (score, probe)
 """Click commands to register on the `omnidr` group."""

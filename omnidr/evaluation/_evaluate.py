@@ -3,7 +3,9 @@ scoring stage's aggregation."""
 
 import asyncio
 import json
+import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,11 +15,14 @@ from omnidr.benchmark import (
     Atom,
     FactLibrary,
     Hyperparameters,
+    ReferenceBudgets,
     ReportContract,
     RubricTree,
     Task,
     direction_inventory,
+    open_snapshot,
 )
+from omnidr.errors import UserError
 from omnidr.paths import EVALUATION_FILE
 from omnidr.scoring import ReportScore, score_report
 
@@ -26,7 +31,7 @@ from ._cache import report_sha256
 from ._judge import Judge, JudgeRequest, judge_atom
 from ._material import ReportMaterial
 from ._models import EVALUATOR_VERSION, AtomEvaluation, Evaluation, JudgeUsage
-from ._probes import DEFAULT_SECTIONS, ProbeContext, entry_problem, probe_report
+from ._probes import DEFAULT_SECTIONS, ProbeCall, ProbeContext, ProbeOutcome, entry_problem, probe_report
 from ._prompt import frame_moments, is_visual
 
 MATERIAL_FILE = "material.json"
@@ -195,3 +200,41 @@ def with_frames(material: ReportMaterial, video: Path | None, out_dir: Path) -> 
         frames[f"{t:g}"] = path.relative_to(out_dir).as_posix()
     note = f"no frame at {', '.join(f'{t:g} s' for t in failed)} (past the end of the video?)" if failed else None
     return material.model_copy(update={"frames": frames, "frames_note": note})
+
+
+def probe_folder(report_dir: Path, calls: Sequence[ProbeCall], snapshot_path: Path | None = None, task_id: str | None = None,
+                 screenshots: Path | None = None) -> tuple[ProbeOutcome, Sequence[ProbeCall]]:
+    """`omnidr probe`: run `calls` (or, with a snapshot and a task, the task's M atoms) on one report folder in
+    Chromium; the outcome and the calls run. Screenshots go to `screenshots`, or to a temporary folder."""
+    duration, entry = None, "index.html"
+    sections: tuple[str, ...] | None = None
+    budgets: ReferenceBudgets | None = None
+    if snapshot_path is not None:
+        snap = open_snapshot(snapshot_path)
+        if snap.hyperparameters is not None:
+            budgets = snap.hyperparameters.budgets
+        if snap.contract is not None:
+            entry, sections = snap.contract.entry, tuple(snap.contract.required_sections)
+        if task_id is not None:
+            bundle = snap.tasks.get(task_id)
+            if bundle is None or bundle.rubric is None:
+                raise UserError(f"task '{task_id}' is not in {snapshot_path} (or its rubric does not load)")
+            duration = bundle.task.video.duration_s if bundle.task else None
+            if not calls:
+                calls = [a.probe for a in bundle.rubric.atoms if a.probe is not None]
+    if not calls:
+        raise UserError("nothing to probe: give --snapshot with --task, or --probe NAME")
+
+    async def go(shots: Path | None):
+        context = ProbeContext(duration_s=duration, screenshots_dir=shots, screenshots_rel=str(shots or "screenshots"),
+                               sections=sections or DEFAULT_SECTIONS,
+                               budgets=budgets if budgets is not None else ReferenceBudgets())
+        async with ChromiumBrowser() as browser:
+            return await probe_report(browser, report_dir, calls, context, ProbeLimits(), entry)
+
+    if screenshots is None and any(c.name == "screenshot" for c in calls):
+        with tempfile.TemporaryDirectory(prefix="omnidr-shots-") as tmp:
+            outcome = asyncio.run(go(Path(tmp)))
+    else:
+        outcome = asyncio.run(go(screenshots))
+    return outcome, calls

@@ -176,6 +176,7 @@ def run_system(
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import (
+        LOCAL_EXECUTOR,
         RetryPolicy,
         RunConfig,
         SandboxLimits,
@@ -285,7 +286,8 @@ def run_system(
                         "so this run is not offline although the proxy replays the snapshot's corpus")
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
             out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
-                                       parallel, on_start=on_start, executor=executor, reach=reach, on_task=on_task)
+                                       parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
+                                       on_task=on_task)
         finally:
             for relay in relays:
                 relay.close()

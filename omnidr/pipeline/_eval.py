@@ -20,7 +20,7 @@ from typing import Literal
 from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
-from omnidr.attempts import RayExecutor, is_loopback_url
+from omnidr.attempts import LocalExecutor, RayExecutor, is_loopback_url
 from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
@@ -56,7 +56,7 @@ class EvalRequest:
     tasks: list[str] | None = None
     runs_root: Path = Path("runs")
     parallel: int = 1
-    executor: RayExecutor | None = None  # None: local threads
+    executor: LocalExecutor | RayExecutor = field(default_factory=LocalExecutor)
     tracking_uri: str | None = None
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
     provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
@@ -292,7 +292,7 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
         **{f"provider_tools.{k}": v for k, v in request.tools_policy.model_dump().items()},
         "snapshot_id": snapshot_id, "judge": judge_key(request.judge), "judge_endpoint": request.judge.base_url,
         "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],
-        "executor": "local" if request.executor is None else json.dumps(request.executor.describe()),
+        "executor": "local" if isinstance(request.executor, LocalExecutor) else json.dumps(request.executor.describe()),
         **{f"image.{name}": tag for name, tag in images.items()},
         **{f"package.{p}": env["packages"].get(p) for p in KEY_PACKAGES},
     }
