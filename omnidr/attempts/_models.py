@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omnidr._records import DiskRecord
 from omnidr.images import ImagePackages
 from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode
 
@@ -120,8 +121,10 @@ class BudgetUse(BaseModel):
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
 
 
-class AttemptRecord(BaseModel):
+class AttemptRecord(DiskRecord):
     """`attempt.json`: written last and atomically; its presence marks the attempt as finished."""
+
+    SCHEMA = "omnidr.attempt/1"
 
     task_id: str = Field(description="Task the attempt was for.")
     attempt: int = Field(ge=1, description="Attempt number within the task, from 1.")

@@ -12,9 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from omnidr._files import write_atomic
+from omnidr._records import DiskRecord
 from omnidr.benchmark import Snapshot, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
@@ -45,8 +46,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class RunConfig(BaseModel):
+class RunConfig(DiskRecord):
     """`run.json`: what a run folder was started with. A rerun with a different config is refused."""
+
+    SCHEMA = "omnidr.run/1"
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -92,14 +95,14 @@ class RunConfig(BaseModel):
     def run_id(self) -> str:
         # a run without the brief, and with its mode's default provider-tools policy, keeps the id it had
         # before those fields existed
-        exclude = set() if self.evidence_brief else {"evidence_brief"}
+        exclude = {"schema_version"} if self.evidence_brief else {"schema_version", "evidence_brief"}
         if self.search_door is None:
             exclude.add("search_door")
         if not self.upstream_ca:
             exclude.add("upstream_ca")
         if self.provider_tools == default_provider_tools(self.proxy_mode):
             exclude.add("provider_tools")
-        return hashlib.sha256(self.model_dump_json(exclude=exclude or None).encode()).hexdigest()[:16]
+        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 def changed_settings(old, new, limit: int = 80) -> tuple[list[str], str]:

@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omnidr._records import DiskRecord
 from omnidr.scoring import AtomDecision, Decisions, ReportScore
 
 EVALUATOR_VERSION = "omnidr-evaluator-2"
@@ -148,8 +149,10 @@ class JudgeUsage(EvaluationModel):
     output_tokens: int = Field(0, description="Completion tokens.")
 
 
-class Evaluation(EvaluationModel):
+class Evaluation(DiskRecord, EvaluationModel):
     """`evaluation.json`: one report's decisions, scores and provenance."""
+
+    SCHEMA = "omnidr.evaluation/1"
 
     evaluator_version: str = Field(description="EVALUATOR_VERSION of the code that produced the file.")
     judge: JudgeIdentity = Field(description="The judge of the J atoms.")
@@ -192,8 +195,10 @@ class TaskScore(EvaluationModel):
     evaluation: str = Field(description="evaluation.json of the task, relative to the output folder.")
 
 
-class RunEvaluation(EvaluationModel):
+class RunEvaluation(DiskRecord, EvaluationModel):
     """`summary.json` of `omnidr score`: every task of a run."""
+
+    SCHEMA = "omnidr.run-evaluation/1"
 
     evaluator_version: str = Field(description="EVALUATOR_VERSION.")
     judge: JudgeIdentity = Field(description="Judge of every evaluation in the folder.")

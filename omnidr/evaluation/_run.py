@@ -79,9 +79,12 @@ def read_run(run_dir: Path) -> "RunConfig":
         raise UserError(f"{run_dir}: no run.json; pass a run folder made by `omnidr run`")
     try:
         return RunConfig.model_validate_json(path.read_text("utf-8"))
-    except (ValidationError, UnicodeDecodeError, OSError) as exc:
-        first = str(exc).splitlines()[0][:200]
-        raise UserError(f"{path}: not a valid run file: {first}") from None
+    except ValidationError as exc:
+        e = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in e["loc"])
+        raise UserError(f"{path}: not a valid run file: {where + ': ' if where else ''}{e['msg']}"[:300]) from None
+    except (UnicodeDecodeError, OSError) as exc:
+        raise UserError(f"{path}: not a valid run file: {str(exc).splitlines()[0][:200]}") from None
 
 
 def _attempt_number(folder: Path) -> int | None:

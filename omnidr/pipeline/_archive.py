@@ -15,10 +15,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from omnidr._files import write_atomic
 from omnidr._lock import LOCK_FILE, folder_lock
+from omnidr._records import DiskRecord
 from omnidr.benchmark import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 from omnidr.images import ImagePackages
@@ -43,8 +44,10 @@ RESCORE_FILE = "RESCORE.json"
 SKIPPED = {DB_FILE, ARTIFACTS_DIR, LOCK_FILE}
 
 
-class ArchiveManifest(BaseModel):
+class ArchiveManifest(DiskRecord):
     """`ARCHIVE.json`."""
+
+    SCHEMA = "omnidr.archive/1"
 
     format: str = Field(FORMAT, description="Layout version of the archive.")
     archive_id: str = Field(description="'archive-' + 16 hex digits of the sha256 over the file list.")
@@ -202,8 +205,10 @@ def verify_archive(path: Path) -> tuple[ArchiveManifest, ManifestDiff]:
     return manifest, diff_files(Path(path), manifest.files, ARCHIVE_FILE)
 
 
-class RescoreRecord(BaseModel):
+class RescoreRecord(DiskRecord):
     """`RESCORE.json` of a results folder made by `omnidr rescore`."""
+
+    SCHEMA = "omnidr.rescore/1"
 
     archive: str = Field(description="Archive folder that was re-scored.")
     archive_id: str

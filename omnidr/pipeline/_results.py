@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from omnidr._files import write_atomic
+from omnidr._records import DiskRecord
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
 from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
@@ -27,8 +28,10 @@ from ._specs import Endpoint, SystemSpec
 TABLES_DIR = "tables"
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(DiskRecord):
     """`eval.json` of a system folder: what it was evaluated with. A rerun with other settings is refused."""
+
+    SCHEMA = "omnidr.eval/1"
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -96,8 +99,10 @@ def read_eval_config(folder: Path) -> EvalConfig | None:
         return None
 
 
-class Results(BaseModel):
+class Results(DiskRecord):
     """`leaderboard.json`."""
+
+    SCHEMA = "omnidr.results/1"
 
     snapshot_id: str
     judge: str = Field(description="Key of the judge every included evaluation came from.")
