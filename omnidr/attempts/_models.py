@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr._records import DiskRecord
 from omnidr.images import ImagePackages
-from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode
+from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SpendCounts
 
 
 class AttemptReason(str, Enum):
@@ -103,21 +103,9 @@ def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):
     return SearchDoor(provider=provider, base_url=url, key_env=key_env)
 
 
-class BudgetUse(BaseModel):
+class BudgetUse(SpendCounts):
     """What the attempt spent, as counted by the gateway (the source of truth for tokens)."""
 
-    requests: int = Field(0, description="Model requests forwarded (agent iterations).")
-    refused_requests: int = Field(0, description="Model requests refused by a spent budget.")
-    input_tokens: int = Field(0, description="Input tokens over the attempt.")
-    output_tokens: int = Field(0, description="Output tokens over the attempt.")
-    tool_calls: int = Field(0, description="Tool-use blocks in model answers.")
-    upstream_retries: int = Field(0, description="Upstream re-sends by the gateway.")
-    failed_requests: int = Field(0, description="Forwarded requests the upstream did not answer with a complete 2xx.")
-    server_search_requests: int = Field(
-        0, description="Web searches the model provider ran itself (Anthropic server_tool_use, Responses web_search_call), "
-                       "where the upstream reports them; they never pass the egress proxy.")
-    server_fetch_requests: int = Field(
-        0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
 
 

@@ -37,6 +37,7 @@ from sandbox.models import (
     ProviderToolsPolicy,
     ProxyMode,
     SearchDoor,
+    SpendCounts,
     read_web_log,
 )
 
@@ -565,12 +566,7 @@ class AttemptSandbox:
             s = GatewayState.model_validate_json(path.read_text("utf-8"))
         except (OSError, ValueError):  # a summary cut short by a kill: the gateway.jsonl lines stay for the audit
             return BudgetUse()
-        return BudgetUse(
-            requests=s.requests, refused_requests=s.refused_requests, input_tokens=s.input_tokens,
-            output_tokens=s.output_tokens, tool_calls=s.tool_calls, upstream_retries=s.upstream_retries,
-            failed_requests=s.failed_requests, server_search_requests=s.server_search_requests,
-            server_fetch_requests=s.server_fetch_requests, exhausted=s.budget_exhausted,
-        )
+        return BudgetUse(**s.model_dump(include=set(SpendCounts.model_fields)), exhausted=s.budget_exhausted)
 
     def _finish(self, record: dict, reason: AttemptReason, detail: str, exit_code, t0: float, image_ids, dirs: AttemptPaths,
                 wall_s: float | None = None, use: BudgetUse | None = None) -> AttemptRecord:

@@ -22,6 +22,7 @@ from sandbox.models._gateway import (
     GatewayState,
     Outcome,
     RouteName,
+    SpendCounts,
     TokenUsage,
 )
 from sandbox.models._network import (
@@ -118,6 +119,7 @@ __all__ = [
     "SearchProvider",
     "Source",
     "SourceRecord",
+    "SpendCounts",
     "TimelineSegment",
     "TokenUsage",
     "ToolPolicy",

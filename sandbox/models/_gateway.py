@@ -138,7 +138,27 @@ class GatewayExchange(BaseModel):
         return self.route
 
 
-class GatewayState(BaseModel):
+class SpendCounts(BaseModel):
+    """What an attempt spent, counted by the gateway: the part of `GatewayState` an attempt record keeps
+    (`omnidr.attempts.BudgetUse`), defined once for both."""
+
+    requests: int = Field(0, description="Model requests admitted and forwarded: the agent iterations used.")
+    refused_requests: int = Field(0, description="Model requests refused because a budget was spent.")
+    input_tokens: int = Field(0, description="Prompt tokens over the attempt, cached ones included.")
+    output_tokens: int = Field(0, description="Generated tokens over the attempt.")
+    tool_calls: int = Field(0, description="Tool-use blocks in model answers over the attempt.")
+    upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
+    failed_requests: int = Field(
+        0, description="Admitted requests whose answer was not a complete 2xx (upstream error, unreachable, broken)."
+    )
+    server_search_requests: int = Field(
+        0, description="Web searches the model provider ran itself (Anthropic server_tool_use, Responses "
+                       "web_search_call), where the upstream reports them; they never pass the egress proxy.")
+    server_fetch_requests: int = Field(
+        0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
+
+
+class GatewayState(SpendCounts):
     """What the attempt has spent: GET /_gateway/state, and the summary file written by the gateway."""
 
     model_config = ConfigDict(extra="forbid")
@@ -146,20 +166,7 @@ class GatewayState(BaseModel):
     budget: Budget = Field(description="The budget being enforced.")
     started_at: datetime = Field(description="When the gateway started (UTC).")
     updated_at: datetime = Field(description="When these figures last changed (UTC).")
-    requests: int = Field(0, description="Model requests admitted and forwarded: the agent iterations used.")
-    refused_requests: int = Field(0, description="Model requests refused because a budget was spent.")
-    failed_requests: int = Field(
-        0, description="Admitted requests whose answer was not a complete 2xx (upstream error, unreachable, broken)."
-    )
-    input_tokens: int = Field(0, description="Prompt tokens over the attempt, cached ones included.")
-    output_tokens: int = Field(0, description="Generated tokens over the attempt.")
     total_tokens: int = Field(0, description="input_tokens + output_tokens (what max_total_tokens limits).")
-    tool_calls: int = Field(0, description="Tool-use blocks in model answers over the attempt.")
-    upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
-    server_search_requests: int = Field(
-        0, description="Web searches the model provider ran itself (server-side tools), where the upstream reports them.")
-    server_fetch_requests: int = Field(
-        0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
     requests_without_usage: int = Field(
         0, description="Admitted requests answered 2xx without usage, so their tokens are not counted."
     )
