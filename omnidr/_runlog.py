@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from omnidr.paths import EvalPaths
 
@@ -17,17 +18,48 @@ DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
 log = logging.getLogger(__name__)
 
 
+class _RunLogHandler(logging.Handler):
+    """Appends to the run log, flushing each line. Lines logged before the run folder exists wait in memory
+    and are written with the first line after it is made; if it never is (the command refused its input),
+    nothing is written and no folder is made."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(logging.INFO)
+        self.path = path
+        self.pending: list[str] = []
+        self.stream: TextIO | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            lines = [*self.pending, self.format(record)]
+            if self.stream is None:
+                if not self.path.parent.is_dir():
+                    self.pending = lines
+                    return
+                self.stream = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - open for the command's life
+            self.pending = []
+            self.stream.write("".join(line + "\n" for line in lines))
+            self.stream.flush()
+        except Exception:  # noqa: BLE001 - logging must not end a run
+            self.handleError(record)
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+        super().close()
+
+
 @contextmanager
 def run_log(root: Path, command: str) -> Iterator[Path]:
     """Log the `omnidr` package to `root/omnidr.log` (INFO and above) for the duration of the block; the
-    first and last lines say which command started and how it ended."""
+    first and last lines say which command started and how it ended. The folder is not made here: a command
+    that refuses its input before making it leaves nothing behind."""
     path = EvalPaths(Path(root)).log
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _RunLogHandler(path)
     formatter = logging.Formatter(FORMAT, DATE_FORMAT)
     formatter.converter = time.gmtime  # the timestamps are UTC (the Z in FORMAT)
     handler.setFormatter(formatter)
-    handler.setLevel(logging.INFO)
     logger = logging.getLogger("omnidr")
     previous = logger.level
     if logger.level == logging.NOTSET or logger.level > logging.INFO:

@@ -14,6 +14,7 @@ from omnidr._console import make_console
 from omnidr._offline import quiet_libraries
 from omnidr._runlog import run_log
 from omnidr.errors import UserError
+from omnidr.paths import RunPaths
 
 out = make_console()
 err = make_console(stderr=True)
@@ -368,25 +369,15 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         retry_on, proxy_mode, denylist, provider_tools, outside_network, search_door, search_key_env, cpus, memory_mb,
         pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream, parse_provider_tools, parse_search_door
-    from omnidr.harness import run_command_harness
+    from omnidr.attempts import RetryPolicy, SandboxLimits
+    from omnidr.harness import Endpoints, run_harness
     from sandbox.models import Budget
 
-    if harness == "command" and not image:
-        raise UserError("--harness command needs --image IMAGE")
-    if harness != "command" and argv:
-        raise UserError(f"--harness {harness} takes no command after `--`; drop it or use --harness command")
-    upstreams = []
-    if openai_base_url:
-        upstreams.append(Upstream(family="openai", base_url=openai_base_url, key_env=openai_key_env))
-    if anthropic_base_url:
-        upstreams.append(Upstream(family="anthropic", base_url=anthropic_base_url, key_env=anthropic_key_env))
     budget = Budget(max_iterations=max_iterations, max_output_tokens=max_output_tokens, max_total_tokens=max_total_tokens,
                     max_tool_calls=max_tool_calls, wall_time_s=wall_time_s, attempts_per_task=attempts)
     retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
     limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
-    tools_policy = parse_provider_tools(provider_tools, proxy_mode)
-    door = parse_search_door(search_door, search_key_env, proxy_mode) if search_door else None
+    endpoints = Endpoints(openai_base_url, openai_key_env, anthropic_base_url, anthropic_key_env)
 
     def show(r) -> None:
         color = "green" if r.delivered else "red"
@@ -395,31 +386,13 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                   f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
 
     with out.status("running attempts"), run_log(Path(run_dir), " ".join(sys.argv)):
-        if harness != "command":
-            from omnidr.harness import harness_info, run_system
-
-            if openai_base_url and anthropic_base_url:
-                raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
-                                "--anthropic-base-url, not both (the gateway translates between their APIs)")
-            anthropic = bool(anthropic_base_url) or (not openai_base_url and harness_info(harness).family == "anthropic")
-            results = run_system(
-                snapshot_path, run_dir, harness, list(tasks) or None, capability,
-                model_base_url=anthropic_base_url if anthropic else openai_base_url, model=model,
-                endpoint_family=("anthropic" if anthropic_base_url else "openai" if openai_base_url else None),
-                key_env=anthropic_key_env if anthropic else openai_key_env, budget=budget, limits=limits, retry=retry, proxy_mode=proxy_mode,
-                denylist=list(denylist), outside_network=None if outside_network == "bridge" else outside_network,
-                parallel=parallel, on_attempt=show, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
-                provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
-            ).records
-        else:
-            results = run_command_harness(
-                snapshot_path, run_dir, image, list(argv), list(tasks) or None, model or "unspecified", upstreams,
-                budget, limits, retry, proxy_mode, list(denylist), outside_network, on_attempt=show,
-                parallel=parallel, provider_tools=tools_policy, on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"),
-                wait=wait, search_door=door,
-            )
+        results = run_harness(snapshot_path, run_dir, harness, list(tasks) or None, capability, model, endpoints, budget,
+                              limits, retry, proxy_mode, list(denylist), provider_tools, outside_network, search_door,
+                              search_key_env, parallel=parallel, wait=wait, image=image, argv=list(argv), on_attempt=show,
+                              on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"))
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
-    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {run_dir}/attempts/", soft_wrap=True)
+    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(Path(run_dir)).attempts}/",
+              soft_wrap=True)
     if done < len(results):
         sys.exit(1)
 

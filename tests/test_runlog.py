@@ -40,3 +40,18 @@ def test_the_run_log_records_each_stage_module_with_utc_times_and_appends_on_res
     texts = [text for *_, text in _lines(tmp_path)]
     assert texts[4:] == ["start: omnidr eval demo", "stopped: KeyboardInterrupt: "]
     assert not [h for h in logging.getLogger("omnidr").handlers if isinstance(h, logging.FileHandler)]
+
+
+def test_a_command_that_refuses_its_input_before_making_the_run_folder_leaves_nothing(tmp_path):
+    root = tmp_path / "run"
+    with pytest.raises(ValueError), run_log(root, "omnidr run"):
+        logging.getLogger("omnidr.attempts._runner").info("checking the options")
+        raise ValueError("bad option")
+    assert not root.exists()
+    with run_log(root, "omnidr run"):  # lines from before the folder was made come first, in order
+        logging.getLogger("omnidr.attempts._runner").info("before the folder")
+        root.mkdir()
+        logging.getLogger("omnidr.attempts._runner").info("after the folder")
+    assert [text for *_, text in _lines(root)] == ["start: omnidr run", "before the folder", "after the folder",
+                                                    "done: omnidr run"]
+

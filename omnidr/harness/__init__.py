@@ -15,15 +15,17 @@ from ._reference import CAPABILITIES, ReferenceHarness, ScriptedModel, start_scr
 from ._registry import (
     HARNESSES,
     EndpointFamily,
+    Endpoints,
     HarnessInfo,
     SystemRun,
     Upstream,
     harness_info,
     run_command_harness,
+    run_harness,
     run_reference,
     run_system,
 )
 
 __all__ = ["AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
            "HARNESSES", "HarnessInfo", "OpenClawHarness", "ReferenceHarness", "ScriptedModel", "SystemRun", "Upstream",
-           "harness_info", "run_command_harness", "run_reference", "run_system", "start_scripted_model"]
+           "harness_info", "Endpoints", "run_command_harness", "run_harness", "run_reference", "run_system", "start_scripted_model"]

@@ -16,7 +16,7 @@ from omnidr._lock import folder_lock
 from omnidr.attempts import Harness, Upstream
 from omnidr.errors import UserError
 from omnidr.trajectory import NATIVE_LOG_GLOBS
-from sandbox.models import API_FAMILY, ModelApi, translation_label
+from sandbox.models import API_FAMILY, ModelApi, ProxyMode, translation_label
 
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
@@ -364,3 +364,55 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
                      provider_tools=provider_tools, wait=wait, search_door=search_door)
     return ran.records
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """The model endpoints `omnidr run` was given: base URL and key variable per API family."""
+
+    openai_base_url: str | None = None
+    openai_key_env: str | None = None
+    anthropic_base_url: str | None = None
+    anthropic_key_env: str | None = None
+
+
+def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | None, capability: str, model: str | None,
+                endpoints: Endpoints, budget, limits, retry, proxy_mode: ProxyMode, denylist: list[str],
+                provider_tools: str, outside_network: str, search_door: str | None, search_key_env: str | None,
+                parallel: int = 1, wait: bool = False, image: str | None = None, argv: list[str] | None = None,
+                on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None) -> dict:
+    """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
+    or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
+    attempt records."""
+    from omnidr.attempts import Upstream, parse_provider_tools, parse_search_door
+
+    if harness == "command" and not image:
+        raise UserError("--harness command needs --image IMAGE")
+    if harness != "command" and argv:
+        raise UserError(f"--harness {harness} takes no command after `--`; drop it or use --harness command")
+    tools_policy = parse_provider_tools(provider_tools, proxy_mode)
+    door = parse_search_door(search_door, search_key_env, proxy_mode) if search_door else None
+    e = endpoints
+    if harness == "command":
+        assert image is not None
+        upstreams = [Upstream(family=family, base_url=url, key_env=key_env) for family, url, key_env in (
+            ("openai", e.openai_base_url, e.openai_key_env), ("anthropic", e.anthropic_base_url, e.anthropic_key_env))
+            if url]
+        return run_command_harness(
+            snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
+            proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
+            provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door)
+    if e.openai_base_url and e.anthropic_base_url:
+        raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
+                        "--anthropic-base-url, not both (the gateway translates between their APIs)")
+    anthropic = bool(e.anthropic_base_url) or (not e.openai_base_url and harness_info(harness).family == "anthropic")
+    return run_system(
+        snapshot, run_dir, harness, tasks, capability,
+        model_base_url=e.anthropic_base_url if anthropic else e.openai_base_url, model=model,
+        endpoint_family=("anthropic" if e.anthropic_base_url else "openai" if e.openai_base_url else None),
+        key_env=e.anthropic_key_env if anthropic else e.openai_key_env, budget=budget, limits=limits, retry=retry,
+        proxy_mode=proxy_mode, denylist=denylist, outside_network=None if outside_network == "bridge" else outside_network,
+        parallel=parallel, on_attempt=on_attempt, on_note=on_note,
+        provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
+    ).records
+
