@@ -11,9 +11,11 @@ delta_cal; the paper asks it of R3 - R1 only, and so does this check. A task wit
 in one configuration scores 0 there, as an unparseable report does in the paper (App. F).
 """
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omnidr.benchmark import CALIBRATION_FILE, Calibration, CalibrationScores, calibration_problem
+from omnidr.errors import UserError
 from omnidr.paths import RunPaths
 from omnidr.scoring import Grid
 
@@ -99,3 +101,58 @@ def write_calibration(snapshot: Path, run_root: Path, cal: Calibration, gap: flo
     md.write_text(calibration_grid(cal, gap).markdown() + f"\n\n{systems_line(cal)}\n\n"
                   f"![R1, R2 and R3 per task]({png.name})\n", "utf-8")
     return [target, folder / f"{REPORT_NAME}.json", md, png]
+
+
+def calibration_systems(harness: str, endpoint) -> dict:
+    """R1, R2 and R3 of App. E.4 as systems of one model under one harness: without web search (capability
+    video), with the full tools, and with the full tools and the task's evidence brief."""
+    from omnidr.harness import HARNESSES
+    from omnidr.pipeline import make_system
+
+    if harness in HARNESSES and "video" not in HARNESSES[harness].capabilities:
+        raise UserError(f"R1 needs the {harness} harness without web search, but it runs at "
+                        f"{', '.join(HARNESSES[harness].capabilities)} only; calibrate with --harness reference")
+    return {"R1": make_system(harness, "video", endpoint), "R2": make_system(harness, "full", endpoint),
+            "R3": make_system(harness, "full", endpoint, brief=True)}
+
+
+@dataclass
+class CalibrationOutcome:
+    """What `omnidr calibrate` concluded from its three systems' scores."""
+
+    problem: str | None = None  # why nothing was concluded (scores missing or not final); rerun the command
+    calibration: Calibration | None = None
+    gap: float = 0.0
+    failed: dict[str, str] = field(default_factory=dict)  # task -> why it fails the check
+    files: list[Path] = field(default_factory=list)  # SNAPSHOT/calibration.json, then the run root's reliability files
+    tracking_uri: str | None = None
+
+
+def conclude_calibration(snapshot: Path, run_root: Path, board, systems: dict, judge: str,
+                         task_ids: list[str] | None) -> CalibrationOutcome:
+    """Check R1 < R2 < R3 with R3 - R1 above the snapshot's calibration_gap on every task, write the result
+    (SNAPSHOT/calibration.json and the run root's reliability files) and log it to MLflow."""
+    from omnidr.benchmark import Hyperparameters, open_snapshot
+
+    from ._store import log_reliability
+
+    folders = {level: run_root / spec.label for level, spec in systems.items()}
+    unscored = [f.name for f in folders.values() if not RunPaths(f).scored]
+    if unscored:
+        return CalibrationOutcome(problem=f"{', '.join(unscored)} has no scores; rerun the same command")
+    provisional = [r.label for r in (board.rows if board is not None else []) if r.incomplete]
+    if provisional:
+        return CalibrationOutcome(problem=f"scores are not final for {', '.join(provisional)}; rerun the same command "
+                                          "once the model and the judge answer")
+    snap = open_snapshot(snapshot)
+    gap = (snap.hyperparameters or Hyperparameters()).calibration_gap
+    cal = calibration_of(folders, {level: spec.label for level, spec in systems.items()}, judge,
+                         list(task_ids or snap.tasks))
+    files = write_calibration(snapshot, run_root, cal, gap)
+    failed = failures(cal, gap)
+    metrics = {"tasks": float(len(cal.tasks)), "tasks_passed": float(len(cal.tasks) - len(failed)),
+               **{f"mean_{level}": sum(getattr(s, level) for s in cal.tasks.values()) / len(cal.tasks)
+                  for level in ("R1", "R2", "R3")}}
+    uri = log_reliability(run_root, "calibration", metrics, files[1:])
+    return CalibrationOutcome(calibration=cal, gap=gap, failed=failed, files=files, tracking_uri=uri)
+

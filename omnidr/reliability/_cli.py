@@ -9,7 +9,6 @@ import click
 from omnidr._console import make_console
 from omnidr.errors import UserError
 from omnidr.harness import HARNESSES
-from omnidr.paths import RunPaths
 from omnidr.pipeline import eval_options
 from omnidr.scoring import Grid, pct
 
@@ -181,55 +180,34 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
     root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
     """
-    from omnidr.benchmark import MANIFEST_FILE, Hyperparameters, open_snapshot
-    from omnidr.harness import HARNESSES as REGISTRY
-    from omnidr.pipeline import eval_request, judge_key, make_system, parse_model, run_with_progress
+    from omnidr.benchmark import MANIFEST_FILE
+    from omnidr.pipeline import eval_request, judge_key, parse_model, run_with_progress
 
-    from ._calibration import calibration_grid, calibration_of, failures, systems_line, write_calibration
+    from ._calibration import calibration_grid, calibration_systems, conclude_calibration, systems_line
 
     out = make_console()
     if not Path(snapshot).is_dir():
         raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
-    if harness in REGISTRY and "video" not in REGISTRY[harness].capabilities:
-        raise UserError(f"R1 needs the {harness} harness without web search, but it runs at "
-                        f"{', '.join(REGISTRY[harness].capabilities)} only; calibrate with --harness reference")
-    endpoint = parse_model(model, model_key_env)
-    systems = {"R1": make_system(harness, "video", endpoint), "R2": make_system(harness, "full", endpoint),
-               "R3": make_system(harness, "full", endpoint, brief=True)}
-    request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks, Path(runs_root) / "calibration",
-                       parallel, executor, ray_address, tracking_uri, provider_tools, wait)
+    systems = calibration_systems(harness, parse_model(model, model_key_env))
+    request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
+                           Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
+                           wait)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.run_root is None:
         sys.exit(1)
-    folders = {level: outcome.run_root / spec.label for level, spec in systems.items()}
-    unscored = [f.name for f in folders.values() if not RunPaths(f).scored]
-    if unscored:
-        out.print(f"[red]not calibrated: {', '.join(unscored)} has no scores; rerun the same command[/red]", soft_wrap=True)
+    result = conclude_calibration(snapshot, outcome.run_root, outcome.board, systems, judge_key(request.judge),
+                                  request.tasks)
+    if result.problem is not None or result.calibration is None:
+        out.print(f"[red]not calibrated: {result.problem}[/red]", soft_wrap=True)
         sys.exit(1)
-    board_rows = {r.label: r for r in outcome.board.rows} if outcome.board is not None else {}
-    provisional = [label for label, row in board_rows.items() if row.incomplete]
-    if provisional:
-        out.print(f"[red]not calibrated: scores are not final for {', '.join(provisional)}; rerun the same command "
-                  "once the model and the judge answer[/red]", soft_wrap=True)
-        sys.exit(1)
-    snap = open_snapshot(snapshot)
-    gap = (snap.hyperparameters or Hyperparameters()).calibration_gap
-    task_ids = list(request.tasks or snap.tasks)
-    cal = calibration_of(folders, {level: spec.label for level, spec in systems.items()}, judge_key(request.judge),
-                         task_ids)
-    files = write_calibration(snapshot, outcome.run_root, cal, gap)
-    out.print(calibration_grid(cal, gap).rich())
-    out.print(systems_line(cal), soft_wrap=True)
-    failed = failures(cal, gap)
-    for task, problem in failed.items():
+    out.print(calibration_grid(result.calibration, result.gap).rich())
+    out.print(systems_line(result.calibration), soft_wrap=True)
+    for task, problem in result.failed.items():
         out.print(f"[red]calibration fails for {task}: {problem}[/red]", soft_wrap=True)
-    metrics = {"tasks": float(len(cal.tasks)), "tasks_passed": float(len(cal.tasks) - len(failed)),
-               **{f"mean_{level}": sum(getattr(s, level) for s in cal.tasks.values()) / len(cal.tasks)
-                  for level in ("R1", "R2", "R3")}}
-    uri = log_reliability(outcome.run_root, "calibration", metrics, files[1:])
+    files, uri = result.files, result.tracking_uri
     out.print(f"wrote {files[0]} and {files[2]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
     if (Path(snapshot) / MANIFEST_FILE).is_file():
         out.print(f"the snapshot changed: freeze it again (`omnidr snapshot freeze {snapshot}`); freezing refuses a "
                   "task that fails calibration unless a review decision keeps it", soft_wrap=True)
-    if failed or outcome.result.failed:
+    if result.failed or outcome.result.failed:
         sys.exit(1)
