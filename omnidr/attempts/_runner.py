@@ -223,8 +223,10 @@ def run_task_attempts(
             fresh = False
         records.append(record)
         if fresh:
-            log.log(logging.INFO if record.delivered else logging.WARNING, "%s attempt %d ended %s: %s", task_id, n,
-                    record.reason.value, record.detail or "-")
+            use = record.budget_use
+            log.log(logging.INFO if record.delivered else logging.WARNING, "%s attempt %d ended %s: %s (%.1f s, %d model "
+                    "requests, %d tokens)", task_id, n, record.reason.value, record.detail or "-", record.wall_time_s,
+                    use.requests, use.input_tokens + use.output_tokens)
         else:
             log.info("%s attempt %d already finished (%s); kept", task_id, n, record.reason.value)
         if record.delivered:

@@ -63,7 +63,6 @@ class EvalProgress:
             self.systems[label] = SystemProgress(label, tasks)
 
     def started(self, label: str, task_id: str) -> None:
-        log.info("%s %s: attempt started", label, task_id)
         with self._lock:
             self.systems[label].running.add(task_id)
 
@@ -74,10 +73,6 @@ class EvalProgress:
             s.attempts += 1
             s.tokens += record.budget_use.input_tokens + record.budget_use.output_tokens
             s.agent_time_s += record.wall_time_s
-        log.log(logging.INFO if record.delivered else logging.WARNING, "%s %s attempt %d: %s in %.1f s, %d model "
-                "requests, %d tokens%s", label, record.task_id, record.attempt, record.reason.value, record.wall_time_s,
-                record.budget_use.requests, record.budget_use.input_tokens + record.budget_use.output_tokens,
-                f": {record.detail}" if record.detail else "")
         color = "green" if record.delivered else "red"
         self.console.print(
             f"  [{color}]{record.reason.value:<16}[/{color}] {label} {record.task_id} attempt {record.attempt}: "
