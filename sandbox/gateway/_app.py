@@ -2,9 +2,7 @@
 
 import asyncio
 import hmac
-import itertools
 import json
-import os
 import signal
 import sys
 import time
@@ -34,14 +32,14 @@ from sandbox.gateway._apis import (
     multipart_summary,
     tally_body,
 )
-from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
-from sandbox.gateway._exchange import REDACTED, ExchangeLog, Redactor
+from sandbox.gateway._exchange import REDACTED
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
+from sandbox.gateway._scope import INITIAL, AttemptOpen, AttemptScope
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._translate import Translation, plan
-from sandbox.gateway._upstream import RetryPolicy, UpstreamAnswer, UpstreamUnreachable, send
-from sandbox.models import GatewayExchange, NetworkLog, Outcome, ProviderEvent, TokenUsage
+from sandbox.gateway._upstream import UpstreamAnswer, UpstreamUnreachable, send
+from sandbox.models import PROVIDER_WEB_LOG, GatewayExchange, Outcome, ProviderEvent, TokenUsage
 
 ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
 # Where a translated request goes, after the upstream's base URL.
@@ -89,24 +87,17 @@ class Gateway:
             if upstream is not None:
                 self.upstreams[family] = upstream
                 self.keys[family] = upstream.resolve_key(family)
-        self._agent_token = config.agent_token.get_secret_value().encode()
         self._admin_token = config.admin_token.get_secret_value().encode()
-        secrets = [key for key in self.keys.values() if key]
-        secrets += [config.agent_token.get_secret_value(), config.admin_token.get_secret_value()]
-        self.redactor = Redactor(secrets)
-        self.log = ExchangeLog(config.log_path, secrets)
+        # what every attempt's logs redact besides its own token: the real keys and the admin token
+        self._secrets = [key for key in self.keys.values() if key] + [config.admin_token.get_secret_value()]
+        self._backoff = {"backoff_s": config.retry_backoff_s, "backoff_max_s": config.retry_backoff_max_s,
+                         "retry_after_max_s": config.retry_after_max_s}
         self.denylist = Denylist(config.denylist)
-        self.web_log = NetworkLog(config.provider_web_path)
-        self.meter = BudgetMeter(config.budget)
-        self.policy = RetryPolicy(
-            retries=config.budget.upstream_retries,
-            backoff_s=config.retry_backoff_s,
-            backoff_max_s=config.retry_backoff_max_s,
-            retry_after_max_s=config.retry_after_max_s,
-        )
+        # the attempt served now (see _scope): the one of the config file until the controller opens another
+        self.scope = AttemptScope(INITIAL, config.agent_token.get_secret_value(), config.budget, config.log_path,
+                                  config.state_path, config.provider_web_path, self._secrets, self._backoff)
         # the upstream families, and whether the OpenAI one serves /responses: decides translations
         self.families: dict[Family, bool] = {f: getattr(u, "responses_api", True) for f, u in self.upstreams.items()}
-        self._seq = itertools.count(1)
         self.session: aiohttp.ClientSession | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------------
@@ -123,6 +114,8 @@ class Gateway:
         add("GET", "/v1/models", self._handler(MODELS))
         add("GET", "/v1/models/{model_id}", self._handler(MODELS))
         add("GET", "/_gateway/state", self.state)
+        add("POST", "/_gateway/seal", self.seal)
+        add("POST", "/_gateway/open", self.open_attempt)
         add("GET", "/_gateway/health", self.health)
         add("*", "/{tail:.*}", self.not_found)
         app.on_startup.append(self._open)
@@ -139,25 +132,54 @@ class Gateway:
     async def _close(self, _app: web.Application) -> None:
         if self.session is not None:
             await self.session.close()
-        self.write_summary()
-        self.log.close()
-        self.web_log.close()
-
-    def write_summary(self) -> None:
-        """Write `GatewayState` to the summary file, atomically (temporary name, then rename)."""
-        path = self.config.state_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(self.meter.state.model_dump_json(indent=2), "utf-8")
-        os.replace(temporary, path)
+        self.scope.close()
 
     # ---- controller endpoints -------------------------------------------------------------------
 
+    def _not_admin(self, request: web.Request) -> web.Response | None:
+        if _token_matches(request, self._admin_token):
+            return None
+        message = f"{request.method} {request.path} needs the admin token."
+        return web.json_response(error_body("openai", "authentication_error", message), status=401)
+
     async def state(self, request: web.Request) -> web.Response:
-        if not _token_matches(request, self._admin_token):
-            body = error_body("openai", "authentication_error", "GET /_gateway/state needs the admin token.")
-            return web.json_response(body, status=401)
-        return web.json_response(text=self.meter.state.model_dump_json())
+        if (refused := self._not_admin(request)) is not None:
+            return refused
+        return web.json_response(text=self.scope.meter.state.model_dump_json())
+
+    async def seal(self, request: web.Request) -> web.Response:
+        """End the attempt served now: its token is refused, its exchanges in flight get `seal_grace_s` to end,
+        its summary is written and its logs closed. Answers the attempt's final `ScopeReport`."""
+        if (refused := self._not_admin(request)) is not None:
+            return refused
+        await self.scope.seal(self.config.seal_grace_s)
+        return web.json_response(text=self.scope.report().model_dump_json())
+
+    async def open_attempt(self, request: web.Request) -> web.Response:
+        """Serve the next attempt (`AttemptOpen`), once the last one is sealed: a new token, zero counters, new
+        log files that must be empty. Answers the new attempt's `ScopeReport`, which the controller checks."""
+        if (refused := self._not_admin(request)) is not None:
+            return refused
+        try:
+            spec = AttemptOpen.model_validate_json(await request.read())
+        except ValueError as exc:
+            return web.json_response(error_body("openai", "invalid_request_error", f"bad attempt: {exc}"), status=400)
+        if not self.scope.sealed:
+            message = f"attempt {self.scope.generation} is not sealed; POST /_gateway/seal first"
+            return web.json_response(error_body("openai", "conflict", message), status=409)
+        web_log = spec.web_log_path or spec.log_path.with_name(PROVIDER_WEB_LOG)
+        used = [str(p) for p in (spec.log_path, web_log, spec.summary_path) if p.exists() and p.stat().st_size]
+        if used:
+            message = f"the new attempt's files already hold data: {', '.join(used)}"
+            return web.json_response(error_body("openai", "conflict", message), status=409)
+        try:
+            self.scope = AttemptScope(spec.generation, spec.agent_token.get_secret_value(), spec.budget,
+                                      spec.log_path, spec.summary_path, web_log, self._secrets, self._backoff)
+        except OSError as exc:
+            message = f"the new attempt's files cannot be opened: {exc}"
+            return web.json_response(error_body("openai", "server_error", message), status=500)
+        self.scope.write_summary()
+        return web.json_response(text=self.scope.report().model_dump_json())
 
     async def health(self, _request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -171,15 +193,23 @@ class Gateway:
         return handle
 
     async def not_found(self, request: web.Request) -> web.StreamResponse:
-        exchange = _Exchange(self, request, Route("unknown", None, counted=False))
+        exchange = _Exchange(self, self.scope, request, Route("unknown", None, counted=False))
         family = self._family_of(request)
         message = f"The OmniDR model gateway has no route {request.method} {request.path}."
         return await exchange.refuse(family, 404, "not_found", "not_found_error", message)
 
     async def relay(self, request: web.Request, route: Route) -> web.StreamResponse:
-        exchange = _Exchange(self, request, route)
+        scope = self.scope  # the exchange stays in the attempt it started in
+        scope.enter()
+        try:
+            return await self._relay(request, route, scope)
+        finally:
+            scope.leave()
+
+    async def _relay(self, request: web.Request, route: Route, scope: AttemptScope) -> web.StreamResponse:
+        exchange = _Exchange(self, scope, request, route)
         family = route.family or self._family_of(request)
-        if not _token_matches(request, self._agent_token):
+        if scope.sealed or not _token_matches(request, scope.token):
             message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
             return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
         # a model request whose API the upstream does not speak is translated (see _translate)
@@ -240,7 +270,7 @@ class Gateway:
                 exchange.record.update(translation=translation.label, translation_dropped=translation.dropped)
             edits = edit_request(
                 translation.upstream if translation is not None else route, body,
-                self.config.budget.max_output_tokens, self.config.fill_missing_output_limit,
+                scope.budget.max_output_tokens, self.config.fill_missing_output_limit,
             )
             if edits.notes or translation is not None:
                 payload = json.dumps(body, ensure_ascii=False).encode()
@@ -263,10 +293,10 @@ class Gateway:
         else:
             headers = self._upstream_headers(request.headers, family, upstream)
         try:
-            answer = await send(self.session, request.method, url, headers, payload, self.policy)
+            answer = await send(self.session, request.method, url, headers, payload, scope.policy)
         except UpstreamUnreachable as exc:
             exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
-            self._account(route, None, 0, exc.retries, failed=True)
+            exchange.account(None, 0, exc.retries, failed=True)
             message = (
                 f"The OmniDR model gateway could not reach the model API at {shown} after {exc.retries + 1} tries "
                 f"(last error: {exc.reason})."
@@ -283,20 +313,15 @@ class Gateway:
 
     async def _admit(self, exchange: "_Exchange", family: Family, body: Any) -> web.StreamResponse | None:
         """Count a model request against the budget: the refusal to send when it is spent, else None."""
-        spent = self.meter.admit()
+        meter = exchange.scope.meter
+        spent = meter.admit()
         if spent is not None:
             exchange.record["request_body"] = body
             exchange.record["budget_exhausted"] = spent
-            message = self.meter.refusal_message(spent)
+            message = meter.refusal_message(spent)
             return await exchange.refuse(family, 400, "budget_exhausted", "budget_exhausted", message, budget=spent)
         exchange.record["counted"] = True
         return None
-
-    def _account(self, route: Route, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
-        if route.counted:
-            self.meter.record(usage, tool_calls, retries, failed)
-        else:
-            self.meter.record_retries(retries)
 
     def _family_of(self, request: web.Request) -> Family:
         """For routes both APIs share: Anthropic clients send `anthropic-version`, OpenAI clients do not."""
@@ -378,8 +403,9 @@ def _json_or_none(text: str | None) -> Any:
 class _Exchange:
     """One agent request on its way through the gateway; becomes a `GatewayExchange` line when it ends."""
 
-    def __init__(self, gateway: Gateway, request: web.Request, route: Route) -> None:
+    def __init__(self, gateway: Gateway, scope: AttemptScope, request: web.Request, route: Route) -> None:
         self.gateway = gateway
+        self.scope = scope
         self.request = request
         self.route = route
         self.t0 = time.perf_counter()
@@ -388,7 +414,7 @@ class _Exchange:
         self.watch: AnswerWatch | None = None  # set once the request is forwarded
         self.translation: Translation | None = None  # set when the upstream speaks another API
         self.record: dict[str, Any] = {
-            "seq": next(gateway._seq),
+            "seq": next(scope.seq),
             "started_at": _now(),
             "method": request.method,
             "path": request.path_qs,
@@ -419,7 +445,7 @@ class _Exchange:
             await response.write_eof()
         except ConnectionResetError:
             pass  # the agent left; its answer was complete on our side and is logged
-        self.gateway.write_summary()
+        self.scope.write_summary()
         return response
 
     async def relay_body(self, answer: UpstreamAnswer) -> web.Response:
@@ -442,7 +468,7 @@ class _Exchange:
             sent = json.dumps(given, ensure_ascii=False).encode()
             headers = CIMultiDict({k: v for k, v in headers.items() if k.lower() != "content-type"})
             headers["Content-Type"] = "application/json"
-        response = web.Response(status=upstream.status, headers=headers, body=self.gateway.redactor.bytes(sent))
+        response = web.Response(status=upstream.status, headers=headers, body=self.scope.redactor.bytes(sent))
         usage, tool_calls = tally_body(counted_as, parsed) if ok else (None, 0)
         self.record.update(
             status=upstream.status,
@@ -455,7 +481,7 @@ class _Exchange:
         )
         if not ok:
             self.record["error"] = f"the upstream answered {upstream.status}"
-        self.gateway._account(self.route, usage, tool_calls, answer.retries, failed=not ok)
+        self.account(usage, tool_calls, answer.retries, failed=not ok)
         return await self._send_whole(response)
 
     async def relay_stream(self, answer: UpstreamAnswer, hide_usage_chunk: bool) -> web.StreamResponse:
@@ -472,7 +498,7 @@ class _Exchange:
         tally = StreamTally(self.translation.upstream if self.translation is not None else self.route)
         given: list[bytes] = []  # a translated stream as the agent got it
         received: list[bytes] = []
-        redact = self.gateway.redactor.bytes
+        redact = self.scope.redactor.bytes
         outcome: Outcome = "ok" if ok else "upstream_error"
         error = None if ok else f"the upstream answered {upstream.status}"
 
@@ -536,7 +562,7 @@ class _Exchange:
         if translated is not None:
             self.record["client_response_body"] = b"".join(given).decode("utf-8", "replace")
         # Count and log before the stream's end reaches the agent, so its next request sees the new totals.
-        self.gateway._account(self.route, usage, tool_calls, answer.retries, failed=outcome != "ok")
+        self.account(usage, tool_calls, answer.retries, failed=outcome != "ok")
         self.finish()
         if outcome == "stream_broken":
             await self._break_stream(response, error or "")
@@ -547,7 +573,7 @@ class _Exchange:
                 await response.write_eof()
             except ConnectionResetError:
                 pass
-        self.gateway.write_summary()
+        self.scope.write_summary()
         return response
 
     async def _break_stream(self, response: web.StreamResponse, error: str) -> None:
@@ -563,11 +589,18 @@ class _Exchange:
             body = {"type": "error", "code": "upstream_stream_broken", "message": message, "param": None}
             event = b"event: error\ndata: " + json.dumps(body).encode()
         try:
-            await response.write(self.gateway.redactor.bytes(event + b"\n\n"))
+            await response.write(self.scope.redactor.bytes(event + b"\n\n"))
         except ConnectionResetError:
             return
         if self.request.transport is not None:
             self.request.transport.abort()
+
+    def account(self, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
+        """Add what the exchange cost to its attempt's meter."""
+        if self.route.counted:
+            self.scope.meter.record(usage, tool_calls, retries, failed)
+        else:
+            self.scope.meter.record_retries(retries)
 
     def finish(self) -> None:
         """Write the exchange's log line (just before the answer's last bytes go out), and the provider-side
@@ -579,12 +612,14 @@ class _Exchange:
         found = self._provider_events(elapsed)
         if self.watch is not None:
             self.record.update(provider_web_events=len(found), denylisted_results=self.watch.removed)
-        self.gateway.log.write(GatewayExchange(**self.record))
+        if self.scope.closed:  # sealed after its grace time: the attempt's files are final
+            return
+        self.scope.log.write(GatewayExchange(**self.record))
         for event in found:
-            self.gateway.web_log.write(event)
+            self.scope.web_log.write(event)
 
     def _provider_events(self, elapsed: float) -> list[ProviderEvent]:
-        web_log = self.gateway.web_log
+        web_log = self.scope.web_log
         common = {"started_at": self.record["started_at"], "duration_s": elapsed, "exchange_seq": self.record["seq"],
                   "route": self.route.name}
         if self.policy is not None and self.policy.refusal is not None:

@@ -111,6 +111,9 @@ class GatewayConfig(BaseModel):
     retry_after_max_s: float = Field(
         60.0, ge=0, description="An upstream Retry-After up to this many seconds is honoured; a longer one is ignored."
     )
+    seal_grace_s: float = Field(
+        10.0, ge=0, description="When the controller seals an attempt, how long its exchanges still in flight get to "
+        "end before its logs are closed, seconds.")
     connect_timeout_s: float = Field(30.0, gt=0, description="Time to open a connection to the upstream, seconds.")
     read_timeout_s: float = Field(
         600.0, gt=0, description="Longest silence while waiting for upstream bytes (headers or body), seconds."

@@ -1,0 +1,115 @@
+"""What the gateway holds for one attempt, and the controller's switch from one attempt to the next.
+
+A gateway process serves one attempt at a time. The attempt's scope is its agent token, budget meter,
+retry policy, log files and exchange numbering. The sandbox may keep a gateway container for several
+attempts of a run (issue 17's reused helper pair): the controller then seals the attempt that ended
+(`POST /_gateway/seal`: its token is refused from then on, its exchanges still in flight finish, its
+summary is written and its logs closed) and opens the next one (`POST /_gateway/open`: a new token,
+fresh counters, new log files). An exchange keeps the scope it started in, so nothing of one attempt is
+ever counted or logged in another's.
+"""
+
+import asyncio
+import itertools
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from sandbox.gateway._budget import BudgetMeter
+from sandbox.gateway._exchange import ExchangeLog, Redactor
+from sandbox.gateway._upstream import RetryPolicy
+from sandbox.models import PROVIDER_WEB_LOG, Budget, GatewayState, NetworkLog
+
+INITIAL = "initial"
+"""The generation of the attempt a gateway starts with (from its config file)."""
+
+
+class AttemptOpen(BaseModel):
+    """Body of `POST /_gateway/open`: the next attempt's token, budget and files."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    generation: str = Field(min_length=1, max_length=200, description="The controller's name for the attempt.")
+    agent_token: SecretStr = Field(min_length=8, description="The attempt's dummy token for the agent.")
+    budget: Budget = Field(description="What the attempt may spend.")
+    log_path: Path = Field(description="The attempt's gateway.jsonl (created; must not hold lines yet).")
+    summary_path: Path = Field(description="The attempt's gateway_state.json.")
+    web_log_path: Path | None = Field(None, description="The attempt's provider_web.jsonl; default beside the log.")
+
+
+class ScopeReport(BaseModel):
+    """The answer of the control endpoints: which attempt, whether it is sealed, and its counters."""
+
+    generation: str
+    sealed: bool
+    in_flight: int
+    state: GatewayState
+
+
+class AttemptScope:
+    """One attempt's token, meter, retry policy, logs and numbering, and its exchanges in flight."""
+
+    def __init__(self, generation: str, agent_token: str, budget: Budget, log_path: Path, summary_path: Path,
+                 web_log_path: Path | None, secrets: list[str], backoff: dict[str, float]) -> None:
+        self.generation = generation
+        self.token = agent_token.encode()
+        self.summary_path = summary_path
+        every = [*secrets, agent_token]
+        self.redactor = Redactor(every)
+        self.log = ExchangeLog(log_path, every)
+        self.web_log = NetworkLog(web_log_path if web_log_path is not None else log_path.with_name(PROVIDER_WEB_LOG))
+        self.meter = BudgetMeter(budget)
+        self.policy = RetryPolicy(retries=budget.upstream_retries, **backoff)
+        self.seq = itertools.count(1)
+        self.sealed = False
+        self.closed = False
+        self.in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @property
+    def budget(self) -> Budget:
+        return self.meter.budget
+
+    def enter(self) -> None:
+        """An exchange of this attempt begins."""
+        self.in_flight += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+        if self.in_flight == 0:
+            self._idle.set()
+
+    def write_summary(self) -> None:
+        """Write `GatewayState` to the summary file, atomically (temporary name, then rename)."""
+        if self.closed:
+            return
+        path = self.summary_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(self.meter.state.model_dump_json(indent=2), "utf-8")
+        os.replace(temporary, path)
+
+    async def seal(self, grace_s: float) -> None:
+        """Refuse the token from now on, give the exchanges in flight `grace_s` to end, then write the summary
+        and close the logs. An exchange still running after that is neither counted nor logged any more."""
+        self.sealed = True
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout=grace_s)
+        except TimeoutError:
+            pass
+        self.close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.write_summary()
+        self.closed = True
+        self.log.close()
+        self.web_log.close()
+
+    def report(self) -> ScopeReport:
+        return ScopeReport(generation=self.generation, sealed=self.sealed, in_flight=self.in_flight,
+                           state=self.meter.state)
