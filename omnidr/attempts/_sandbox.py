@@ -3,8 +3,10 @@ gateway and the egress proxy on it and on an outside network, budgets enforced o
 
 import dataclasses
 import errno
+import ipaddress
 import json
 import os
+import random
 import re
 import secrets
 import socket
@@ -18,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import docker.types
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
@@ -63,6 +66,11 @@ LABEL_OWNER = "org.omnidr.owner"
 LABEL_DRIVER = "org.omnidr.driver"
 GATEWAY_PORT = 8080
 PROXY_PORT = 3128
+SANDBOX_POOL = ipaddress.ip_network("198.18.0.0/15")
+"""Addresses of the attempts' internal networks (RFC 2544 benchmarking range, never a real destination); the
+egress proxy refuses them, so an agent cannot reach the sandbox's own networks through it."""
+SANDBOX_SUBNETS = list(SANDBOX_POOL.subnets(new_prefix=28))
+SUBNET_TRIES = 20
 # The agent's /etc/resolv.conf: a resolver where nothing listens (the agent's own loopback, port 53 closed), one
 # try, so that every lookup but the hosts file's two doors fails at once.
 RESOLV_CONF = ("# OmniDR sandbox: no resolver. The model gateway and the egress proxy are in /etc/hosts; the proxy\n"
@@ -332,8 +340,19 @@ class AttemptSandbox:
         # inhibit_ipv4: the host takes no address on this bridge, so the agent cannot reach services
         # listening on the host itself (an internal network only stops forwarding, not host-bound traffic).
         options = {"com.docker.network.bridge.inhibit_ipv4": "true"} if internal else {}
-        net = self.client.networks.create(name, driver="bridge", internal=internal, labels=self.labels,
-                                          check_duplicate=True, options=options)
+        # The internal network's /28 is drawn from SANDBOX_POOL, which the proxy refuses (--refuse-net), so an agent
+        # cannot reach another attempt's network through it; a /28 another network holds is answered "overlaps".
+        for tries_left in range(SUBNET_TRIES - 1, -1, -1) if internal else (0,):
+            subnet = str(random.choice(SANDBOX_SUBNETS))
+            ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=subnet)]) if internal else None
+            try:
+                net = self.client.networks.create(name, driver="bridge", internal=internal, labels=self.labels,
+                                                  check_duplicate=True, options=options, ipam=ipam)
+            except APIError as exc:
+                if internal and tries_left and "overlap" in str(exc):
+                    continue
+                raise
+            break
         self.networks.append(net)
         return net
 
@@ -386,7 +405,8 @@ class AttemptSandbox:
 
     def _start_proxy(self, dirs: AttemptPaths, internal) -> str:
         spec = self.spec
-        command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}"]
+        command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}",
+                   "--refuse-net", str(SANDBOX_POOL)]
         volumes = {str(dirs.logs): {"bind": "/logs", "mode": "rw"}}
         if spec.proxy_mode in ("intercept", "record", "replay"):
             # the proxy makes a CA for this attempt alone and writes its certificate for the agent's trust store

@@ -5,6 +5,7 @@ line on stderr. Run with `--help` for the options; `sandbox/egress/README.md` ex
 """
 
 import argparse
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -54,7 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default /tmp/omnidr-egress)")
     p.add_argument("--upstream-ca", action="append", type=Path, default=[], metavar="PEM",
                    help="extra CA certificates trusted for upstream HTTPS servers (intercept/record); repeatable")
+    p.add_argument("--refuse-net", action="append", default=[], metavar="CIDR",
+                   help="never connect to this network (the project's own Docker networks): in log, intercept and "
+                        "record, a destination in it, or a name resolving into it, is answered 403; repeatable")
+    p.add_argument("--admin-token-env", metavar="NAME",
+                   help="environment variable holding the host's admin token: enables control requests to "
+                        "http://omnidr-egress.control (new log and CA per attempt, see README.md)")
     return p
+
+
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    try:
+        return ipaddress.ip_network(text.strip())
+    except ValueError as exc:
+        raise ValueError(f"--refuse-net {text!r}: give a network as ADDRESS/PREFIX with no host bits set ({exc})") \
+            from None
 
 
 def _inject(text: str) -> tuple[str, str, str]:
@@ -75,12 +90,15 @@ def config_from_args(argv: list[str] | None = None) -> EgressConfig:
             raise ValueError(f"{path} does not exist")
     denylist = Denylist.from_sources(args.denylist, args.denylist_file)
     inject = tuple(_inject(text) for text in args.inject_header)
+    refuse_nets = tuple(_network(text) for text in args.refuse_net)
+    if args.admin_token_env is not None and not os.environ.get(args.admin_token_env):
+        raise ValueError(f"--admin-token-env: environment variable {args.admin_token_env} (the admin token) is not set")
     try:
         return EgressConfig(
             mode=args.mode, listen_host=args.listen[0], listen_port=args.listen[1], log_path=args.log,
             denylist=tuple(str(rule) for rule in denylist.rules), replay_dir=args.replay_dir,
             record_dir=args.record_dir, ca_out=args.ca_out, confdir=args.confdir, upstream_ca=tuple(args.upstream_ca),
-            inject=inject,
+            inject=inject, admin_token_env=args.admin_token_env, refuse_nets=refuse_nets,
         )
     except ValidationError as exc:
         raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None

@@ -6,10 +6,18 @@ Hook order for one HTTPS request in `intercept` mode: `http_connect` (CONNECT ho
 tunnel is not decrypted: mitmproxy relays it as raw TCP (`tcp_start`, `tcp_message`, `tcp_end`), and the
 tunnel is logged when it closes. Every answer the proxy produces itself (refusal, replayed page, 404) is
 set in `requestheaders`, so no connection to the web is opened for it.
+
+Generations (control requests, see `_control.py`): every tunnel and request belongs to the generation that was
+open when it started, and its line goes to that generation's network.jsonl, or nowhere once that generation is
+sealed. Between `seal` and the next `open` agent requests are answered 503 and not logged.
 """
 
+import asyncio
+import hmac
+import json
 import logging
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,12 +25,23 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urljoin
 
-from mitmproxy import connection, http, tcp, tls
+from mitmproxy import connection, ctx, http, tcp, tls
 from mitmproxy.proxy import server_hooks
+from pydantic import BaseModel, ValidationError
 
-from sandbox.egress._config import EgressConfig
+from sandbox.egress._ca import export_ca, make_ca, sha256_of
+from sandbox.egress._config import CA_FILE, EgressConfig
+from sandbox.egress._control import (
+    CONTROL_HOST,
+    INITIAL_GENERATION,
+    ControlState,
+    GenerationOpened,
+    GenerationSealed,
+    OpenGeneration,
+)
 from sandbox.egress._corpus import CorpusRecorder, ReplayCorpus
 from sandbox.egress._denylist import Denylist
+from sandbox.egress._networks import MARK, RefusedNetworks
 from sandbox.models import BlockReason, NetworkLog, RequestEvent, Source, TunnelEvent
 
 logger = logging.getLogger("sandbox.egress")
@@ -32,7 +51,11 @@ _CONNECT_BLOCK = "omnidr.block"  # flow.metadata key: why a CONNECT was refused
 _REFUSAL = {
     "deny_mode": "Blocked: this sandbox allows no web access.\n",
     "denylist": "Blocked: this host is on the sandbox's denylist.\n",
+    "control": "Blocked: this is the egress proxy's control address, for the host only.\n",
+    "sandbox_network": "Blocked: this address is in one of the sandbox's own networks, not on the web.\n",
 }
+_BETWEEN_ATTEMPTS = "The sandbox is between attempts.\n"
+_SEAL_TIMEOUT_S = 5.0  # how long `seal` waits for the closed connections' last hooks
 _NOT_RECORDED = "not in the replay corpus"
 _TEXT = {"content-type": "text/plain; charset=utf-8"}
 
@@ -42,9 +65,23 @@ def _utc(timestamp: float | None) -> datetime:
 
 
 @dataclass
+class _Generation:
+    """One attempt's share of the proxy: its network.jsonl and its CA."""
+
+    id: str
+    log: NetworkLog
+    ca_sha256: str | None
+    confdir: Path | None = None  # the folder of its CA, when made by `open` (removed by the next `open`)
+    sealed: bool = False
+
+
+@dataclass
 class _Exchange:
     """What the addon tracks for one HTTP request (kept in `flow.metadata`)."""
 
+    generation: _Generation
+    logged: bool = True  # False for the host's control requests and the 503s between attempts
+    control: bool = False  # an authorised control request, answered in `request` once its body is read
     local: bool = False  # the proxy produced the answer itself
     source: Source = "upstream"
     block_reason: BlockReason | None = None
@@ -62,6 +99,7 @@ class _Tunnel:
     host: str
     port: int
     started: float
+    generation: _Generation
     status: int | None = None
     sent_bytes: int = 0
     received_bytes: int = 0
@@ -76,10 +114,31 @@ class EgressAddon:
         self.denylist = Denylist(list(config.denylist))
         self.corpus = ReplayCorpus(config.replay_dir) if config.replay_dir is not None else None
         self.recorder = CorpusRecorder(config.record_dir) if config.record_dir is not None else None
-        self.log = NetworkLog(config.log_path)
+        initial_ca = config.ca_out / CA_FILE if config.ca_out is not None and config.intercepts_tls else None
+        self.generation = _Generation(INITIAL_GENERATION, NetworkLog(config.log_path),
+                                      sha256_of(initial_ca) if initial_ca is not None and initial_ca.is_file() else None)
+        self.opened = 0  # generations opened by control requests (their CA folders are numbered by it)
+        self.between_attempts = False  # from the start of `seal` to the next `open`
         self.tunnels: dict[str, _Tunnel] = {}  # by agent connection id
         # headers set from the proxy's own environment (a search door's key); read once, never logged
         self.inject = {(host, header): os.environ[env] for host, header, env in config.inject}
+        self.admin_token = os.environ[config.admin_token_env].encode() if config.admin_token_env else None
+        self.refused = RefusedNetworks(config.refuse_nets if not config.offline else ())
+
+    @property
+    def log(self) -> NetworkLog:
+        """The current generation's network.jsonl."""
+        return self.generation.log
+
+    def _log_of(self, generation: _Generation) -> NetworkLog | None:
+        """Where a line of `generation` goes: its log, or nowhere once it is sealed."""
+        if generation.sealed:
+            logger.info("a line of sealed generation %s is not written", generation.id)
+            return None
+        return generation.log
+
+    def _is_control(self, host: str) -> bool:
+        return self.admin_token is not None and host.lower().rstrip(".") == CONTROL_HOST
 
     # ---- policy -----------------------------------------------------------------------------------
 
@@ -100,10 +159,16 @@ class EgressAddon:
     # ---- CONNECT tunnels ----------------------------------------------------------------------------
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
-        tunnel = _Tunnel(flow.request.host.lower(), flow.request.port, flow.request.timestamp_start)
+        if self.between_attempts and not self._is_control(flow.request.host):
+            flow.response = http.Response.make(503, _BETWEEN_ATTEMPTS, _TEXT)  # no tunnel: nothing is logged
+            return
+        tunnel = _Tunnel(flow.request.host.lower(), flow.request.port, flow.request.timestamp_start, self.generation)
         self.tunnels[flow.client_conn.id] = tunnel
         try:
-            reason = self._host_refusal(flow.request.host)
+            reason = "control" if self._is_control(flow.request.host) else self._host_refusal(flow.request.host)
+            if reason is None and (refusal := self.refused.literal_refusal(flow.request.host)) is not None:
+                reason = "sandbox_network"  # an address; a name is resolved and checked in `server_connect`
+                tunnel.errors.append(refusal)
         except Exception as exc:  # fail closed: a policy that cannot be applied lets nothing through
             logger.exception("egress policy failed for CONNECT %s", flow.request.host)
             flow.response = http.Response.make(502, "Egress proxy error.\n", _TEXT)
@@ -123,6 +188,11 @@ class EgressAddon:
         if tunnel is None:
             return
         reason: BlockReason | None = flow.metadata.get(_CONNECT_BLOCK)
+        if reason is None and flow.response is not None and MARK in flow.response.get_text(strict=False):
+            # `server_connect` refused the early connection: a 403 like the other refusals, not mitmproxy's 502
+            tunnel.errors.append(flow.response.get_text(strict=False).split(": ", 1)[-1].split(" If you plan", 1)[0])
+            flow.response = http.Response.make(403, _REFUSAL["sandbox_network"], _TEXT)
+            reason = "sandbox_network"
         if flow.response is not None:
             tunnel.status = flow.response.status_code
             if reason is None:  # mitmproxy's own answer, e.g. 502 when the host cannot be reached
@@ -177,13 +247,17 @@ class EgressAddon:
         tunnel = self.tunnels.get(flow.client_conn.id)
         if tunnel is None:  # not expected in regular proxy mode: every TCP flow follows a CONNECT
             host, port = flow.server_conn.address or ("unknown", 0)
-            tunnel = self.tunnels[flow.client_conn.id] = _Tunnel(str(host), int(port), flow.timestamp_created, 200)
+            tunnel = self.tunnels[flow.client_conn.id] = _Tunnel(str(host), int(port), flow.timestamp_created,
+                                                                 self.generation, 200)
         return tunnel
 
     def _write_tunnel(self, tunnel: _Tunnel, blocked: BlockReason | None = None) -> None:
-        self.log.write(
+        log = self._log_of(tunnel.generation)
+        if log is None:
+            return
+        log.write(
             TunnelEvent(
-                seq=self.log.next_seq(),
+                seq=log.next_seq(),
                 started_at=_utc(tunnel.started),
                 duration_s=round(max(0.0, time.time() - tunnel.started), 6),
                 mode=self.config.mode,
@@ -201,18 +275,39 @@ class EgressAddon:
 
     # ---- HTTP requests ---------------------------------------------------------------------------
 
-    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+    async def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         if self.config.offline:  # a guard: every answer in these modes is made by the proxy itself
             data.server.error = f"the egress proxy opens no connection to the web in {self.config.mode} mode"
+        elif self.refused and data.server.address is not None and data.server.error is None:
+            host, port = data.server.address[:2]
+            refusal = await self.refused.refusal(str(host), int(port))
+            if refusal is not None:  # the agent gets 403 (see `http_connect_error`, `requestheaders`)
+                data.server.error = f"refused: {refusal}"
 
-    def requestheaders(self, flow: http.HTTPFlow) -> None:
-        exchange = _Exchange()
+    async def requestheaders(self, flow: http.HTTPFlow) -> None:
+        exchange = _Exchange(self.generation)
         flow.metadata[_META] = exchange
+        if self._is_control(flow.request.host):
+            self._control_headers(flow, exchange)
+            return
+        if self.between_attempts:
+            exchange.logged = False
+            self._answer(flow, exchange, http.Response.make(503, _BETWEEN_ATTEMPTS, _TEXT), "proxy")
+            return
         tunnel = self.tunnels.get(flow.client_conn.id)
         if tunnel is not None:
             tunnel.requests += 1
         try:
             reason = self._request_refusal(flow.request)
+            if reason is None and self.refused:
+                # A name is resolved here too, so that the agent gets a clean 403 rather than mitmproxy's 502 when
+                # `server_connect` refuses; a request inside a tunnel goes where its CONNECT, checked, went.
+                host = flow.request.host.lower()
+                refusal = (self.refused.literal_refusal(host) if tunnel is not None and tunnel.host == host
+                           else await self.refused.refusal(host, flow.request.port))
+                if refusal is not None:
+                    reason = "sandbox_network"
+                    exchange.error = refusal
             if reason is not None:
                 self._answer(flow, exchange, http.Response.make(403, _REFUSAL[reason], _TEXT), "proxy")
                 exchange.block_reason = reason
@@ -323,6 +418,8 @@ class EgressAddon:
             exchange.record_file = None
         if flow.error is not None:
             exchange.error = flow.error.msg
+            if MARK in flow.error.msg and exchange.block_reason is None:
+                exchange.block_reason = "sandbox_network"
         status = flow.response.status_code if flow.response is not None else None
         if flow.response is not None and not exchange.streamed:
             exchange.received_bytes = len(flow.response.raw_content or b"")
@@ -331,12 +428,15 @@ class EgressAddon:
     def _write_request(
         self, flow: http.HTTPFlow, exchange: _Exchange, status: int | None, recorded: str | None
     ) -> None:
+        log = self._log_of(exchange.generation) if exchange.logged else None
+        if log is None:
+            return
         request = flow.request
         end = flow.response.timestamp_end if flow.response is not None and flow.response.timestamp_end else time.time()
         content_type = flow.response.headers.get("content-type") if flow.response is not None else None
-        self.log.write(
+        log.write(
             RequestEvent(
-                seq=self.log.next_seq(),
+                seq=log.next_seq(),
                 started_at=_utc(request.timestamp_start),
                 duration_s=round(max(0.0, end - request.timestamp_start), 6),
                 mode=self.config.mode,
@@ -357,14 +457,132 @@ class EgressAddon:
             )
         )
 
+    # ---- control requests (generations) -----------------------------------------------------------------
+
+    def _control_headers(self, flow: http.HTTPFlow, exchange: _Exchange) -> None:
+        """A request to the control host: with the admin token it is answered in `request` (its body is needed)
+        and not logged; without, it is refused 403 and logged as blocked, so that an agent probing it shows."""
+        assert self.admin_token is not None
+        given = flow.request.headers.get("authorization", "").encode()
+        if hmac.compare_digest(given, b"Bearer " + self.admin_token):
+            exchange.logged = False
+            exchange.control = True
+            exchange.local = True
+            exchange.source = "proxy"
+        else:
+            self._answer(flow, exchange, http.Response.make(403, _REFUSAL["control"], _TEXT), "proxy")
+            exchange.block_reason = "control"
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        exchange: _Exchange | None = flow.metadata.get(_META)
+        if exchange is None or not exchange.control:
+            return
+        path, method = flow.request.path.split("?", 1)[0], flow.request.method
+        try:
+            if path == "/state" and method == "GET":
+                flow.response = _json(200, self._state())
+            elif path == "/open" and method == "POST":
+                flow.response = await self._open(flow.request.get_content(strict=False) or b"")
+            elif path == "/seal" and method == "POST":
+                flow.response = await self._seal(flow.client_conn.id)
+            elif path in ("/state", "/open", "/seal"):
+                flow.response = _error(405, f"{method} {path}: use GET /state, POST /open or POST /seal")
+            else:
+                flow.response = _error(404, f"no control request {path}: use GET /state, POST /open or POST /seal")
+        except Exception as exc:  # the host reads the reason; the proxy goes on
+            logger.exception("control request %s %s failed", method, path)
+            flow.response = _error(500, f"{method} {path} failed: {exc!r}")
+
+    def _state(self) -> ControlState:
+        g = self.generation
+        return ControlState(generation=g.id, sealed=g.sealed, events=g.log.written, ca_sha256=g.ca_sha256)
+
+    async def _open(self, body: bytes) -> http.Response:
+        if self.config.mode == "record":
+            return _error(409, "record mode is one attempt per proxy")
+        if not self.generation.sealed:
+            return _error(409, f"generation {self.generation.id} is still open: seal it first")
+        try:
+            spec = OpenGeneration.model_validate_json(body)
+        except ValidationError as exc:
+            return _error(400, f"open needs a JSON body {{generation, log_path, ca_out}}: {exc.errors()[0]['msg']}")
+        self.opened += 1
+        confdir: Path | None = None
+        log = NetworkLog(Path(spec.log_path))
+        try:
+            ca_sha256, store = None, None
+            if self.config.intercepts_tls:  # a fresh CA (new key) for this generation alone
+                confdir = self.config.confdir / f"gen-{self.opened}"
+                shutil.rmtree(confdir, ignore_errors=True)
+                store = await asyncio.to_thread(make_ca, confdir)
+                if spec.ca_out is not None:
+                    ca_sha256 = sha256_of(export_ca(confdir, Path(spec.ca_out)))
+        except BaseException:
+            log.close()
+            if confdir is not None:
+                shutil.rmtree(confdir, ignore_errors=True)
+            raise
+        if store is not None:
+            # mitmproxy's TLS add-on signs every certificate it makes for a new connection with `certstore`
+            # (TlsConfig.get_cert -> self.certstore.get_cert); the new store has no certificate of the old CA cached.
+            ctx.master.addons.get("tlsconfig").certstore = store
+        previous = self.generation.confdir
+        self.generation = _Generation(spec.generation, log, ca_sha256, confdir)
+        self.between_attempts = False
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)
+        logger.info("generation %s open: log %s", spec.generation, spec.log_path)
+        return _json(200, GenerationOpened(generation=spec.generation, log_path=spec.log_path, ca_sha256=ca_sha256))
+
+    async def _seal(self, own_client: str) -> http.Response:
+        generation = self.generation
+        if generation.sealed:
+            return _error(409, f"generation {generation.id} is already sealed")
+        self.between_attempts = True  # from now on agent requests get 503
+        # Close the agents' connections as mitmproxy's inactivity timeout does (ConnectionHandler.on_timeout):
+        # cancelling the client's task runs mitmproxy's own close path, whose hooks (error, tcp_end,
+        # client_disconnected) still write the generation's last lines; Proxyserver.connections (by client id)
+        # drops each connection once its client_disconnected hook has run.
+        connections = ctx.master.addons.get("proxyserver").connections
+        closing = [cid for cid in connections if cid != own_client]
+        for cid in closing:
+            handler = connections[cid]
+            io = handler.transports.get(handler.client)
+            if io is not None and io.handler is not None:
+                io.handler.cancel("the attempt ended")
+        deadline = time.monotonic() + _SEAL_TIMEOUT_S
+        while any(cid in connections for cid in closing) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self._flush_tunnels(generation, "still open when the attempt ended")
+        generation.sealed = True
+        generation.log.close()
+        logger.info("generation %s sealed: %d events", generation.id, generation.log.written)
+        return _json(200, GenerationSealed(generation=generation.id, events=generation.log.written))
+
+    def _flush_tunnels(self, generation: _Generation, why: str) -> None:
+        """Write the still-open tunnels of `generation` that have no line of their own yet, and forget them."""
+        for client_id, tunnel in list(self.tunnels.items()):
+            if tunnel.generation is not generation:
+                continue
+            if tunnel.requests == 0 or tunnel.raw:
+                tunnel.errors.append(why)
+                self._write_tunnel(tunnel)
+            del self.tunnels[client_id]
+
     # ---- shutdown ------------------------------------------------------------------------------------
 
     def done(self) -> None:
-        for tunnel in list(self.tunnels.values()):
-            if tunnel.requests == 0 or tunnel.raw:
-                tunnel.errors.append("still open when the proxy stopped")
-                self._write_tunnel(tunnel)
+        self._flush_tunnels(self.generation, "still open when the proxy stopped")
         self.tunnels.clear()
         if self.recorder is not None:
             self.recorder.close()
-        self.log.close()
+        if not self.generation.sealed:
+            self.generation.log.close()
+
+
+def _json(status: int, answer: BaseModel) -> http.Response:
+    return http.Response.make(status, answer.model_dump_json(), {"content-type": "application/json"})
+
+
+def _error(status: int, message: str) -> http.Response:
+    return http.Response.make(status, json.dumps({"error": message}), {"content-type": "application/json"})

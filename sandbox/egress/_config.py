@@ -1,5 +1,6 @@
 """What one egress proxy process is told to do (from its command line), checked before mitmproxy starts."""
 
+from ipaddress import IPv4Network, IPv6Network
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -57,6 +58,12 @@ class EgressConfig(BaseModel):
     inject: tuple[tuple[str, str, str], ...] = Field(
         (), description="(host, header, environment variable): the proxy sets the header on every request to the "
         "host from its own environment (the search door's key), so the key never enters the agent's container.")
+    admin_token_env: str | None = Field(
+        None, description="Environment variable of the proxy holding the host's admin token for control requests "
+        "(see `_control.py`); None: no control requests, the control host is an ordinary host.")
+    refuse_nets: tuple[IPv4Network | IPv6Network, ...] = Field(
+        (), description="Networks the proxy never connects to (the project's own Docker networks): in log, "
+        "intercept and record a destination in one of them, or a name resolving into one, is answered 403.")
 
     @model_validator(mode="after")
     def _check(self) -> "EgressConfig":

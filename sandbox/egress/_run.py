@@ -3,8 +3,6 @@
 import asyncio
 import importlib.util
 import logging
-import os
-import shutil
 import signal
 import sys
 import types
@@ -31,7 +29,7 @@ def _lean_addons_package() -> None:
 
 _lean_addons_package()
 
-from mitmproxy import certs, options  # noqa: E402 - after the lean package is in place
+from mitmproxy import options  # noqa: E402 - after the lean package is in place
 from mitmproxy.addons import core, disable_h2c, errorcheck, next_layer, proxyserver, tlsconfig  # noqa: E402
 from mitmproxy.master import Master  # noqa: E402
 
@@ -42,10 +40,8 @@ LEAN_ADDONS = (core.Core, proxyserver.Proxyserver, next_layer.NextLayer, tlsconf
                errorcheck.ErrorCheck)
 
 from sandbox.egress._addon import EgressAddon  # noqa: E402 - imports mitmproxy, after the lean package
-from sandbox.egress._config import CA_FILE, EgressConfig  # noqa: E402
-
-CA_BASENAME = "mitmproxy"  # mitmproxy's names in confdir: mitmproxy-ca.pem (key + cert), mitmproxy-ca-cert.pem
-CA_KEY_SIZE = 2048
+from sandbox.egress._ca import ca_certificate, export_ca, make_ca  # noqa: E402
+from sandbox.egress._config import EgressConfig  # noqa: E402
 
 
 class StartupError(Exception):
@@ -57,18 +53,10 @@ def prepare_ca(config: EgressConfig) -> Path:
 
     Done before mitmproxy listens, so that once the port accepts connections the certificate the agent must
     trust is on disk. Returns the exported file (or the certificate in confdir when there is no `ca_out`)."""
-    config.confdir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    certs.CertStore.from_store(config.confdir, CA_BASENAME, CA_KEY_SIZE)
-    cert = config.confdir / f"{CA_BASENAME}-ca-cert.pem"
+    make_ca(config.confdir)
     if config.ca_out is None:
-        return cert
-    config.ca_out.mkdir(parents=True, exist_ok=True)
-    target = config.ca_out / CA_FILE
-    tmp = config.ca_out / f".{CA_FILE}.tmp"
-    shutil.copyfile(cert, tmp)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, target)
-    return target
+        return ca_certificate(config.confdir)
+    return export_ca(config.confdir, config.ca_out)
 
 
 def _upstream_bundle(config: EgressConfig) -> str | None:

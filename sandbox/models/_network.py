@@ -19,8 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 ProxyMode = Literal["log", "intercept", "record", "replay", "deny"]
 """How the proxy treats traffic (see `sandbox/egress/README.md`)."""
 
-BlockReason = Literal["deny_mode", "denylist"]
-"""Why the proxy refused a request: the proxy runs in `deny` mode, or the target is on the denylist."""
+BlockReason = Literal["deny_mode", "denylist", "control", "sandbox_network"]
+"""Why the proxy refused a request: the proxy runs in `deny` mode; the target is on the denylist; the request
+went to the proxy's control address (`omnidr-egress.control`) without the host's admin token; or the target
+is an address in one of the project's own Docker networks (`--refuse-net`)."""
 
 Source = Literal["upstream", "replay", "proxy"]
 """Who produced the answer: the real server, the replay corpus, or the proxy itself (a refusal or a 404)."""
@@ -188,6 +190,8 @@ class NetworkLog:
         self.path = path
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the proxy's life
         self._seq = 0
+        self.written = 0
+        """Events written so far."""
 
     def next_seq(self) -> int:
         self._seq += 1
@@ -196,6 +200,7 @@ class NetworkLog:
     def write(self, event: WebEvent) -> None:
         self._file.write(event.model_dump_json() + "\n")
         self._file.flush()
+        self.written += 1
 
     def close(self) -> None:
         self._file.close()

@@ -10,14 +10,29 @@ They check what the agent gets and what network.jsonl says.
 
 import base64
 import contextlib
+import datetime
+import hashlib
+import http.server
+import ipaddress
 import json
 import secrets
+import socket
+import ssl
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import docker.errors
+import docker.types
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from testkit import ROOT
 
 from sandbox.egress import (
@@ -132,6 +147,11 @@ def test_recorder_writes_a_corpus_that_replay_and_the_snapshot_model_read(tmp_pa
         (["--mode", "intercept", "--inject-header", "search.example=X-Token:OMNIDR_TEST_UNSET_VAR"],
          "environment variable OMNIDR_TEST_UNSET_VAR (the value of X-Token for search.example) is not set"),
         (["--mode", "log", "--inject-header", "search.example=X-Token:HOME"], "needs a mode that reads requests"),
+        (["--mode", "log", "--refuse-net", "198.18.0.0/33"], "--refuse-net '198.18.0.0/33': give a network"),
+        (["--mode", "log", "--refuse-net", "198.18.0.1/15"], "has host bits set"),
+        (["--mode", "log", "--refuse-net", "sandbox"], "--refuse-net 'sandbox': give a network"),
+        (["--mode", "log", "--admin-token-env", "OMNIDR_TEST_UNSET_VAR"],
+         "environment variable OMNIDR_TEST_UNSET_VAR (the admin token) is not set"),
     ],
 )
 def test_bad_command_line_is_exit_2_and_one_line(capsys, args, message):
@@ -562,3 +582,293 @@ def test_a_request_the_proxy_cannot_handle_fails_closed_and_is_logged(setup, tmp
     assert answer.status == 502
     [event] = proxy.events(_url("http://gone.test/page"))
     assert event.status == 502 and event.source == "proxy" and "egress proxy error" in event.error
+
+
+# ---- a reused proxy: generations through control requests (one proxy container on the host's loopback) -------
+
+ADMIN_ENV = "OMNIDR_EGRESS_ADMIN"
+CONTROL = "http://omnidr-egress.control"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for localhost (and its own CA), with its key, as PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = folder / "origin.pem", folder / "origin-key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    cert_file.chmod(0o644)
+    return cert_file, key_file
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        body = f"page {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@dataclass
+class LoopbackProxy:
+    """An egress proxy on 127.0.0.1 (a container of the egress image on the host's network) and a loopback
+    origin (HTTP and HTTPS, in this process); the proxy's /logs and /ca are `folder/logs` and `folder/ca`."""
+
+    port: int
+    folder: Path
+    container: object
+    http_origin: str
+    https_origin: str
+    origin_cert: Path
+
+    def open(self, url: str, *, method: str = "GET", body: bytes | None = None, headers: dict | None = None,
+             trust: Path | None = None) -> tuple[int | None, bytes]:
+        """One request through the proxy: (status, body), or (None, the error) when it failed."""
+        proxy = f"http://127.0.0.1:{self.port}"
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({"http": proxy, "https": proxy}),
+            urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=trust) if trust else None),
+        )
+        request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+        try:
+            with opener.open(request, timeout=15) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+        except urllib.error.URLError as e:
+            return None, repr(e.reason).encode()
+
+    def control(self, action: str, answer: dict | None = None, token: str | None = "admin-secret") -> dict:
+        method = "GET" if action == "state" else "POST"
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        body = json.dumps(answer).encode() if answer is not None else (b"" if method == "POST" else None)
+        status, text = self.open(f"{CONTROL}/{action}", method=method, body=body, headers=headers)
+        return {"status": status, **json.loads(text)}
+
+    def log(self, name: str) -> list:
+        return read_network_log(self.folder / "logs" / name)
+
+
+def _start_loopback_proxy(client, tag: str, folder: Path, *args: str, token: bool = True,
+                          mounts: dict[str, Path] | None = None) -> tuple[object, int]:
+    folder.mkdir(parents=True, exist_ok=True)
+    for sub in ("logs", "ca"):
+        (folder / sub).mkdir(exist_ok=True)
+        (folder / sub).chmod(0o777)
+    port = _free_port()
+    command = ["--listen", f"127.0.0.1:{port}", "--log", "/logs/initial.jsonl", "--ca-out", "/ca/initial", *args]
+    environment = {ADMIN_ENV: "admin-secret"} if token else {}
+    if token:
+        command += ["--admin-token-env", ADMIN_ENV]
+    volumes = {str(folder / "logs"): {"bind": "/logs", "mode": "rw"}, str(folder / "ca"): {"bind": "/ca", "mode": "rw"}}
+    volumes.update({str(path): {"bind": bind, "mode": "ro"} for bind, path in (mounts or {}).items()})
+    container = client.containers.run(
+        tag, command, network_mode="host", environment=environment, volumes=volumes, labels=TEST_LABELS,
+        read_only=True, tmpfs={"/tmp": "size=64m"}, cap_drop=["ALL"], security_opt=["no-new-privileges"], detach=True,
+        name=f"omnidr-test-loopback-{secrets.token_hex(4)}",
+    )
+    deadline = time.monotonic() + 60
+    while b"proxy listening at" not in container.logs():
+        container.reload()
+        assert container.status not in ("exited", "dead"), container.logs().decode()[-2000:]
+        assert time.monotonic() < deadline, "the proxy did not start"
+        time.sleep(0.1)
+    return container, port
+
+
+@pytest.fixture(scope="module")
+def loopback(tmp_path_factory):
+    from omnidr.images import build_images, docker_client
+
+    client = docker_client()
+    tag = {b.name: b for b in build_images(["egress"])}["egress"].tag
+    folder = tmp_path_factory.mktemp("loopback")
+    (folder / "origin").mkdir()
+    (folder / "origin").chmod(0o755)
+    cert, key = _self_signed(folder / "origin")
+    plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    secure = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    secure.socket = context.wrap_socket(secure.socket, server_side=True)
+    for server in (plain, secure):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    containers = []
+    try:
+        container, port = _start_loopback_proxy(client, tag, folder / "intercept", "--mode", "intercept",
+                                                "--upstream-ca", "/origin/origin.pem",
+                                                mounts={"/origin": folder / "origin"})
+        containers.append(container)
+        proxy = LoopbackProxy(port=port, folder=folder / "intercept", container=container,
+                              http_origin=f"http://localhost:{plain.server_address[1]}",
+                              https_origin=f"https://localhost:{secure.server_address[1]}", origin_cert=cert)
+
+        def start(folder: Path, *args: str, **kwargs) -> LoopbackProxy:
+            container, port = _start_loopback_proxy(client, tag, folder, *args, **kwargs)
+            containers.append(container)
+            return LoopbackProxy(port, folder, container, proxy.http_origin, proxy.https_origin, cert)
+
+        yield proxy, start
+    finally:
+        for container in containers:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+        plain.shutdown()
+        secure.shutdown()
+
+
+@pytest.mark.docker
+def test_a_reused_proxy_gives_each_generation_its_own_log_and_ca(loopback):
+    proxy, _ = loopback
+    assert proxy.control("seal") == {"status": 200, "generation": "initial", "events": 0}
+    opened = proxy.control("open", {"generation": "A", "log_path": "/logs/A/network.jsonl", "ca_out": "/ca/A"})
+    ca_a = proxy.folder / "ca" / "A" / CA_FILE
+    assert opened == {"status": 200, "generation": "A", "log_path": "/logs/A/network.jsonl",
+                      "ca_sha256": hashlib.sha256(ca_a.read_bytes()).hexdigest()}
+    assert proxy.open(f"{proxy.http_origin}/a-plain") == (200, b"page /a-plain")
+    assert proxy.open(f"{proxy.https_origin}/a-secure", trust=ca_a) == (200, b"page /a-secure")
+    # An agent's tunnel still open when the attempt ends: the proxy closes it and logs it in A.
+    idle = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    idle.sendall(f"CONNECT {proxy.https_origin.removeprefix('https://')} HTTP/1.1\r\n\r\n".encode())
+    assert idle.recv(100).startswith(b"HTTP/1.1 200")
+
+    sealed = proxy.control("seal")
+    assert idle.recv(100) == b""  # closed by the proxy
+    a_events = proxy.log("A/network.jsonl")
+    assert sealed == {"status": 200, "generation": "A", "events": 3} and len(a_events) == 3
+    assert [e.seq for e in a_events] == [1, 2, 3]
+    assert {e.url for e in a_events if isinstance(e, RequestEvent)} == {f"{proxy.http_origin}/a-plain",
+                                                                        f"{proxy.https_origin}/a-secure"}
+    [tunnel] = [e for e in a_events if isinstance(e, TunnelEvent)]
+    assert tunnel.status == 200 and tunnel.host == "localhost"
+
+    # Between attempts: 503, written nowhere.
+    status, body = proxy.open(f"{proxy.http_origin}/between")
+    assert status == 503 and b"between attempts" in body
+    assert proxy.control("state") == {"status": 200, "generation": "A", "sealed": True, "events": 3,
+                                      "ca_sha256": opened["ca_sha256"]}
+
+    opened_b = proxy.control("open", {"generation": "B", "log_path": "/logs/B/network.jsonl", "ca_out": "/ca/B"})
+    ca_b = proxy.folder / "ca" / "B" / CA_FILE
+    assert opened_b["status"] == 200 and opened_b["ca_sha256"] == hashlib.sha256(ca_b.read_bytes()).hexdigest()
+    assert opened_b["ca_sha256"] != opened["ca_sha256"]
+    assert proxy.open(f"{proxy.https_origin}/b-secure", trust=ca_b) == (200, b"page /b-secure")
+    status, error = proxy.open(f"{proxy.https_origin}/b-with-a", trust=ca_a)  # A's CA no longer signs anything
+    assert status is None and b"CERTIFICATE_VERIFY_FAILED" in error
+    assert proxy.open(f"{proxy.http_origin}/b-plain") == (200, b"page /b-plain")
+    deadline = time.monotonic() + 10
+    while len(b_events := proxy.log("B/network.jsonl")) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the refused tunnel's line is written when the agent's connection has closed
+    assert [e.seq for e in b_events] == [1, 2, 3]  # numbered from 1 again
+    assert {getattr(e, "url", None) for e in b_events} == {f"{proxy.https_origin}/b-secure", None,
+                                                          f"{proxy.http_origin}/b-plain"}
+    [refused] = [e for e in b_events if isinstance(e, TunnelEvent)]
+    assert "TLS handshake between the agent and the proxy failed" in refused.error
+    assert proxy.log("A/network.jsonl") == a_events  # nothing of B, and nothing of the 503, went to A
+    assert proxy.control("state")["events"] == 3
+    assert not any("/between" in file.read_text() for file in (proxy.folder / "logs").rglob("*.jsonl"))
+
+
+@pytest.mark.docker
+def test_the_control_address_needs_the_admin_token(loopback, tmp_path):
+    proxy, start = loopback
+    state = proxy.control("state")
+    for token in ("wrong", None):
+        status, body = proxy.open(f"{CONTROL}/state", headers={"Authorization": f"Bearer {token}"} if token else {})
+        assert status == 403 and b"control address" in body
+    status, _ = proxy.open(f"{CONTROL}/seal", method="POST", body=b"", headers={"Authorization": "Bearer wrong"})
+    assert status == 403
+    assert proxy.control("state")["sealed"] is state["sealed"]  # nothing happened
+    # An agent probing the control address is in the audit (of the generation open at the time).
+    log = proxy.log("initial.jsonl" if state["generation"] == "initial" else f"{state['generation']}/network.jsonl")
+    probes = [e for e in log if e.host == "omnidr-egress.control"]
+    assert [(e.status, e.blocked, e.block_reason) for e in probes] == [(403, True, "control")] * 3
+
+    # Without --admin-token-env the name is an ordinary host: here, a page the replay corpus does not have.
+    other = start(tmp_path / "replay", "--mode", "replay", "--replay-dir", "/replay", token=False,
+                  mounts={"/replay": DEMO_WEB})
+    status, _ = other.open(f"{CONTROL}/seal", method="POST", body=b"", headers={"Authorization": "Bearer x"})
+    assert status == 404
+    [event] = other.log("initial.jsonl")
+    assert event.status == 404 and not event.blocked and event.error == "not in the replay corpus"
+
+
+# ---- --refuse-net: the sandbox's own networks are not the web -----------------------------------------------
+
+
+@pytest.mark.docker
+def test_addresses_in_a_refused_network_are_refused_with_403_and_logged(tmp_path):
+    """An origin on two networks: `origin.test` on an ordinary one, `inside.test` on one made as the sandbox makes
+    an attempt's internal network (a /28 of SANDBOX_POOL, inhibit_ipv4). The proxies, on both, refuse the pool."""
+    from omnidr.attempts._sandbox import SANDBOX_POOL, SANDBOX_SUBNETS
+    from omnidr.images import build_images, docker_client
+
+    client = docker_client()
+    built = {b.name: b for b in build_images(["egress"])}
+    lab = Lab(client, built["egress"].tag, built["base"].tag, tmp_path)
+    try:
+        net = lab.network("open")
+        for subnet in secrets.SystemRandom().sample(SANDBOX_SUBNETS, 5):
+            ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=str(subnet))])
+            with contextlib.suppress(docker.errors.APIError):  # overlaps a network that holds it already
+                inside = client.networks.create(f"omnidr-test-egress-inside-{lab.suffix}", driver="bridge",
+                                                internal=True, labels=TEST_LABELS, ipam=ipam,
+                                                options={"com.docker.network.bridge.inhibit_ipv4": "true"})
+                break
+        lab.networks.append(inside)
+        origin_ca = lab.start_origin(net)
+        inside.connect(lab.containers[-1], aliases=["inside.test"])
+        lab.containers[-1].reload()
+        inside_ip = lab.containers[-1].attrs["NetworkSettings"]["Networks"][inside.name]["IPAddress"]
+        assert ipaddress.ip_address(inside_ip) in SANDBOX_POOL
+        log = lab.start_proxy(net, "log", "--refuse-net", str(SANDBOX_POOL), wait=False)
+        intercept = lab.start_proxy(net, "intercept", "--refuse-net", str(SANDBOX_POOL), "--upstream-ca",
+                                    "/origin/origin.pem", mounts={"/origin": origin_ca.parent}, wait=False)
+        for proxy in (log, intercept):
+            inside.connect(proxy.container, aliases=[f"{proxy.alias}-inside"])  # a route there, which it must not use
+            lab.wait_proxy(proxy)
+
+        refused = ["http://inside.test:8080/by-name", f"http://{inside_ip}:8080/by-address",
+                   "https://inside.test:8443/by-name", f"https://{inside_ip}:8443/by-address"]
+        answers = lab.fetch(net, log, *refused, "http://origin.test:8080/allowed", "https://origin.test:8443/allowed",
+                            trust=origin_ca)
+        assert [a.status for a in answers[:2]] == [403, 403] and b"sandbox's own networks" in answers[0].body
+        assert all(a.status is None and "Tunnel connection failed: 403" in a.error for a in answers[2:4])
+        assert [a.status for a in answers[4:]] == [200, 200]
+        events = log.events(lambda e: e.blocked, count=4)
+        assert all(e.block_reason == "sandbox_network" and e.status == 403 for e in events)
+        assert sorted((e.method, e.host, e.port) for e in events) == [
+            ("CONNECT", inside_ip, 8443), ("CONNECT", "inside.test", 8443), ("GET", inside_ip, 8080),
+            ("GET", "inside.test", 8080)]
+        assert all(inside_ip in e.error and str(SANDBOX_POOL) in e.error for e in events)
+        log.events(lambda e: e.host == "origin.test" and e.status == 200 and not e.blocked, count=2)
+
+        answers = lab.fetch(net, intercept, "https://inside.test:8443/by-name", "http://inside.test:8080/by-name",
+                            "https://origin.test:8443/allowed", trust=intercept.ca)
+        assert answers[0].status is None and "Tunnel connection failed: 403" in answers[0].error
+        assert [a.status for a in answers[1:]] == [403, 200]
+        assert [(e.method, e.block_reason) for e in intercept.events(lambda e: e.blocked, count=2)] == [
+            ("CONNECT", "sandbox_network"), ("GET", "sandbox_network")]
+    finally:
+        lab.close()
