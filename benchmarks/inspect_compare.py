@@ -103,8 +103,9 @@ def inspect_seconds(python: Path, n: int, image: str, tmp: Path) -> float:
     return wall
 
 
-def omnidr_seconds(n: int, tmp: Path) -> float:
-    """n attempts in one fresh process (imports included), as `omnidr run` would make them."""
+def omnidr_seconds(n: int, tmp: Path, reuse: bool = True) -> float:
+    """n attempts in one fresh process (imports included), as `omnidr run` would make them: on one reused
+    helper pair (the default since issue 17), or with `reuse=False` a new gateway and proxy for each."""
     script = textwrap.dedent(f'''
         import sys, time
         t0 = time.monotonic()
@@ -113,6 +114,7 @@ def omnidr_seconds(n: int, tmp: Path) -> float:
         from pathlib import Path
         from benchmarks.sandbox_speed import spec_for
         from omnidr.attempts import AttemptSandbox
+        from omnidr.attempts._helpers import HelperPool
         from omnidr.benchmark import open_snapshot
         from omnidr.harness import CommandHarness
         from omnidr.images import build_images, docker_client
@@ -121,10 +123,15 @@ def omnidr_seconds(n: int, tmp: Path) -> float:
         snap = open_snapshot(Path({str(ROOT / "snapshots" / "demo")!r}))
         task_id = next(iter(snap.tasks))
         harness = CommandHarness(tags["base"], ["python3", "-c", {COMMAND!r}])
+        pool = HelperPool(Path({str(tmp)!r})) if {reuse!r} else None
         for k in range({n}):
-            record = AttemptSandbox(client, spec_for(Path({str(tmp)!r}) / f"a{{k}}", tags, snap, task_id), harness).run()
+            record = AttemptSandbox(client, spec_for(Path({str(tmp)!r}) / f"a{{k}}", tags, snap, task_id), harness,
+                                    pool).run()
             print("ENDED", record.reason.value, record.detail, flush=True)
+        if pool is not None:
+            pool.close()
     ''')
+    tmp.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, text=True,
                          timeout=900)
@@ -154,14 +161,15 @@ def main() -> None:
 
     image = {r.name: r.tag for r in build_images(["base", "gateway", "egress"])}["base"]
     python = bench_venv()
-    single: dict[str, list[float]] = {"bare": [], "omnidr": [], "inspect": []}
-    further: dict[str, list[float]] = {"bare": [], "omnidr": [], "inspect": []}
+    single: dict[str, list[float]] = {"bare": [], "omnidr": [], "omnidr-fresh": [], "inspect": []}
+    further: dict[str, list[float]] = {k: [] for k in single}
     n = args.further
     for r in range(args.rounds):
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
             for name, run in (("bare", lambda k: bare_seconds(k, image)),
                               ("omnidr", lambda k, t=t: omnidr_seconds(k, t / f"o{k}")),
+                              ("omnidr-fresh", lambda k, t=t: omnidr_seconds(k, t / f"f{k}", reuse=False)),
                               ("inspect", lambda k, t=t: inspect_seconds(python, k, image, t / f"i{k}"))):
                 one, many = run(1), run(n)
                 single[name].append(one)
@@ -175,6 +183,8 @@ def main() -> None:
     print(f"each further attempt in one process: bare {per['bare']:.2f} s, omnidr {per['omnidr']:.2f} s, "
           f"Inspect {per['inspect']:.2f} s; omnidr/Inspect {per['omnidr'] / per['inspect']:.2f}, "
           f"omnidr/bare {per['omnidr'] / per['bare']:.1f}x")
+    print(f"  without helper reuse (a new pair per attempt): omnidr {per['omnidr-fresh']:.2f} s, "
+          f"omnidr/Inspect {per['omnidr-fresh'] / per['inspect']:.2f}; reused/fresh {per['omnidr'] / per['omnidr-fresh']:.2f}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from omnidr.attempts import AttemptSandbox, AttemptSpec, SandboxLimits, Upstream
+from omnidr.attempts._helpers import HelperPool  # noqa: E402
 from omnidr.benchmark import open_snapshot  # noqa: E402
 from omnidr.harness import CommandHarness  # noqa: E402
 from omnidr.images import build_images, docker_client  # noqa: E402
@@ -69,6 +70,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", default="1,2,4")
+    ap.add_argument("--per-slot", type=int, default=4, help="attempts per concurrent slot in the throughput runs")
+    ap.add_argument("--fresh-helpers", action="store_true", help="a new gateway and proxy for every attempt")
     args = ap.parse_args()
     tags = {r.name: r.tag for r in build_images(["base", "gateway", "egress"])}
     client = docker_client()
@@ -99,18 +102,29 @@ def main() -> None:
         print(f"  ratio sandbox / bare     : {s / b:.1f}x")
         print(f"  whole omnidr run, 1 attempt, start to exit: {statistics.median(whole):.2f} s")
 
+        # as a run's workers do: the attempts share a pool of helper pairs, each pair serving one attempt at a time
+        # (a worker's first attempt starts its pair); --fresh-helpers: a new pair for every attempt
+        per_minute = {}
         for n in [int(x) for x in args.concurrency.split(",")]:
             harness = CommandHarness(tags["base"], ["python3", "-c", SHORT_AGENT])
+            helpers = None if args.fresh_helpers else HelperPool(Path(tmp))
             t0 = time.monotonic()
             with ThreadPoolExecutor(max_workers=n) as pool:
                 records = list(pool.map(
-                    lambda k, n=n, harness=harness: AttemptSandbox(client, spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id),
-                                                                  harness).run(),
-                    range(2 * n)))
+                    lambda k, n=n, harness=harness, helpers=helpers: AttemptSandbox(
+                        client, spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id), harness, helpers).run(),
+                    range(args.per_slot * n)))
             wall = time.monotonic() - t0
+            if helpers is not None:
+                helpers.close()
+            total = args.per_slot * n
             ended = ", ".join(f"{k} {v}" for k, v in Counter(r.reason.value for r in records).items())
-            print(f"throughput, {n} concurrent: {2 * n} attempts in {wall:.1f} s = {60 * 2 * n / wall:.1f} attempts/min "
-                  f"({wall / (2 * n) * n:.2f} s per attempt and slot; ended: {ended})")
+            per_minute[n] = 60 * total / wall
+            print(f"throughput, {n} concurrent: {total} attempts in {wall:.1f} s = {per_minute[n]:.1f} attempts/min "
+                  f"({wall / total * n:.2f} s per attempt and slot; ended: {ended})")
+        if 1 in per_minute:
+            print("concurrent / serial throughput: " + ", ".join(
+                f"{n} at once {v / per_minute[1]:.2f}x" for n, v in per_minute.items() if n != 1))
     model.terminate()
 
 

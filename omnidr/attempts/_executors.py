@@ -17,6 +17,7 @@ from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
 
+from ._helpers import HelperPool, reuse_helpers
 from ._models import AttemptReason, AttemptRecord
 from ._sandbox import owner_id
 
@@ -37,9 +38,14 @@ def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harne
 
     config = RunConfig.model_validate_json(config_json)
     fresh: list[int] = []
-    records = run_task_attempts(docker_client(), Path(run_dir), config, open_snapshot(Path(snapshot)), task_id,
-                                harness, on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=backoff_s,
-                                reach=reach, driver=driver)
+    helpers = HelperPool(RunPaths(Path(run_dir)).attempts) if reuse_helpers() else None  # this task's retries
+    try:
+        records = run_task_attempts(docker_client(), Path(run_dir), config, open_snapshot(Path(snapshot)), task_id,
+                                    harness, on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=backoff_s,
+                                    reach=reach, driver=driver, pool=helpers)
+    finally:
+        if helpers is not None:
+            helpers.close()
     return [r.model_dump_json() for r in records], fresh
 
 

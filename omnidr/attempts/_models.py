@@ -138,6 +138,9 @@ class AttemptRecord(DiskRecord):
     )
     limits: SandboxLimits = Field(description="Resource limits of the agent container.")
     proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
+    helpers_served_before: int = Field(
+        0, ge=0, description="Attempts the gateway and proxy pair had served (each sealed, then reopened clean) "
+        "before this one: 0 when the pair was started for it.")
     report_path: str | None = Field(None, description="Report entry page relative to the attempt folder, if delivered.")
 
     @property

@@ -22,6 +22,7 @@ from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
+from ._helpers import HelperPool, reuse_helpers
 from ._instruction import instruction
 from ._models import (
     NOT_COUNTED,
@@ -169,12 +170,14 @@ def run_task_attempts(
     on_start: Callable[[str, int], None] = lambda _t, _n: None,
     reach: dict[str, str] | None = None,
     driver: str | None = None,
+    pool: HelperPool | None = None,
 ) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
     Infra and upstream errors do not count against the attempts; their retries are counted per
     invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
-    `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay)."""
+    `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
+    `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy."""
     reach = reach or {}
     bundle = snap.tasks[task_id]
     task = bundle.task
@@ -213,7 +216,7 @@ def run_task_attempts(
             folder.mkdir(parents=True, exist_ok=True)
             log.info("%s attempt %d: starting in %s", task_id, n, folder)
             on_start(task_id, n)
-            record = AttemptSandbox(client, spec, harness).run()
+            record = AttemptSandbox(client, spec, harness, pool).run()
             if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
                 log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
                 break
@@ -288,9 +291,11 @@ class LocalExecutor:
                   on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
                   parallel: int, reach: dict[str, str],
                   on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
+        helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
+
         def one(task_id: str) -> list[AttemptRecord]:
             records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                        on_start, reach)
+                                        on_start, reach, pool=helpers)
             on_task(task_id, records)
             return records
 
@@ -301,6 +306,9 @@ class LocalExecutor:
         except KeyboardInterrupt:
             stop_run(client, config.run_id(), pool)
             raise
+        finally:
+            if helpers is not None:
+                helpers.close()
         pool.shutdown()
         return out
 

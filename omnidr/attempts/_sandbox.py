@@ -3,8 +3,10 @@ gateway and the egress proxy on it and on an outside network, budgets enforced o
 
 import dataclasses
 import errno
+import hashlib
 import ipaddress
 import json
+import logging
 import os
 import random
 import re
@@ -28,7 +30,7 @@ from omnidr._files import write_atomic
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
 from omnidr.paths import HARNESS_LOGS, AttemptPaths
-from sandbox.egress import AGENT_CA_PATH, agent_ca_environment
+from sandbox.egress import AGENT_CA_PATH, CA_FILE, agent_ca_environment
 from sandbox.models import (
     GATEWAY_LOG,
     GATEWAY_STATE,
@@ -45,6 +47,7 @@ from sandbox.models import (
 )
 
 from ._contract import AgentContext, Harness
+from ._helpers import EGRESS_ADMIN_ENV, HelperPair, HelperPool, PairFailed
 from ._models import (
     AttemptReason,
     AttemptRecord,
@@ -52,6 +55,8 @@ from ._models import (
     SandboxLimits,
     Upstream,
 )
+
+log = logging.getLogger(__name__)
 
 LABEL_RUN = "org.omnidr.run"
 # Set by the runner on Ctrl-C: attempts stopped by it are not finished attempts (no attempt.json is
@@ -194,6 +199,10 @@ def _vanished(gone: list[str]) -> str | None:
     return text
 
 
+def _sha256(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
 def _outage_requests(gateway_log: Path) -> int:
     """Exchanges that failed on the upstream's side (`GatewayExchange.upstream_outage`)."""
     n = 0
@@ -212,10 +221,16 @@ def _outage_requests(gateway_log: Path) -> int:
 class AttemptSandbox:
     """Creates, runs and tears down the containers and networks of one attempt."""
 
-    def __init__(self, client, spec: AttemptSpec, harness: Harness):
+    def __init__(self, client, spec: AttemptSpec, harness: Harness, pool: HelperPool | None = None):
         self.client = client
         self.spec = dataclasses.replace(spec, folder=spec.folder.resolve())  # bind mounts need absolute paths
         self.harness = harness
+        # a pool of reused helper pairs (see _helpers); record mode writes its corpus into the attempt's folder
+        # from the proxy's start, so its pairs serve one attempt each
+        self.pool = pool if pool is not None and spec.proxy_mode != "record" and self.spec.folder.is_relative_to(
+            pool.root) else None
+        self.pair: HelperPair | None = None
+        self._served_since: datetime | None = None  # when the pair began serving this attempt (its log lines)
         self.suffix = f"{spec.run_id[:12]}-{secrets.token_hex(3)}"
         me = owner_id()
         self.labels = {LABEL_RUN: spec.run_id, LABEL_ATTEMPT: f"{spec.task_id}/{spec.attempt}", LABEL_OWNER: me,
@@ -226,6 +241,7 @@ class AttemptSandbox:
         self.doors: dict[str, str] = {}  # alias (gateway, proxy) -> its address on the attempt's internal network
         self.token = "omnidr-attempt-" + secrets.token_hex(16)
         self.admin_token = "omnidr-admin-" + secrets.token_hex(16)
+        self.generation = f"{spec.task_id}/{spec.attempt}/{self.suffix}"
 
     # -- layout on the host ------------------------------------------------------------------
     def _dirs(self) -> AttemptPaths:
@@ -265,15 +281,14 @@ class AttemptSandbox:
                 record["command"] = command
                 image_ids, record["image_packages"] = self._images()
                 internal = self._network(f"omnidr-{self.suffix}", internal=True)
-                # the two helpers and the output volume with its keeper are made at once; the helpers boot
-                # meanwhile, and their ports are waited for only then (the agent needs the proxy's CA, written
-                # before it listens). A failure of one still lets the others finish, so cleanup finds them all.
-                with ThreadPoolExecutor(max_workers=3) as pool:
-                    futures = (pool.submit(self._start_gateway, dirs, internal),
-                               pool.submit(self._start_proxy, dirs, internal), pool.submit(self._make_output))
-                gateway_ip, proxy_ip, output = (f.result() for f in futures)
-                _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
-                _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
+                # the helpers (a reused pair, or two new ones) and the output volume with its keeper are made at
+                # once; new helpers boot meanwhile, and their ports are waited for only then (the agent needs the
+                # proxy's CA, written before it listens). A failure of one still lets the others finish, so
+                # cleanup finds them all.
+                with ThreadPoolExecutor(max_workers=4) as threads:
+                    output_made = threads.submit(self._make_output)
+                    self._helpers(dirs, internal, threads)
+                output = output_made.result()
                 agent = self._create_agent(dirs, internal, ctx, command, output)
             except (DockerException, RuntimeError, OSError) as exc:
                 return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
@@ -313,7 +328,7 @@ class AttemptSandbox:
                 except (DockerException, requests.exceptions.RequestException):
                     vanished = None
                 fault = fault or vanished or f"the attempt's output could not be copied from the Docker engine: {_short(exc)}"
-            self._stop_helpers(dirs)
+            self._end_helpers(dirs)
             use = self._gateway_state(dirs)
             if fault is not None:
                 return self._finish(record, AttemptReason.infra_error, fault, exit_code, t0, image_ids, dirs,
@@ -356,14 +371,83 @@ class AttemptSandbox:
         self.networks.append(net)
         return net
 
+    def _pair_key(self) -> tuple:
+        """What a helper pair is made with (its images, mounts, keys, policies): a pair serves only attempts
+        that agree on all of it. Per attempt (and so not here): the token, the budget, the log files, the CA."""
+        spec = self.spec
+        return (spec.run_id, spec.gateway_image, spec.egress_image, spec.outside_network, spec.proxy_mode,
+                spec.replay_dir, spec.denylist, spec.upstreams, spec.search_door, spec.upstream_ca,
+                spec.provider_tools.model_dump_json(), spec.gateway_backoff_s, self.pool.root if self.pool else None)
+
+    def _helpers(self, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
+        """The attempt's gateway and proxy on its internal network: a pair of the pool, sealed after its last
+        attempt and now opened for this one and checked; else two new containers (added to the pool)."""
+        if self.pool is not None:
+            self.pair = self.pool.take(self._pair_key())
+        if self.pair is not None:
+            try:
+                self._reuse(self.pair, dirs, internal, threads)
+                return
+            except PairFailed as exc:
+                log.warning("%s attempt %d: a reused helper pair failed its opening (%s); it is removed and new "
+                            "helpers start", self.spec.task_id, self.spec.attempt, exc)
+                assert self.pool is not None
+                self.pool.discard(self.pair)
+                self.pair = None
+                self.doors.clear()
+        started = (threads.submit(self._start_gateway, dirs, internal), threads.submit(self._start_proxy, dirs, internal))
+        gateway_ip, proxy_ip = (f.result() for f in started)
+        _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
+        _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
+        if self.pool is not None:
+            self.pair = HelperPair(self._pair_key(), self.gateway, self.proxy, gateway_ip, proxy_ip, GATEWAY_PORT,
+                                   PROXY_PORT, self.admin_token, generation=self.generation,
+                                   ca_sha256=_sha256(dirs.control / "ca" / CA_FILE))
+            self.pool.add(self.pair)
+
+    def _reuse(self, pair: HelperPair, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
+        """Open `pair` for this attempt and attach it to the attempt's network, at once."""
+        spec = self.spec
+        ca_dir = self._ca_dir(dirs)
+        gateway_body = {"agent_token": self.token, "budget": json.loads(spec.budget.model_dump_json()),
+                        "log_path": str(dirs.gateway_log), "summary_path": str(dirs.gateway_state),
+                        "web_log_path": str(dirs.logs / PROVIDER_WEB_LOG)}
+        proxy_body = {"log_path": str(dirs.logs / NETWORK_LOG), "ca_out": str(ca_dir) if ca_dir else None}
+        self._served_since = _now()
+        self.gateway, self.proxy, self.admin_token = pair.gateway, pair.proxy, pair.admin_token
+        steps = (threads.submit(pair.open, self.generation, gateway_body, proxy_body,
+                                ca_dir / CA_FILE if ca_dir else None),
+                 threads.submit(self._attach, pair.gateway, internal, "gateway"),
+                 threads.submit(self._attach, pair.proxy, internal, "proxy"))
+        for step in steps:
+            try:
+                step.result()
+            except DockerException as exc:
+                raise PairFailed(f"attaching it to the attempt's network failed: {_short(exc)}") from None
+
+    def _attach(self, container, internal, alias: str) -> None:
+        internal.connect(container, aliases=[alias])
+        container.reload()
+        # the agent finds the door by its hosts file, not by a resolver (see _create_agent)
+        self.doors[alias] = container.attrs["NetworkSettings"]["Networks"][internal.name]["IPAddress"]
+
+    def _helper_path(self, host: Path, fallback: str) -> str:
+        """Where a helper sees `host`: the same path under a pool's shared root, else its own mount."""
+        return str(host) if self.pool is not None else fallback
+
     def _helper(self, name: str, image: str, command: list[str], volumes: dict, environment: dict, internal, alias: str):
+        if self.pool is not None:  # a pair that may serve later attempts sees the run's attempt folders
+            volumes = {k: v for k, v in volumes.items() if v["mode"] == "ro" and v["bind"] != "/control"}
+            volumes[str(self.pool.root)] = {"bind": str(self.pool.root), "mode": "rw"}
+        labels = {**self.labels, LABEL_ATTEMPT: "helper-pair"} if self.pool is not None else self.labels
         container = self.client.containers.create(
-            image, command=command, name=f"omnidr-{alias}-{self.suffix}", labels=self.labels,
+            image, command=command, name=f"omnidr-{alias}-{self.suffix}", labels=labels,
             network=self.spec.outside_network, volumes=volumes, environment=environment,
             cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
             tmpfs={"/tmp": "size=64m"}, mem_limit="512m", pids_limit=256, detach=True,
         )
-        self.containers.append(container)
+        if self.pool is None:  # a pooled pair is removed by its pool, not with the attempt
+            self.containers.append(container)
         internal.connect(container, aliases=[alias])
         container.start()
         container.reload()
@@ -387,17 +471,21 @@ class AttemptSandbox:
                 entry["api_key_env"] = "OMNIDR_UPSTREAM_KEY_" + up.family.upper()
                 env[entry["api_key_env"]] = value
             upstreams[up.family] = entry
+        logs = dirs.logs
         config = {
             "port": GATEWAY_PORT, "agent_token": self.token, "admin_token": self.admin_token,
             "upstreams": upstreams, "budget": json.loads(spec.budget.model_dump_json()),
-            "log_path": f"/logs/{GATEWAY_LOG}", "summary_path": f"/logs/{GATEWAY_STATE}",
+            "log_path": self._helper_path(logs / GATEWAY_LOG, f"/logs/{GATEWAY_LOG}"),
+            "summary_path": self._helper_path(logs / GATEWAY_STATE, f"/logs/{GATEWAY_STATE}"),
             "retry_backoff_s": spec.gateway_backoff_s, "provider_tools": spec.provider_tools.model_dump(),
-            "denylist": list(spec.denylist), "web_log_path": f"/logs/{PROVIDER_WEB_LOG}",
+            "denylist": list(spec.denylist),
+            "web_log_path": self._helper_path(logs / PROVIDER_WEB_LOG, f"/logs/{PROVIDER_WEB_LOG}"),
         }
-        (dirs.control / "gateway.json").write_text(json.dumps(config, indent=2), "utf-8")
-        (dirs.control / "gateway.json").chmod(0o644)
+        config_file = dirs.control / "gateway.json"
+        config_file.write_text(json.dumps(config, indent=2), "utf-8")
+        config_file.chmod(0o644)
         self.gateway, ip = self._helper(
-            "gateway", spec.gateway_image, ["--config", "/control/gateway.json"],
+            "gateway", spec.gateway_image, ["--config", self._helper_path(config_file, "/control/gateway.json")],
             {str(dirs.control): {"bind": "/control", "mode": "ro"}, str(dirs.logs): {"bind": "/logs", "mode": "rw"}},
             env, internal, "gateway",
         )
@@ -405,15 +493,18 @@ class AttemptSandbox:
 
     def _start_proxy(self, dirs: AttemptPaths, internal) -> str:
         spec = self.spec
-        command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}", "--log", f"/logs/{NETWORK_LOG}",
+        command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}",
+                   "--log", self._helper_path(dirs.logs / NETWORK_LOG, f"/logs/{NETWORK_LOG}"),
                    "--refuse-net", str(SANDBOX_POOL)]
         volumes = {str(dirs.logs): {"bind": "/logs", "mode": "rw"}}
-        if spec.proxy_mode in ("intercept", "record", "replay"):
+        env = {}
+        if self.pool is not None:  # the controller seals and opens attempts with the admin token (see _helpers)
+            env[EGRESS_ADMIN_ENV] = self.admin_token
+            command += ["--admin-token-env", EGRESS_ADMIN_ENV]
+        ca_dir = self._ca_dir(dirs)
+        if ca_dir is not None:
             # the proxy makes a CA for this attempt alone and writes its certificate for the agent's trust store
-            ca_dir = dirs.control / "ca"
-            ca_dir.mkdir(exist_ok=True)
-            ca_dir.chmod(0o777)
-            command += ["--ca-out", "/ca"]
+            command += ["--ca-out", self._helper_path(ca_dir, "/ca")]
             volumes[str(ca_dir)] = {"bind": "/ca", "mode": "rw"}
         if spec.denylist:
             command += ["--denylist", ",".join(spec.denylist)]
@@ -421,7 +512,6 @@ class AttemptSandbox:
             for i, pem in enumerate(spec.upstream_ca):
                 volumes[str(pem.resolve())] = {"bind": f"/upstream-ca/{i}.pem", "mode": "ro"}
                 command += ["--upstream-ca", f"/upstream-ca/{i}.pem"]
-        env = {}
         door = spec.search_door
         if door is not None and door.key_env and spec.proxy_mode != "replay":
             value = os.environ.get(door.key_env)
@@ -442,6 +532,15 @@ class AttemptSandbox:
             volumes[str(record_dir)] = {"bind": "/record", "mode": "rw"}
         self.proxy, ip = self._helper("proxy", spec.egress_image, command, volumes, env, internal, "proxy")
         return ip
+
+    def _ca_dir(self, dirs: AttemptPaths) -> Path | None:
+        """The folder the proxy writes the attempt's CA certificate to (modes that decrypt HTTPS), made here."""
+        if self.spec.proxy_mode not in ("intercept", "record", "replay"):
+            return None
+        ca_dir = dirs.control / "ca"
+        ca_dir.mkdir(exist_ok=True)
+        ca_dir.chmod(0o777)
+        return ca_dir
 
     def _make_output(self):
         """The writable output: a size-bounded tmpfs volume (a disk-filling agent hits its limit, not the host's
@@ -475,7 +574,7 @@ class AttemptSandbox:
             env["OMNIDR_CAPTIONS"] = ",".join(f"/input/{c.name}" for c in spec.captions)
         if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy
             env.update(OMNIDR_SEARCH_DOOR=spec.search_door.agent_value(), OMNIDR_DENYLIST=",".join(spec.denylist))
-        ca_file = dirs.control / "ca" / "egress-ca.pem"
+        ca_file = dirs.control / "ca" / CA_FILE
         lim = spec.limits
         volumes = {
             str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
@@ -538,8 +637,24 @@ class AttemptSandbox:
                 gone.append(name)
         return gone
 
-    def _stop_helpers(self, dirs: AttemptPaths) -> None:
-        """Stop the gateway and the proxy together (each writes its summary on SIGTERM) and keep their logs."""
+    def _end_helpers(self, dirs: AttemptPaths) -> None:
+        """Stop the gateway and the proxy together (each writes its summary on SIGTERM) and keep their logs; a
+        reused pair is sealed instead (the same summary, files closed) and keeps running for the next attempt."""
+        if self.pair is not None:
+            try:
+                self.pair.seal()
+            except PairFailed as exc:
+                log.warning("%s attempt %d: the helper pair did not seal (%s); it is removed", self.spec.task_id,
+                            self.spec.attempt, exc)
+            for container, name in ((self.pair.gateway, "gateway"), (self.pair.proxy, "egress")):
+                try:  # this attempt's lines of the helpers' output
+                    since = self._served_since.timestamp() if self._served_since else None  # a float: sub-second
+                    dirs.container_log(name).write_bytes(
+                        container.logs(stdout=True, stderr=True, since=since))  # type: ignore[attr-defined]
+                except (APIError, NotFound):
+                    pass
+            return
+
         def stop(container, name: str) -> None:
             try:
                 container.stop(timeout=5)
@@ -600,6 +715,7 @@ class AttemptSandbox:
             budget_use=use if use is not None else self._gateway_state(dirs), network_requests=len(events),
             network_blocked=sum(1 for e in events if e.blocked), provider_web_requests=len(provider),
             provider_web_blocked=sum(1 for e in provider if e.blocked), image_ids=image_ids,
+            helpers_served_before=self.pair.attempts if self.pair is not None else 0,
             report_path=report.relative_to(self.spec.folder).as_posix() if report.is_file() else None,
         )
         if INTERRUPTED.is_set():  # stopped by the user, not ended: leave it unfinished for the rerun
@@ -608,18 +724,32 @@ class AttemptSandbox:
         return rec
 
     def cleanup(self) -> None:
-        """Remove the attempt's containers (together), then its volumes and networks."""
+        """Remove the attempt's containers (together), then its volumes and networks; a reused pair is detached
+        from the attempt's network meanwhile, and given back to its pool (or removed, if it failed)."""
         def remove(container) -> None:
             try:
                 container.remove(force=True, v=True)
             except (APIError, NotFound):
                 pass
 
+        def detach(container) -> None:
+            try:
+                for net in self.networks:
+                    net.disconnect(container, force=True)
+            except (APIError, NotFound):
+                if self.pair is not None:
+                    self.pair.broken = True
+
+        pair_containers = (self.pair.gateway, self.pair.proxy) if self.pair is not None else ()
         threads = [threading.Thread(target=remove, args=(c,), daemon=True) for c in self.containers]
+        threads += [threading.Thread(target=detach, args=(c,), daemon=True) for c in pair_containers]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+        if self.pair is not None and self.pool is not None:
+            self.pool.give_back(self.pair)
+            self.pair = None
         for item in self.volumes + self.networks:
             try:
                 item.remove()

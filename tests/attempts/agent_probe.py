@@ -4,6 +4,12 @@ Each argument is an action; results go to /output/probe.json (kept even without 
   tcp:HOST:PORT   try a direct TCP connection
   get:URL         HTTP GET through the sandbox's proxy (HTTP_PROXY from the environment)
   chat:N          N chat-completion requests to the gateway (OPENAI_BASE_URL, OPENAI_API_KEY)
+  chat-as:TOKEN   one chat-completion request with TOKEN instead of the attempt's own
+  env:NAME        the value of environment variable NAME
+  ca              the SHA-256 of the CA certificate the agent trusts (SSL_CERT_FILE), or None
+  ca-pem          the CA certificate the agent trusts, as text
+  tls-with:B64:URL  HTTPS GET through the proxy trusting only the PEM given base64-encoded (not the agent's CA)
+  get-ip-of:NAME:PORT/PATH  HTTP GET through the proxy to the address NAME resolves to (its hosts file)
   scan:SECRET     look for SECRET in the environment and in every readable file
   sleep:S         sleep S seconds
   dns:NAME        resolve NAME with getaddrinfo (addresses or error, and how long it took)
@@ -12,9 +18,12 @@ Each argument is an action; results go to /output/probe.json (kept even without 
   exit:CODE       exit with CODE (after writing probe.json)
 """
 
+import base64
+import hashlib
 import json
 import os
 import socket
+import ssl
 import sys
 import time
 import urllib.error
@@ -48,14 +57,15 @@ for arg in sys.argv[1:]:
             record(arg, status=exc.code, body=exc.read().decode("utf-8", "replace"))
         except OSError as exc:
             record(arg, status=None, error=str(exc))
-    elif kind == "chat":
+    elif kind in ("chat", "chat-as"):
         statuses = []
-        for _ in range(int(rest)):
+        token = rest if kind == "chat-as" else os.environ["OPENAI_API_KEY"]
+        for _ in range(int(rest) if kind == "chat" else 1):
             req = urllib.request.Request(
                 os.environ["OPENAI_BASE_URL"] + "/chat/completions",
                 data=json.dumps({"model": os.environ.get("OMNIDR_MODEL", "m"),
                                  "messages": [{"role": "user", "content": "hi"}]}).encode(),
-                headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+                headers={"Content-Type": "application/json", "Authorization": "Bearer " + token},
             )
             try:
                 with urllib.request.urlopen(req, timeout=30) as r:
@@ -63,8 +73,36 @@ for arg in sys.argv[1:]:
             except urllib.error.HTTPError as exc:
                 statuses.append({"status": exc.code, "body": exc.read().decode("utf-8", "replace")})
         record(arg, responses=statuses)
-        if any(s["status"] != 200 for s in statuses):
+        if kind == "chat" and any(s["status"] != 200 for s in statuses):
             code = 3
+    elif kind == "ca-pem":
+        record(arg, pem=open(os.environ["SSL_CERT_FILE"]).read())
+    elif kind == "tls-with":
+        pem, _, url = rest.partition(":")
+        context = ssl.create_default_context(cadata=base64.b64decode(pem).decode())
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler(), urllib.request.HTTPSHandler(context=context))
+        try:
+            with opener.open(url, timeout=10) as r:
+                record("tls-with", url=url, status=r.status)
+        except urllib.error.HTTPError as exc:
+            record("tls-with", url=url, status=exc.code)
+        except OSError as exc:
+            record("tls-with", url=url, status=None, error=str(exc))
+    elif kind == "get-ip-of":
+        name, _, where = rest.partition(":")
+        url = f"http://{socket.gethostbyname(name)}:{where}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                record(arg, url=url, status=r.status, body=r.read().decode("utf-8", "replace"))
+        except urllib.error.HTTPError as exc:
+            record(arg, url=url, status=exc.code, body=exc.read().decode("utf-8", "replace"))
+        except OSError as exc:
+            record(arg, url=url, status=None, error=str(exc))
+    elif kind == "env":
+        record(arg, value=os.environ.get(rest))
+    elif kind == "ca":
+        path = os.environ.get("SSL_CERT_FILE")
+        record(arg, sha256=hashlib.sha256(open(path, "rb").read()).hexdigest() if path else None)
     elif kind == "scan":
         needle = rest.encode()
         hits = [f"env:{k}" for k, v in os.environ.items() if rest in v]

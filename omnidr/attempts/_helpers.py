@@ -1,0 +1,203 @@
+"""Reused helper pairs: a worker keeps its model gateway and egress proxy across attempts, never sharing them.
+
+Booting the two helpers is most of an attempt's fixed cost on a small machine (two Python services, CPU-bound:
+issue 17 measured 1.1 s for the proxy alone to listen). A `HelperPool` keeps the pairs of one run that ended an
+attempt cleanly, and hands one to the next attempt of the same run. The rules:
+
+- A pair serves one attempt at a time: it is taken out of the pool for the attempt and given back after it.
+- It is attached to each attempt's own fresh internal network, and detached from it before it is given back.
+- Between two attempts the controller seals the first (`POST /_gateway/seal`, `POST .../seal` to the proxy:
+  the token is refused, in-flight work ends, the logs are closed) and opens the next (a new agent token, zero
+  budget counters, new log files in the new attempt's folder, a new CA made by the proxy). The opening is
+  checked before the agent starts: the gateway's answer must name the new attempt with zero counts, and the
+  proxy's CA on disk must be the one it reports, different from the previous attempt's.
+- A pair that failed anything (a seal, an opening, a check, a container that stopped) is removed, never reused.
+- Record mode writes each attempt's corpus into that attempt's folder from the proxy's start: its pairs are
+  never reused.
+
+The helpers of a pool see the run's `attempts/` folder (bind-mounted at the same path), so that each attempt's
+logs and CA are written straight into that attempt's folder, as with a pair of its own.
+"""
+
+import hashlib
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+from docker.errors import APIError, DockerException, NotFound
+
+log = logging.getLogger(__name__)
+
+EGRESS_CONTROL = "http://omnidr-egress.control"
+"""The proxy's control host: requests to it through the proxy, with the admin token, are answered by the proxy."""
+EGRESS_ADMIN_ENV = "OMNIDR_EGRESS_ADMIN_TOKEN"
+CONTROL_TIMEOUT_S = 30.0
+FRESH_HELPERS_ENV = "OMNIDR_FRESH_HELPERS"
+
+
+def reuse_helpers() -> bool:
+    """Whether a run's attempts reuse helper pairs: the default; `OMNIDR_FRESH_HELPERS=1` gives every attempt a
+    gateway and a proxy of its own (the behaviour before pairs were reused, e.g. to rule reuse out)."""
+    return os.environ.get(FRESH_HELPERS_ENV, "").strip().lower() in ("", "0", "false", "no")
+
+
+class PairFailed(RuntimeError):
+    """A reused pair did not seal, open or pass its check: it is removed, and the attempt gets a fresh pair."""
+
+
+@dataclass(eq=False)
+class HelperPair:
+    """A gateway and a proxy container that serve one attempt after another."""
+
+    key: tuple
+    gateway: object
+    proxy: object
+    gateway_ip: str  # on the outside network, where the controller reaches them
+    proxy_ip: str
+    gateway_port: int
+    proxy_port: int
+    admin_token: str
+    generation: str = ""
+    ca_sha256: str | None = None
+    attempts: int = 0
+    sealed: bool = False
+    broken: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- the gateway's and the proxy's control endpoints ---------------------------------------------
+    def _gateway(self, action: str, body: dict | None = None) -> dict:
+        url = f"http://{self.gateway_ip}:{self.gateway_port}/_gateway/{action}"
+        try:
+            answer = requests.post(url, json=body, headers={"Authorization": f"Bearer {self.admin_token}"},
+                                   timeout=CONTROL_TIMEOUT_S)
+        except requests.RequestException as exc:
+            raise PairFailed(f"the gateway did not answer {action}: {exc}") from None
+        if answer.status_code != 200:
+            raise PairFailed(f"the gateway refused {action}: {answer.status_code} {answer.text[:300]}")
+        return answer.json()
+
+    def _proxy(self, action: str, body: dict | None = None) -> dict:
+        proxies = {"http": f"http://{self.proxy_ip}:{self.proxy_port}"}
+        try:
+            answer = requests.post(f"{EGRESS_CONTROL}/{action}", json=body, proxies=proxies,
+                                   headers={"Authorization": f"Bearer {self.admin_token}"}, timeout=CONTROL_TIMEOUT_S)
+        except requests.RequestException as exc:
+            raise PairFailed(f"the egress proxy did not answer {action}: {exc}") from None
+        if answer.status_code != 200:
+            raise PairFailed(f"the egress proxy refused {action}: {answer.status_code} {answer.text[:300]}")
+        return answer.json()
+
+    def seal(self) -> dict:
+        """End the attempt the pair serves: the gateway's final state (`ScopeReport`) once both are sealed."""
+        try:
+            state = self._gateway("seal")
+            self._proxy("seal")
+        except PairFailed:
+            self.broken = True
+            raise
+        self.sealed = True
+        return state
+
+    def open(self, generation: str, gateway_body: dict, proxy_body: dict, ca_file: Path | None) -> None:
+        """Serve the next attempt, and check that everything of the last one is gone before its agent starts."""
+        if not self.sealed:
+            self.broken = True
+            raise PairFailed(f"attempt {self.generation} of this pair was not sealed")
+        try:
+            report = self._gateway("open", {"generation": generation, **gateway_body})
+            state = report.get("state") or {}
+            if report.get("generation") != generation or report.get("sealed") or state.get("requests") or any(
+                    state.get(k) for k in ("input_tokens", "output_tokens", "tool_calls", "failed_requests")):
+                raise PairFailed(f"the gateway's new attempt is not clean: {report}")
+            opened = self._proxy("open", {"generation": generation, **proxy_body})
+            if opened.get("generation") != generation:
+                raise PairFailed(f"the egress proxy opened {opened.get('generation')!r}, not {generation!r}")
+            digest = opened.get("ca_sha256")
+            if ca_file is not None:
+                on_disk = hashlib.sha256(ca_file.read_bytes()).hexdigest() if ca_file.is_file() else None
+                if digest is None or digest != on_disk or digest == self.ca_sha256:
+                    raise PairFailed("the egress proxy's CA for the new attempt is missing, not the one it reports, "
+                                     "or the last attempt's")
+            self.ca_sha256 = digest
+        except (PairFailed, OSError, ValueError) as exc:
+            self.broken = True
+            raise PairFailed(str(exc)) from exc
+        self.generation, self.sealed = generation, False
+        self.attempts += 1
+
+    def alive(self) -> bool:
+        try:
+            for container in (self.gateway, self.proxy):
+                container.reload()  # type: ignore[attr-defined]
+                if container.status != "running":  # type: ignore[attr-defined]
+                    return False
+        except (DockerException, requests.RequestException):
+            return False
+        return True
+
+    def remove(self) -> None:
+        for container in (self.gateway, self.proxy):
+            try:
+                container.remove(force=True)  # type: ignore[attr-defined]
+            except (APIError, NotFound):
+                pass
+
+
+class HelperPool:
+    """The idle helper pairs of one run on one Docker engine, for attempts whose folders are under `root`."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        self._idle: list[HelperPair] = []
+        self._all: list[HelperPair] = []
+        self._lock = threading.Lock()
+        self.started = self.reused = self.discarded = 0
+
+    def take(self, key: tuple) -> HelperPair | None:
+        """An idle pair made for the same settings, taken out of the pool; None if there is none."""
+        with self._lock:
+            for pair in self._idle:
+                if pair.key == key:
+                    self._idle.remove(pair)
+                    self.reused += 1
+                    return pair
+        return None
+
+    def add(self, pair: HelperPair) -> None:
+        """A pair this pool owns from now on (it serves an attempt now)."""
+        with self._lock:
+            self._all.append(pair)
+            self.started += 1
+
+    def give_back(self, pair: HelperPair) -> None:
+        """After an attempt: an intact, sealed pair waits for the next attempt; any other is removed."""
+        if pair.broken or not pair.sealed or not pair.alive():
+            self.discard(pair)
+            return
+        with self._lock:
+            self._idle.append(pair)
+
+    def discard(self, pair: HelperPair) -> None:
+        pair.broken = True
+        with self._lock:
+            if pair in self._idle:
+                self._idle.remove(pair)
+            if pair in self._all:
+                self._all.remove(pair)
+                self.discarded += 1
+        pair.remove()
+
+    def close(self) -> None:
+        """Remove every pair (the run is over)."""
+        with self._lock:
+            pairs, self._all, self._idle = self._all, [], []
+        threads = [threading.Thread(target=p.remove, daemon=True) for p in pairs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if pairs:
+            log.info("helper pairs: %d started, %d reuses, %d discarded", self.started, self.reused, self.discarded)
