@@ -65,7 +65,9 @@ class HelperPair:
     attempts: int = 0
     sealed: bool = False
     broken: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # the network of the attempt it served last: the pair leaves it when the next attempt opens (at once with
+    # joining that attempt's network, before its agent starts), so that an attempt's end waits for neither
+    stale: list = field(default_factory=list)
 
     # -- the gateway's and the proxy's control endpoints ---------------------------------------------
     def _gateway(self, action: str, body: dict | None = None) -> dict:
@@ -128,6 +130,27 @@ class HelperPair:
         self.generation, self.sealed = generation, False
         self.attempts += 1
 
+    def leave_later(self, networks: list) -> None:
+        """The attempt is over: its networks are left (and removed) when the next attempt opens, or with the pair."""
+        self.stale = list(networks)
+
+    def drop_stale(self) -> None:
+        """Leave the last attempt's network and remove it; the pair is then on no attempt's network."""
+        for net in self.stale:
+            for container in (self.gateway, self.proxy):
+                try:
+                    net.disconnect(container, force=True)
+                except NotFound:
+                    pass  # not attached (its setup had failed), or the network is gone
+                except (APIError, requests.RequestException) as exc:
+                    self.broken = True
+                    raise PairFailed(f"it could not leave the last attempt's network: {exc}") from None
+            try:
+                net.remove()
+            except (APIError, NotFound):
+                pass  # cleanup_run removes it with the run's other leftovers
+        self.stale = []
+
     def alive(self) -> bool:
         try:
             for container in (self.gateway, self.proxy):
@@ -144,6 +167,12 @@ class HelperPair:
                 container.remove(force=True)  # type: ignore[attr-defined]
             except (APIError, NotFound):
                 pass
+        for net in self.stale:  # without the pair on it, the last attempt's network can go
+            try:
+                net.remove()
+            except (APIError, NotFound):
+                pass
+        self.stale = []
 
 
 class HelperPool:
@@ -154,7 +183,15 @@ class HelperPool:
         self._idle: list[HelperPair] = []
         self._all: list[HelperPair] = []
         self._lock = threading.Lock()
+        self._cleanups: list[threading.Thread] = []
         self.started = self.reused = self.discarded = 0
+
+    def later(self, work) -> None:
+        """Run an ended attempt's cleanup (its agent, keeper and volume) in the background; `close` waits for it."""
+        thread = threading.Thread(target=work, daemon=True)
+        with self._lock:
+            self._cleanups = [t for t in self._cleanups if t.is_alive()] + [thread]
+        thread.start()
 
     def take(self, key: tuple) -> HelperPair | None:
         """An idle pair made for the same settings, taken out of the pool; None if there is none."""
@@ -191,7 +228,11 @@ class HelperPool:
         pair.remove()
 
     def close(self) -> None:
-        """Remove every pair (the run is over)."""
+        """Wait for the attempts' cleanups, then remove every pair (the run is over)."""
+        with self._lock:
+            cleanups, self._cleanups = self._cleanups, []
+        for thread in cleanups:
+            thread.join()
         with self._lock:
             pairs, self._all, self._idle = self._all, [], []
         threads = [threading.Thread(target=p.remove, daemon=True) for p in pairs]

@@ -249,6 +249,15 @@ class AttemptSandbox:
         for d in (dirs.output, dirs.logs, dirs.control, dirs.input):
             d.mkdir(parents=True, exist_ok=True)
         dirs.logs.chmod(0o777)  # written by the helpers' non-root users
+        if self.pool is not None:
+            # a pooled pair sees the attempt folders under the pool's root at their own paths: its non-root users
+            # must be able to pass through every folder from that root down to the attempt's control folder
+            folder = dirs.control
+            while True:
+                folder.chmod(folder.stat().st_mode | 0o001)
+                if folder == self.pool.root:
+                    break
+                folder = folder.parent
         return dirs
 
     def run(self) -> AttemptRecord:
@@ -280,15 +289,7 @@ class AttemptSandbox:
                 command = self.harness.command(ctx)
                 record["command"] = command
                 image_ids, record["image_packages"] = self._images()
-                internal = self._network(f"omnidr-{self.suffix}", internal=True)
-                # the helpers (a reused pair, or two new ones) and the output volume with its keeper are made at
-                # once; new helpers boot meanwhile, and their ports are waited for only then (the agent needs the
-                # proxy's CA, written before it listens). A failure of one still lets the others finish, so
-                # cleanup finds them all.
-                with ThreadPoolExecutor(max_workers=4) as threads:
-                    output_made = threads.submit(self._make_output)
-                    self._helpers(dirs, internal, threads)
-                output = output_made.result()
+                internal, output = self._setup(dirs)
                 agent = self._create_agent(dirs, internal, ctx, command, output)
             except (DockerException, RuntimeError, OSError) as exc:
                 return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
@@ -351,6 +352,22 @@ class AttemptSandbox:
             ids[role], packages[role] = image.id, packages_of(image)
         return ids, packages
 
+    def _setup(self, dirs: AttemptPaths):
+        """The attempt's internal network with its gateway and proxy, and its output volume with the keeper.
+
+        The helpers (a pair of the pool, or two new ones) and the output are made at once; new helpers boot
+        meanwhile, and their ports are waited for only then (the agent needs the proxy's CA, written before it
+        listens). A failure of one still lets the others finish, so cleanup finds them all. (Making the next
+        attempt's network and output while the agent runs was measured, and not kept: on two cores that work
+        slows the running agent's start more than it saves; see issue 17's note.)"""
+        if self.pool is not None:
+            self.pair = self.pool.take(self._pair_key())
+        internal = self._network(f"omnidr-{self.suffix}", internal=True)
+        with ThreadPoolExecutor(max_workers=4) as threads:
+            output_made = threads.submit(self._make_output)
+            self._helpers(dirs, internal, threads)
+        return internal, output_made.result()
+
     def _network(self, name: str, internal: bool):
         # inhibit_ipv4: the host takes no address on this bridge, so the agent cannot reach services
         # listening on the host itself (an internal network only stops forwarding, not host-bound traffic).
@@ -377,13 +394,12 @@ class AttemptSandbox:
         spec = self.spec
         return (spec.run_id, spec.gateway_image, spec.egress_image, spec.outside_network, spec.proxy_mode,
                 spec.replay_dir, spec.denylist, spec.upstreams, spec.search_door, spec.upstream_ca,
-                spec.provider_tools.model_dump_json(), spec.gateway_backoff_s, self.pool.root if self.pool else None)
+                spec.provider_tools.model_dump_json(), spec.gateway_backoff_s,
+                self.pool.root if self.pool else None)
 
     def _helpers(self, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
         """The attempt's gateway and proxy on its internal network: a pair of the pool, sealed after its last
         attempt and now opened for this one and checked; else two new containers (added to the pool)."""
-        if self.pool is not None:
-            self.pair = self.pool.take(self._pair_key())
         if self.pair is not None:
             try:
                 self._reuse(self.pair, dirs, internal, threads)
@@ -404,9 +420,10 @@ class AttemptSandbox:
                                    PROXY_PORT, self.admin_token, generation=self.generation,
                                    ca_sha256=_sha256(dirs.control / "ca" / CA_FILE))
             self.pool.add(self.pair)
+            self.containers = [c for c in self.containers if c not in (self.gateway, self.proxy)]  # the pool's now
 
     def _reuse(self, pair: HelperPair, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
-        """Open `pair` for this attempt and attach it to the attempt's network, at once."""
+        """Open `pair` for this attempt, and take it off the last attempt's network and onto this one's, at once."""
         spec = self.spec
         ca_dir = self._ca_dir(dirs)
         gateway_body = {"agent_token": self.token, "budget": json.loads(spec.budget.model_dump_json()),
@@ -415,7 +432,8 @@ class AttemptSandbox:
         proxy_body = {"log_path": str(dirs.logs / NETWORK_LOG), "ca_out": str(ca_dir) if ca_dir else None}
         self._served_since = _now()
         self.gateway, self.proxy, self.admin_token = pair.gateway, pair.proxy, pair.admin_token
-        steps = (threads.submit(pair.open, self.generation, gateway_body, proxy_body,
+        steps = (threads.submit(pair.drop_stale),
+                 threads.submit(pair.open, self.generation, gateway_body, proxy_body,
                                 ca_dir / CA_FILE if ca_dir else None),
                  threads.submit(self._attach, pair.gateway, internal, "gateway"),
                  threads.submit(self._attach, pair.proxy, internal, "proxy"))
@@ -446,8 +464,7 @@ class AttemptSandbox:
             cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
             tmpfs={"/tmp": "size=64m"}, mem_limit="512m", pids_limit=256, detach=True,
         )
-        if self.pool is None:  # a pooled pair is removed by its pool, not with the attempt
-            self.containers.append(container)
+        self.containers.append(container)  # until a pool owns it (see _helpers)
         internal.connect(container, aliases=[alias])
         container.start()
         container.reload()
@@ -724,37 +741,39 @@ class AttemptSandbox:
         return rec
 
     def cleanup(self) -> None:
-        """Remove the attempt's containers (together), then its volumes and networks; a reused pair is detached
-        from the attempt's network meanwhile, and given back to its pool (or removed, if it failed)."""
+        """Remove the attempt's containers (together), then its volumes and networks. With a pool, a reused pair
+        goes back to it (or is removed, if it failed) and leaves the attempt's network when the next attempt
+        opens, and the rest is removed in the background (the pool's `close` waits for it)."""
+        containers, volumes, networks = self.containers, self.volumes, self.networks
+        self.containers, self.volumes, self.networks = [], [], []
+
         def remove(container) -> None:
             try:
                 container.remove(force=True, v=True)
             except (APIError, NotFound):
                 pass
 
-        def detach(container) -> None:
-            try:
-                for net in self.networks:
-                    net.disconnect(container, force=True)
-            except (APIError, NotFound):
-                if self.pair is not None:
-                    self.pair.broken = True
+        def remove_all(networks: list) -> None:
+            threads = [threading.Thread(target=remove, args=(c,), daemon=True) for c in containers]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            for item in volumes + networks:
+                try:
+                    item.remove()
+                except (APIError, NotFound):
+                    pass
 
-        pair_containers = (self.pair.gateway, self.pair.proxy) if self.pair is not None else ()
-        threads = [threading.Thread(target=remove, args=(c,), daemon=True) for c in self.containers]
-        threads += [threading.Thread(target=detach, args=(c,), daemon=True) for c in pair_containers]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if self.pair is not None and self.pool is not None:
+        if self.pool is None:
+            remove_all(networks)
+            return
+        if self.pair is not None:
+            self.pair.leave_later(networks)
             self.pool.give_back(self.pair)
             self.pair = None
-        for item in self.volumes + self.networks:
-            try:
-                item.remove()
-            except (APIError, NotFound):
-                pass
+            networks = []
+        self.pool.later(lambda: remove_all(networks))
 
 
 def cleanup_run(client, run_id: str, mine: bool = False) -> int:
