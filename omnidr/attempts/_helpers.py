@@ -68,6 +68,8 @@ class HelperPair:
     # the network of the attempt it served last: the pair leaves it when the next attempt opens (at once with
     # joining that attempt's network, before its agent starts), so that an attempt's end waits for neither
     stale: list = field(default_factory=list)
+    # networks it has left whose removal failed (the last attempt's agent was still being removed): retried
+    unremoved: list = field(default_factory=list)
 
     # -- the gateway's and the proxy's control endpoints ---------------------------------------------
     def _gateway(self, action: str, body: dict | None = None) -> dict:
@@ -145,11 +147,19 @@ class HelperPair:
                 except (APIError, requests.RequestException) as exc:
                     self.broken = True
                     raise PairFailed(f"it could not leave the last attempt's network: {exc}") from None
+        self.unremoved, self.stale = self.unremoved + self.stale, []
+        self._remove_networks()
+
+    def _remove_networks(self) -> None:
+        kept = []
+        for net in self.unremoved:
             try:
                 net.remove()
-            except (APIError, NotFound):
-                pass  # cleanup_run removes it with the run's other leftovers
-        self.stale = []
+            except NotFound:
+                pass
+            except APIError:
+                kept.append(net)  # still has an endpoint: the ended attempt's agent is being removed
+        self.unremoved = kept
 
     def alive(self) -> bool:
         try:
@@ -161,18 +171,21 @@ class HelperPair:
             return False
         return True
 
-    def remove(self) -> None:
+    def remove(self, networks: bool = True) -> None:
+        """Remove the two containers and (unless `networks` is False) the last attempt's network."""
         for container in (self.gateway, self.proxy):
             try:
                 container.remove(force=True)  # type: ignore[attr-defined]
             except (APIError, NotFound):
                 pass
-        for net in self.stale:  # without the pair on it, the last attempt's network can go
-            try:
-                net.remove()
-            except (APIError, NotFound):
-                pass
-        self.stale = []
+        if networks:
+            self.remove_stale()
+
+    def remove_stale(self) -> None:
+        """Remove the networks the pair was on or left (once it is removed, and their agents are gone)."""
+        self.unremoved, self.stale = self.unremoved + self.stale, []
+        self._remove_networks()
+        self.unremoved = []  # what still fails is the run's leftover: cleanup_run removes it by label
 
 
 class HelperPool:
@@ -228,17 +241,17 @@ class HelperPool:
         pair.remove()
 
     def close(self) -> None:
-        """Wait for the attempts' cleanups, then remove every pair (the run is over)."""
+        """Remove every pair (the run is over), while the attempts' cleanups end; then the networks the pairs
+        were on last (their agents are gone by then)."""
         with self._lock:
             cleanups, self._cleanups = self._cleanups, []
-        for thread in cleanups:
-            thread.join()
-        with self._lock:
             pairs, self._all, self._idle = self._all, [], []
-        threads = [threading.Thread(target=p.remove, daemon=True) for p in pairs]
+        threads = [threading.Thread(target=p.remove, args=(False,), daemon=True) for p in pairs]
         for thread in threads:
             thread.start()
-        for thread in threads:
+        for thread in cleanups + threads:
             thread.join()
+        for pair in pairs:
+            pair.remove_stale()
         if pairs:
             log.info("helper pairs: %d started, %d reuses, %d discarded", self.started, self.reused, self.discarded)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from attempt_helpers import DEMO, agent_argv, read_jsonl, run_attempts
 
-from omnidr.attempts import SandboxLimits, Upstream
+from omnidr.attempts import RunConfig, SandboxLimits, Upstream
 from omnidr.attempts._helpers import HelperPool
 from omnidr.attempts._sandbox import AttemptSandbox, AttemptSpec
 from omnidr.harness import CommandHarness
@@ -29,8 +29,8 @@ def _probe(attempt_dir: Path) -> dict:
     return {r["action"]: r for r in json.loads((attempt_dir / "output" / "probe.json").read_text())}
 
 
-def test_every_attempt_of_a_batch_on_one_reused_pair_is_contained(tmp_path, images, upstream_factory, host_server,
-                                                                  real_key):
+def test_every_attempt_of_a_batch_on_one_reused_pair_is_contained(tmp_path, client, images, upstream_factory,
+                                                                  host_server, real_key):
     network, _upstream = upstream_factory()
     ip, port = host_server
     url = _corpus_url(https=False)
@@ -62,6 +62,11 @@ def test_every_attempt_of_a_batch_on_one_reused_pair_is_contained(tmp_path, imag
         if n:
             assert f"generation {task}/1/" in proxy_output and f"generation {TASKS[n - 1]}/" not in proxy_output
     assert len(tokens) == len(TASKS) and len(cas) == len(TASKS), "a token or a CA was used by two attempts"
+    # the run leaves nothing behind: the pair, every attempt's network, volume and keeper are gone
+    run_id = RunConfig.model_validate_json((tmp_path / "run" / "run.json").read_text()).run_id()
+    label = {"label": f"org.omnidr.run={run_id}"}
+    assert not client.containers.list(all=True, filters=label)
+    assert not client.networks.list(filters=label) and not client.volumes.list(filters=label)
 
 
 def _spec(tmp_path: Path, images: dict, network: str, attempt: int) -> AttemptSpec:
