@@ -23,18 +23,24 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import requests
 from docker.errors import APIError, DockerException, NotFound
+from pydantic import BaseModel, ValidationError
+
+from sandbox.egress import CONTROL_HOST, GenerationOpened, GenerationSealed, OpenGeneration
+from sandbox.models import AttemptOpen, ScopeReport
 
 log = logging.getLogger(__name__)
 
-EGRESS_CONTROL = "http://omnidr-egress.control"
-"""The proxy's control host: requests to it through the proxy, with the admin token, are answered by the proxy."""
+M = TypeVar("M", bound=BaseModel)
 EGRESS_ADMIN_ENV = "OMNIDR_EGRESS_ADMIN_TOKEN"
 CONTROL_TIMEOUT_S = 30.0
+SLOW_CONTROL_S = 5.0  # a control call slower than this is logged
 FRESH_HELPERS_ENV = "OMNIDR_FRESH_HELPERS"
 
 
@@ -72,54 +78,60 @@ class HelperPair:
     unremoved: list = field(default_factory=list)
 
     # -- the gateway's and the proxy's control endpoints ---------------------------------------------
-    def _gateway(self, action: str, body: dict | None = None) -> dict:
+    def _control(self, helper: str, url: str, body: BaseModel | None, answer_model: type[M],
+                 proxies: dict | None = None) -> M:
+        t0 = time.monotonic()
+        try:
+            answer = requests.post(url, data=body.model_dump_json() if body else None, proxies=proxies,
+                                   headers={"Authorization": f"Bearer {self.admin_token}",
+                                            "Content-Type": "application/json"}, timeout=CONTROL_TIMEOUT_S)
+        except requests.RequestException as exc:
+            raise PairFailed(f"the {helper} did not answer {url}: {exc}") from None
+        finally:
+            if (took := time.monotonic() - t0) > SLOW_CONTROL_S:
+                log.warning("the %s took %.1f s to answer %s", helper, took, url)
+        if answer.status_code != 200:
+            raise PairFailed(f"the {helper} refused {url}: {answer.status_code} {answer.text[:300]}")
+        try:
+            return answer_model.model_validate_json(answer.text)
+        except ValidationError as exc:
+            raise PairFailed(f"the {helper}'s answer to {url} is not a {answer_model.__name__}: {exc}") from None
+
+    def _gateway(self, action: str, body: BaseModel | None, answer_model: type[M]) -> M:
         url = f"http://{self.gateway_ip}:{self.gateway_port}/_gateway/{action}"
-        try:
-            answer = requests.post(url, json=body, headers={"Authorization": f"Bearer {self.admin_token}"},
-                                   timeout=CONTROL_TIMEOUT_S)
-        except requests.RequestException as exc:
-            raise PairFailed(f"the gateway did not answer {action}: {exc}") from None
-        if answer.status_code != 200:
-            raise PairFailed(f"the gateway refused {action}: {answer.status_code} {answer.text[:300]}")
-        return answer.json()
+        return self._control("gateway", url, body, answer_model)
 
-    def _proxy(self, action: str, body: dict | None = None) -> dict:
+    def _proxy(self, action: str, body: BaseModel | None, answer_model: type[M]) -> M:
         proxies = {"http": f"http://{self.proxy_ip}:{self.proxy_port}"}
-        try:
-            answer = requests.post(f"{EGRESS_CONTROL}/{action}", json=body, proxies=proxies,
-                                   headers={"Authorization": f"Bearer {self.admin_token}"}, timeout=CONTROL_TIMEOUT_S)
-        except requests.RequestException as exc:
-            raise PairFailed(f"the egress proxy did not answer {action}: {exc}") from None
-        if answer.status_code != 200:
-            raise PairFailed(f"the egress proxy refused {action}: {answer.status_code} {answer.text[:300]}")
-        return answer.json()
+        return self._control("egress proxy", f"http://{CONTROL_HOST}/{action}", body, answer_model, proxies)
 
-    def seal(self) -> dict:
-        """End the attempt the pair serves: the gateway's final state (`ScopeReport`) once both are sealed."""
+    def seal(self) -> ScopeReport:
+        """End the attempt the pair serves: the gateway's final report, once both are sealed."""
         try:
-            state = self._gateway("seal")
-            self._proxy("seal")
+            report = self._gateway("seal", None, ScopeReport)
+            self._proxy("seal", None, GenerationSealed)
         except PairFailed:
             self.broken = True
             raise
         self.sealed = True
-        return state
+        return report
 
-    def open(self, generation: str, gateway_body: dict, proxy_body: dict, ca_file: Path | None) -> None:
+    def open(self, gateway: AttemptOpen, proxy: OpenGeneration, ca_file: Path | None) -> None:
         """Serve the next attempt, and check that everything of the last one is gone before its agent starts."""
+        generation = gateway.generation
         if not self.sealed:
             self.broken = True
             raise PairFailed(f"attempt {self.generation} of this pair was not sealed")
         try:
-            report = self._gateway("open", {"generation": generation, **gateway_body})
-            state = report.get("state") or {}
-            if report.get("generation") != generation or report.get("sealed") or state.get("requests") or any(
-                    state.get(k) for k in ("input_tokens", "output_tokens", "tool_calls", "failed_requests")):
-                raise PairFailed(f"the gateway's new attempt is not clean: {report}")
-            opened = self._proxy("open", {"generation": generation, **proxy_body})
-            if opened.get("generation") != generation:
-                raise PairFailed(f"the egress proxy opened {opened.get('generation')!r}, not {generation!r}")
-            digest = opened.get("ca_sha256")
+            report = self._gateway("open", gateway, ScopeReport)
+            state = report.state
+            if report.generation != generation or report.sealed or report.in_flight or any(
+                    (state.requests, state.total_tokens, state.tool_calls, state.failed_requests)):
+                raise PairFailed(f"the gateway's new attempt is not clean: {report.model_dump_json()}")
+            opened = self._proxy("open", proxy, GenerationOpened)
+            if opened.generation != proxy.generation:
+                raise PairFailed(f"the egress proxy opened {opened.generation!r}, not {proxy.generation!r}")
+            digest = opened.ca_sha256
             if ca_file is not None:
                 on_disk = hashlib.sha256(ca_file.read_bytes()).hexdigest() if ca_file.is_file() else None
                 if digest is None or digest != on_disk or digest == self.ca_sha256:

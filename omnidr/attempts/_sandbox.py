@@ -25,17 +25,19 @@ from typing import Any
 import docker.types
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from pydantic import SecretStr
 
 from omnidr._files import write_atomic
 from omnidr.benchmark import report_problem
 from omnidr.images import ImagePackages, packages_of
 from omnidr.paths import HARNESS_LOGS, AttemptPaths
-from sandbox.egress import AGENT_CA_PATH, CA_FILE, agent_ca_environment
+from sandbox.egress import AGENT_CA_PATH, CA_FILE, OpenGeneration, agent_ca_environment
 from sandbox.models import (
     GATEWAY_LOG,
     GATEWAY_STATE,
     NETWORK_LOG,
     PROVIDER_WEB_LOG,
+    AttemptOpen,
     Budget,
     GatewayExchange,
     GatewayState,
@@ -426,15 +428,15 @@ class AttemptSandbox:
         """Open `pair` for this attempt, and take it off the last attempt's network and onto this one's, at once."""
         spec = self.spec
         ca_dir = self._ca_dir(dirs)
-        gateway_body = {"agent_token": self.token, "budget": json.loads(spec.budget.model_dump_json()),
-                        "log_path": str(dirs.gateway_log), "summary_path": str(dirs.gateway_state),
-                        "web_log_path": str(dirs.logs / PROVIDER_WEB_LOG)}
-        proxy_body = {"log_path": str(dirs.logs / NETWORK_LOG), "ca_out": str(ca_dir) if ca_dir else None}
+        gateway_body = AttemptOpen(generation=self.generation, agent_token=SecretStr(self.token), budget=spec.budget,
+                                   log_path=dirs.gateway_log, summary_path=dirs.gateway_state,
+                                   web_log_path=dirs.logs / PROVIDER_WEB_LOG)
+        proxy_body = OpenGeneration(generation=self.generation, log_path=str(dirs.logs / NETWORK_LOG),
+                                    ca_out=str(ca_dir) if ca_dir else None)
         self._served_since = _now()
         self.gateway, self.proxy, self.admin_token = pair.gateway, pair.proxy, pair.admin_token
         steps = (threads.submit(pair.drop_stale),
-                 threads.submit(pair.open, self.generation, gateway_body, proxy_body,
-                                ca_dir / CA_FILE if ca_dir else None),
+                 threads.submit(pair.open, gateway_body, proxy_body, ca_dir / CA_FILE if ca_dir else None),
                  threads.submit(self._attach, pair.gateway, internal, "gateway"),
                  threads.submit(self._attach, pair.proxy, internal, "proxy"))
         for step in steps:

@@ -14,37 +14,15 @@ import itertools
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
-
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._exchange import ExchangeLog, Redactor
 from sandbox.gateway._upstream import RetryPolicy
-from sandbox.models import PROVIDER_WEB_LOG, Budget, GatewayState, NetworkLog
+from sandbox.models import PROVIDER_WEB_LOG, AttemptOpen, Budget, NetworkLog, ScopeReport
 
 INITIAL = "initial"
 """The generation of the attempt a gateway starts with (from its config file)."""
 
-
-class AttemptOpen(BaseModel):
-    """Body of `POST /_gateway/open`: the next attempt's token, budget and files."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    generation: str = Field(min_length=1, max_length=200, description="The controller's name for the attempt.")
-    agent_token: SecretStr = Field(min_length=8, description="The attempt's dummy token for the agent.")
-    budget: Budget = Field(description="What the attempt may spend.")
-    log_path: Path = Field(description="The attempt's gateway.jsonl (created; must not hold lines yet).")
-    summary_path: Path = Field(description="The attempt's gateway_state.json.")
-    web_log_path: Path | None = Field(None, description="The attempt's provider_web.jsonl; default beside the log.")
-
-
-class ScopeReport(BaseModel):
-    """The answer of the control endpoints: which attempt, whether it is sealed, and its counters."""
-
-    generation: str
-    sealed: bool
-    in_flight: int
-    state: GatewayState
+__all__ = ["INITIAL", "AttemptOpen", "AttemptScope", "ScopeReport"]
 
 
 class AttemptScope:

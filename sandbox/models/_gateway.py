@@ -1,10 +1,12 @@
 """What the model gateway writes and the host reads: `gateway.jsonl` (one `GatewayExchange` per line) and
-`gateway_state.json` (the `GatewayState` summary of what the attempt spent)."""
+`gateway_state.json` (the `GatewayState` summary of what the attempt spent); and what the host sends a reused
+gateway between attempts (`AttemptOpen`) and reads back (`ScopeReport`)."""
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer
 
 from sandbox.models._policy import API_LABEL, Budget
 
@@ -172,3 +174,30 @@ class GatewayState(SpendCounts):
     )
     budget_exhausted: BudgetName | None = Field(None, description="The first budget spent, or None.")
     budget_exhausted_at: datetime | None = Field(None, description="When that budget was spent (UTC).")
+
+
+class AttemptOpen(BaseModel):
+    """Body of `POST /_gateway/open`: the next attempt's token, budget and files."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    generation: str = Field(min_length=1, max_length=200, description="The controller's name for the attempt.")
+    agent_token: SecretStr = Field(min_length=8, description="The attempt's dummy token for the agent.")
+    budget: Budget = Field(description="What the attempt may spend.")
+    log_path: Path = Field(description="The attempt's gateway.jsonl (created; must not hold lines yet).")
+    summary_path: Path = Field(description="The attempt's gateway_state.json.")
+    web_log_path: Path | None = Field(None, description="The attempt's provider_web.jsonl; default beside the log.")
+
+    @field_serializer("agent_token", when_used="json")
+    def _reveal(self, token: SecretStr) -> str:
+        """Sent to the gateway whole (a plain dump would mask it); never logged."""
+        return token.get_secret_value()
+
+
+class ScopeReport(BaseModel):
+    """The answer of the control endpoints: which attempt, whether it is sealed, and its counters."""
+
+    generation: str
+    sealed: bool
+    in_flight: int
+    state: GatewayState

@@ -20,8 +20,7 @@ from test_gateway import (  # noqa: F401 - fixtures
     stream,
 )
 
-from sandbox.gateway._scope import ScopeReport
-from sandbox.models import Budget, GatewayExchange, GatewayState
+from sandbox.models import Budget, GatewayExchange, GatewayState, ScopeReport
 
 pytestmark = pytest.mark.network
 
