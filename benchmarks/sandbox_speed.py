@@ -10,6 +10,7 @@ Usage: .venv/bin/python benchmarks/sandbox_speed.py [--repeats 3] [--concurrency
 """
 
 import argparse
+import os
 import socket
 import statistics
 import subprocess
@@ -44,6 +45,13 @@ def spec_for(folder: Path, tags: dict, snap, task_id: str) -> AttemptSpec:
         limits=SandboxLimits(cpus=1, memory_mb=256), gateway_image=tags["gateway"], egress_image=tags["egress"],
         proxy_mode="deny",
     )
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """The machine's busy and total CPU seconds so far, over all cores (/proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(values) - values[3] - values[4]) / tick, sum(values) / tick
 
 
 def first_instruction_s(log: str, started_wall: float) -> float:
@@ -125,6 +133,26 @@ def main() -> None:
         if 1 in per_minute:
             print("concurrent / serial throughput: " + ", ".join(
                 f"{n} at once {v / per_minute[1]:.2f}x" for n, v in per_minute.items() if n != 1))
+        if not args.fresh_helpers:
+            # what bounds concurrency: the machine's CPU time per attempt on pairs already started
+            harness = CommandHarness(tags["base"], ["python3", "-c", SHORT_AGENT])
+            for n in (1, 4):
+                helpers = HelperPool(Path(tmp))
+
+                def batch(count: int, prefix: str, n=n, helpers=helpers, harness=harness) -> None:
+                    with ThreadPoolExecutor(max_workers=n) as pool:
+                        list(pool.map(lambda k: AttemptSandbox(client, spec_for(Path(tmp) / f"{prefix}{k}", tags, snap,
+                                                                                task_id), harness, helpers).run(),
+                                      range(count)))
+
+                batch(n, f"warm{n}-")  # one attempt per slot starts the pairs
+                count = 3 * args.per_slot
+                b0, t0, w0 = *cpu_seconds(), time.monotonic()
+                batch(count, f"cpu{n}-")
+                (b1, t1), wall = cpu_seconds(), time.monotonic() - w0
+                helpers.close()
+                print(f"on started pairs, {n} at once: {wall / count:.2f} s per attempt, {(b1 - b0) / count:.2f} "
+                      f"CPU-s per attempt (the whole machine), machine busy {100 * (b1 - b0) / (t1 - t0):.0f}%")
     model.terminate()
 
 
