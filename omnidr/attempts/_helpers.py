@@ -5,7 +5,9 @@ issue 17 measured 1.1 s for the proxy alone to listen). A `HelperPool` keeps the
 attempt cleanly, and hands one to the next attempt of the same run. The rules:
 
 - A pair serves one attempt at a time: it is taken out of the pool for the attempt and given back after it.
-- It is attached to each attempt's own fresh internal network, and detached from it before it is given back.
+- It is attached to each attempt's own fresh internal network. It leaves that network (which is then removed)
+  while the next attempt opens, at once with joining the next attempt's network, and before that attempt's
+  agent starts; so the end of an attempt waits for neither.
 - Between two attempts the controller seals the first (`POST /_gateway/seal`, `POST .../seal` to the proxy:
   the token is refused, in-flight work ends, the logs are closed) and opens the next (a new agent token, zero
   budget counters, new log files in the new attempt's folder, a new CA made by the proxy). The opening is
@@ -32,6 +34,7 @@ import requests
 from docker.errors import APIError, DockerException, NotFound
 from pydantic import BaseModel, ValidationError
 
+from omnidr.errors import UserError
 from sandbox.egress import CONTROL_HOST, GenerationOpened, GenerationSealed, OpenGeneration
 from sandbox.models import AttemptOpen, ScopeReport
 
@@ -47,7 +50,13 @@ FRESH_HELPERS_ENV = "OMNIDR_FRESH_HELPERS"
 def reuse_helpers() -> bool:
     """Whether a run's attempts reuse helper pairs: the default; `OMNIDR_FRESH_HELPERS=1` gives every attempt a
     gateway and a proxy of its own (the behaviour before pairs were reused, e.g. to rule reuse out)."""
-    return os.environ.get(FRESH_HELPERS_ENV, "").strip().lower() in ("", "0", "false", "no")
+    value = os.environ.get(FRESH_HELPERS_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return True
+    if value in ("1", "true", "yes"):
+        return False
+    raise UserError(f"{FRESH_HELPERS_ENV}={value!r}: set it to 1 (a new gateway and proxy for every attempt) or 0 "
+                    "(reused pairs, the default), or unset it")
 
 
 class PairFailed(RuntimeError):

@@ -335,6 +335,7 @@ def run_attempts(
     (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
     are over."""
     run_dir = Path(run_dir).resolve()
+    reuse_helpers()  # a bad OMNIDR_FRESH_HELPERS is refused before anything is made
     open_run(run_dir, config)
     INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
     cleanup_run(client, config.run_id())

@@ -3,6 +3,8 @@ that opens provider-side search is not offline and is a different run."""
 
 import json
 
+import pytest
+
 from omnidr.attempts import RunConfig, default_provider_tools, parse_provider_tools
 from sandbox.models import ProviderToolsPolicy
 
@@ -45,3 +47,25 @@ def test_the_live_web_defaults_to_the_denylist_policy():
     assert parse_provider_tools("default", "log") is None
     mixed = parse_provider_tools("web_search=allow", "log")
     assert (mixed.web_search, mixed.web_fetch) == ("allow", "denylist")
+
+
+@pytest.mark.parametrize("value, reuse", [(None, True), ("0", True), ("no", True), ("1", False), ("TRUE", False)])
+def test_helper_pairs_are_reused_unless_fresh_helpers_is_set(monkeypatch, value, reuse):
+    from omnidr.attempts._helpers import reuse_helpers
+
+    if value is None:
+        monkeypatch.delenv("OMNIDR_FRESH_HELPERS", raising=False)
+    else:
+        monkeypatch.setenv("OMNIDR_FRESH_HELPERS", value)
+    assert reuse_helpers() is reuse
+
+
+def test_a_bad_fresh_helpers_value_is_one_line_that_says_what_to_set(monkeypatch):
+    from omnidr.attempts._helpers import reuse_helpers
+    from omnidr.errors import UserError
+
+    monkeypatch.setenv("OMNIDR_FRESH_HELPERS", "maybe")
+    with pytest.raises(UserError) as caught:
+        reuse_helpers()
+    message = str(caught.value)
+    assert "OMNIDR_FRESH_HELPERS='maybe'" in message and "set it to 1" in message and "\n" not in message
