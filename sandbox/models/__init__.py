@@ -9,6 +9,13 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_report`: the report's `window.DATA` and its contract version.
 """
 
+from sandbox.models._answer import (
+    ANSWER_FILE,
+    TERMINATION_REASONS,
+    AnswerFile,
+    AnswerSource,
+    TerminationReason,
+)
 from sandbox.models._corpus import (
     CORPUS_FILE,
     CorpusPage,
@@ -78,6 +85,11 @@ from sandbox.models._report import (
 )
 
 __all__ = [
+    "ANSWER_FILE",
+    "AnswerFile",
+    "AnswerSource",
+    "TERMINATION_REASONS",
+    "TerminationReason",
     "API_FAMILY",
     "API_LABEL",
     "Anchor",
