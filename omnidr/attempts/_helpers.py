@@ -59,6 +59,12 @@ def reuse_helpers() -> bool:
                     "(reused pairs, the default), or unset it")
 
 
+def _direct_session() -> requests.Session:
+    session = requests.Session()
+    session.trust_env = False  # no proxy, netrc or CA bundle from the environment
+    return session
+
+
 class PairFailed(RuntimeError):
     """A reused pair did not seal, open or pass its check: it is removed, and the attempt gets a fresh pair."""
 
@@ -83,6 +89,9 @@ class HelperPair:
     # the network of the attempt it served last: the pair leaves it when the next attempt opens (at once with
     # joining that attempt's network, before its agent starts), so that an attempt's end waits for neither
     stale: list = field(default_factory=list)
+    # the controller's own connection to the pair: never through the user's HTTP(S)_PROXY (which would get the
+    # admin token and could not reach the pair anyway), only through the pair's own proxy where asked
+    http: requests.Session = field(default_factory=lambda: _direct_session())
     # networks it has left whose removal failed (the last attempt's agent was still being removed): retried
     unremoved: list = field(default_factory=list)
 
@@ -91,7 +100,7 @@ class HelperPair:
                  proxies: dict | None = None) -> M:
         t0 = time.monotonic()
         try:
-            answer = requests.post(url, data=body.model_dump_json() if body else None, proxies=proxies,
+            answer = self.http.post(url, data=body.model_dump_json() if body else None, proxies=proxies,
                                    headers={"Authorization": f"Bearer {self.admin_token}",
                                             "Content-Type": "application/json"}, timeout=CONTROL_TIMEOUT_S)
         except requests.RequestException as exc:
@@ -194,6 +203,7 @@ class HelperPair:
 
     def remove(self, networks: bool = True) -> None:
         """Remove the two containers and (unless `networks` is False) the last attempt's network."""
+        self.http.close()
         for container in (self.gateway, self.proxy):
             try:
                 container.remove(force=True)  # type: ignore[attr-defined]

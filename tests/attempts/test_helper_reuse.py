@@ -30,8 +30,14 @@ def _probe(attempt_dir: Path) -> dict:
 
 
 def test_every_attempt_of_a_batch_on_one_reused_pair_is_contained(tmp_path, client, images, upstream_factory,
-                                                                  host_server, real_key):
+                                                                  host_server, real_key, monkeypatch):
     network, _upstream = upstream_factory()
+    # a user's shell with a web proxy: the controller still talks to its pairs directly (the admin token never
+    # goes to that proxy), so every attempt after the first runs on the reused pair
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
     ip, port = host_server
     url = _corpus_url(https=False)
     actions = [f"tcp:{ip}:{port}", f"get:{url}", "get:http://denied.example/x", "chat:1", f"scan:{real_key}",
