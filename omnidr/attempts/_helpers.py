@@ -21,7 +21,6 @@ The helpers of a pool see the run's `attempts/` folder (bind-mounted at the same
 logs and CA are written straight into that attempt's folder, as with a pair of its own.
 """
 
-import hashlib
 import logging
 import os
 import threading
@@ -34,6 +33,7 @@ import requests
 from docker.errors import APIError, DockerException, NotFound
 from pydantic import BaseModel, ValidationError
 
+from omnidr.benchmark import sha256_file
 from omnidr.errors import UserError
 from sandbox.egress import CONTROL_HOST, GenerationOpened, GenerationSealed, OpenGeneration
 from sandbox.models import AttemptOpen, ScopeReport
@@ -57,6 +57,11 @@ def reuse_helpers() -> bool:
         return False
     raise UserError(f"{FRESH_HELPERS_ENV}={value!r}: set it to 1 (a new gateway and proxy for every attempt) or 0 "
                     "(reused pairs, the default), or unset it")
+
+
+def ca_digest(path: Path) -> str | None:
+    """The sha256 of an exported CA certificate, None when there is none (a mode that decrypts nothing)."""
+    return sha256_file(path) if path.is_file() else None
 
 
 def _direct_session() -> requests.Session:
@@ -151,7 +156,7 @@ class HelperPair:
                 raise PairFailed(f"the egress proxy opened {opened.generation!r}, not {proxy.generation!r}")
             digest = opened.ca_sha256
             if ca_file is not None:
-                on_disk = hashlib.sha256(ca_file.read_bytes()).hexdigest() if ca_file.is_file() else None
+                on_disk = ca_digest(ca_file)
                 if digest is None or digest != on_disk or digest == self.ca_sha256:
                     raise PairFailed("the egress proxy's CA for the new attempt is missing, not the one it reports, "
                                      "or the last attempt's")

@@ -3,7 +3,6 @@ gateway and the egress proxy on it and on an outside network, budgets enforced o
 
 import dataclasses
 import errno
-import hashlib
 import ipaddress
 import json
 import logging
@@ -49,7 +48,7 @@ from sandbox.models import (
 )
 
 from ._contract import AgentContext, Harness
-from ._helpers import EGRESS_ADMIN_ENV, HelperPair, HelperPool, PairFailed
+from ._helpers import EGRESS_ADMIN_ENV, HelperPair, HelperPool, PairFailed, ca_digest
 from ._models import (
     AttemptReason,
     AttemptRecord,
@@ -199,10 +198,6 @@ def _vanished(gone: list[str]) -> str | None:
     if "output keeper" in gone:
         text += "; the agent's output, held in a tmpfs volume by the keeper, is lost"
     return text
-
-
-def _sha256(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def _outage_requests(gateway_log: Path) -> int:
@@ -420,7 +415,7 @@ class AttemptSandbox:
         if self.pool is not None:
             self.pair = HelperPair(self._pair_key(), self.gateway, self.proxy, gateway_ip, proxy_ip, GATEWAY_PORT,
                                    PROXY_PORT, self.admin_token, generation=self.generation,
-                                   ca_sha256=_sha256(dirs.control / "ca" / CA_FILE))
+                                   ca_sha256=ca_digest(dirs.control / "ca" / CA_FILE))
             self.pool.add(self.pair)
             self.containers = [c for c in self.containers if c not in (self.gateway, self.proxy)]  # the pool's now
 

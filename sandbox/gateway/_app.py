@@ -35,11 +35,11 @@ from sandbox.gateway._apis import (
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
-from sandbox.gateway._scope import INITIAL, AttemptOpen, AttemptScope
+from sandbox.gateway._scope import INITIAL, AttemptScope
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._translate import Translation, plan
 from sandbox.gateway._upstream import UpstreamAnswer, UpstreamUnreachable, send
-from sandbox.models import PROVIDER_WEB_LOG, GatewayExchange, Outcome, ProviderEvent, TokenUsage
+from sandbox.models import PROVIDER_WEB_LOG, AttemptOpen, GatewayExchange, Outcome, ProviderEvent, TokenUsage
 
 ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
 # Where a translated request goes, after the upstream's base URL.

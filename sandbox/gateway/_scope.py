@@ -17,13 +17,10 @@ from pathlib import Path
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._exchange import ExchangeLog, Redactor
 from sandbox.gateway._upstream import RetryPolicy
-from sandbox.models import PROVIDER_WEB_LOG, AttemptOpen, Budget, NetworkLog, ScopeReport
+from sandbox.models import PROVIDER_WEB_LOG, Budget, NetworkLog, ScopeReport
 
 INITIAL = "initial"
 """The generation of the attempt a gateway starts with (from its config file)."""
-
-__all__ = ["INITIAL", "AttemptOpen", "AttemptScope", "ScopeReport"]
-
 
 class AttemptScope:
     """One attempt's token, meter, retry policy, logs and numbering, and its exchanges in flight."""
