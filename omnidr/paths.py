@@ -19,7 +19,7 @@ An `omnidr eval` root holds one run folder per system; `omnidr run` makes a run 
                 control/ input/     what the agent got (gateway config, instruction; video, captions)
                 logs/               gateway.jsonl, gateway_state.json, network.jsonl, provider_web.jsonl,
                                     agent.log, <helper>.container.log
-                output/             the agent's /output: report/, harness-logs/, trajectory.jsonl
+                output/             the agent's /output: report/ (or answer.json), harness-logs/, trajectory.jsonl
                 record/             what the proxy recorded (`record` mode)
             evaluation/summary.json the system's scores
             evaluation/<task>/evaluation.json   one task's scored evaluation
@@ -28,7 +28,7 @@ An `omnidr eval` root holds one run folder per system; `omnidr run` makes a run 
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.models import GATEWAY_LOG, GATEWAY_STATE
+from sandbox.models import ANSWER_FILE, GATEWAY_LOG, GATEWAY_STATE
 
 ATTEMPT_FILE = "attempt.json"
 TRAJECTORY_FILE = "trajectory.json"
@@ -96,6 +96,11 @@ class AttemptPaths:
     @property
     def report(self) -> Path:
         return self.output / "report"
+
+    @property
+    def answer(self) -> Path:
+        """`answer.json` of a short-answer attempt (`/output/answer.json` in the agent's container)."""
+        return self.output / ANSWER_FILE
 
     @property
     def harness_logs(self) -> Path:

@@ -5,6 +5,7 @@ from ._calibration import CALIBRATION_FILE, Calibration, CalibrationScores, cali
 from ._contract import ReportContract, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
+from ._kinds import BUILT_KINDS, TaskKind
 from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
 from ._release import RELEASE_DENYLIST
@@ -21,6 +22,18 @@ from ._rubric import (
     direction_inventory,
     probe_catalog,
 )
+from ._short_answer import (
+    DURATION_GROUPS,
+    FORMAT_CATEGORIES,
+    AccessType,
+    Compaction,
+    Domain,
+    Modality,
+    ShortAnswerProtocol,
+    ShortAnswerTask,
+    duration_group,
+    format_category,
+)
 from ._snapshot import SNAPSHOT_CORPUS_FILE, Problem, Snapshot, TaskBundle
 from ._snapshot_info import SnapshotInfo
 from ._task import Captions, Language, QueryForm, SourceVideo, Task
@@ -28,6 +41,8 @@ from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
 __all__ = [
+    "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
+    "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",

@@ -102,3 +102,40 @@ class ShortAnswerTask(Record):
         """The task's formats by reporting category, each once, in the paper's order."""
         found = {format_category(f) for f in self.formats}
         return [c for c in FORMAT_CATEGORIES if c in found]
+
+
+DURATION_GROUPS = (("<2 min", 120.0), ("2-5 min", 300.0), ("5-10 min", 600.0), ("10-20 min", 1200.0),
+                   (">=20 min", float("inf")))
+"""The five anchor-video duration groups the paper reports accuracy by (App. B.1, D.3: under two minutes, two to
+five, five to ten, ten to twenty, twenty minutes or longer), as (label, upper bound in seconds, exclusive)."""
+
+
+def duration_group(seconds: float) -> str:
+    """The duration group of an anchor video of `seconds`."""
+    return next(label for label, upper in DURATION_GROUPS if seconds < upper)
+
+
+class Compaction(Record):
+    """Deterministic context compaction before each model request (App. C.2.2, C.2.1)."""
+
+    keep_observations: int = Field(4, ge=1, description="The most recent tool observations kept whole.")
+    truncate_chars: int = Field(2000, ge=1, description="Older text content is cut to this many characters.")
+    search_results_kept: int = Field(2, ge=0, description="Older search results keep only their first entries.")
+    image_limit: int = Field(250, ge=0, description="Images kept in the context; older ones become omission markers "
+                                                    "(250 in the paper's historical runs; a run setting).")
+
+
+class ShortAnswerProtocol(Record):
+    """`hyperparameters.json` of a short-answer snapshot: OpenDS-World's execution protocol (Sec. 3.1, App. C)."""
+
+    version: str = Field("opends-world-released", description="Name of this parameter set.")
+    research_wall_s: float = Field(3600.0, gt=0, description="Research ends at this many seconds (Sec. 3.1).")
+    research_tool_calls: int = Field(100, ge=1, description="Research ends at this many tool calls (Sec. 3.1).")
+    finalization_requests: int = Field(2, ge=1, description="At most this many finalization requests (App. C.2.3).")
+    finalization_tokens: int = Field(5000, ge=1, description="Output tokens of the whole finalization stage.")
+    finalization_first_tokens: int = Field(4000, ge=1, description="Output tokens of the first finalization request.")
+    compaction: Compaction = Field(default_factory=Compaction, description="Context compaction (App. C.2.2).")
+    video_frames: int = Field(10, ge=1, le=100, description="Frames the video reader samples by default (App. C.1.2).")
+    video_frames_max: int = Field(100, ge=1, description="Most frames one video-reader call may ask for.")
+    attempts_per_task: int = Field(1, ge=1, description="Attempts per task: the paper runs each task once; a failed "
+                                                        "execution is scored, not retried (App. C.4).")

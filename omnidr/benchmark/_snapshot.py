@@ -13,10 +13,12 @@ from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
+from ._kinds import TaskKind
 from ._review import REVIEW_FILE, WarningReviews
 from ._rubric import RubricTree
+from ._short_answer import ShortAnswerProtocol, ShortAnswerTask
 from ._snapshot_info import SnapshotInfo
-from ._task import Task
+from ._task import SourceVideo, Task
 
 SNAPSHOT_FILE = "snapshot.json"
 HYPERPARAMETERS_FILE = "hyperparameters.json"
@@ -41,12 +43,20 @@ class Problem:
 
 @dataclass
 class TaskBundle:
-    """The three files of one task, as models (None where the file failed to load)."""
+    """The files of one task, as models (None where a file failed to load). A report task has `task`, `facts`
+    and `rubric`; a short-answer task has `question` only."""
 
     folder: Path
     task: Task | None
     facts: FactLibrary | None
     rubric: RubricTree | None
+    question: ShortAnswerTask | None = None
+
+    @property
+    def video(self) -> SourceVideo | None:
+        """The task's source video, whatever its kind."""
+        item = self.task or self.question
+        return item.video if item is not None else None
 
 
 @dataclass
@@ -55,7 +65,7 @@ class Snapshot:
 
     root: Path
     info: SnapshotInfo | None
-    hyperparameters: Hyperparameters | None
+    hyperparameters: Hyperparameters | None  # of a report snapshot
     contract: ReportContract | None
     corpus: WebCorpus | None
     contract_file: str | None = None
@@ -63,6 +73,11 @@ class Snapshot:
     problems: list[Problem] = field(default_factory=list)
     reviews: WarningReviews | None = None  # reviewed-warnings.json, when the snapshot has one
     calibration: Calibration | None = None  # calibration.json, when the snapshot has one
+    protocol: ShortAnswerProtocol | None = None  # hyperparameters.json of a short-answer snapshot
+
+    @property
+    def kind(self) -> TaskKind:
+        return self.info.task_kind if self.info is not None else TaskKind.report
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -114,10 +129,15 @@ def load_snapshot(root: Path | str) -> Snapshot:
         raise FileNotFoundError(f"{root}: not a snapshot folder (no {SNAPSHOT_FILE})")
     problems: list[Problem] = []
     info = load_model(root, SNAPSHOT_FILE, SnapshotInfo, problems)
-    hyper = load_model(root, HYPERPARAMETERS_FILE, Hyperparameters, problems)
+    kind = info.task_kind if info is not None else TaskKind.report
+    hyper = protocol = None
+    if kind is TaskKind.short_answer:
+        protocol = load_model(root, HYPERPARAMETERS_FILE, ShortAnswerProtocol, problems)
+    else:
+        hyper = load_model(root, HYPERPARAMETERS_FILE, Hyperparameters, problems)
     corpus = load_model(root, SNAPSHOT_CORPUS_FILE, WebCorpus, problems) if (root / SNAPSHOT_CORPUS_FILE).exists() else None
     contract = None
-    snap = Snapshot(root, info, hyper, None, corpus, problems=problems)
+    snap = Snapshot(root, info, hyper, None, corpus, problems=problems, protocol=protocol)
     if (root / REVIEW_FILE).exists():
         snap.reviews = load_model(root, REVIEW_FILE, WarningReviews, problems)
     if (root / CALIBRATION_FILE).exists():
@@ -136,6 +156,13 @@ def load_snapshot(root: Path | str) -> Snapshot:
             problems.append(Problem("error", SNAPSHOT_FILE, f"tasks[{i}]", f"task folder tasks/{task_id}/ is missing"))
             continue
         base = f"tasks/{task_id}"
+        if kind is TaskKind.short_answer:
+            question = load_model(root, f"{base}/task.json", ShortAnswerTask, problems)
+            if question is not None and question.id != task_id:
+                problems.append(Problem("error", f"{base}/task.json", "id", f"'{question.id}' differs from its folder "
+                                        f"name '{task_id}'"))
+            snap.tasks[task_id] = TaskBundle(folder, None, None, None, question=question)
+            continue
         task = load_model(root, f"{base}/task.json", Task, problems)
         facts = load_model(root, f"{base}/facts.json", FactLibrary, problems)
         rubric = load_model(root, f"{base}/rubric.json", RubricTree, problems)

@@ -11,6 +11,7 @@ from ._calibration import CALIBRATION_FILE, calibration_problem
 from ._contract import data_schema
 from ._facts import Origin
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
+from ._kinds import TaskKind
 from ._rubric import AtomEvaluator, Difficulty, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
 from ._snapshot import Problem, Snapshot, TaskBundle
 from ._task import Language
@@ -52,6 +53,10 @@ def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
     out = list(snap.problems)
     info = snap.info
     if info is None:
+        return out
+    if info.task_kind is TaskKind.short_answer:
+        _check_corpus(snap, out)
+        _check_short_answers(snap, out, check_videos)
         return out
     inventory = direction_inventory()
     if info.inventory_version != inventory.version:
@@ -118,6 +123,50 @@ def _check_corpus(snap: Snapshot, out: list[Problem]) -> None:
             out.append(Problem("error", "web/corpus.json", f"pages[{i}].path", f"file web/{page.path} is missing"))
 
 
+# Several answers offered as one: "A or B", "A/B", "either ...": the reference must be one answer (paper 002,
+# Sec. 2: every task has a unique, verifiable answer).
+ALTERNATIVES = re.compile(r"\b(or|either)\b|\s/\s|;", re.IGNORECASE)
+
+
+def _check_short_answers(snap: Snapshot, out: list[Problem], check_videos: bool) -> None:
+    """A short-answer snapshot: one answer per task, stated once; no question asked twice; the video present."""
+    questions: dict[str, str] = {}
+    for task_id, b in snap.tasks.items():
+        q = b.question
+        if q is None:
+            continue
+        tf = f"tasks/{task_id}/task.json"
+        if ALTERNATIVES.search(q.answer):
+            out.append(Problem("error", tf, "answer", "offers alternatives ('or', 'either', '/', ';'); a reference "
+                               "answer is one answer"))
+        key = _normalize(q.question)
+        if key in questions:
+            out.append(Problem("error", tf, "question", f"the same question as task '{questions[key]}'"))
+        questions.setdefault(key, task_id)
+        if check_videos:
+            _check_video(snap, b, tf, q.video, out)
+
+
+def _check_video(snap: Snapshot, b: TaskBundle, tf: str, video_ref, out: list[Problem]) -> None:
+    base = snap.rel(b.folder)
+    video = b.folder / video_ref.file
+    if not video.is_file():
+        maker = snap.root.resolve().parent / "make_demo_media.py"
+        fix = (f"the bundled demos' videos are synthetic: regenerate them with `python3 {maker}`"
+               if snap.root.resolve().parent == maker.parent and maker.is_file()
+               else f"run `omnidr snapshot fetch-videos {snap.root}`")
+        out.append(Problem("error", tf, "video.file", f"video {base}/{video_ref.file} is missing; {fix}"))
+    elif (actual := sha256_file(video)) != video_ref.sha256:
+        out.append(Problem("error", tf, "video.sha256", f"checksum mismatch: file has {actual}"))
+    for i, track in enumerate(video_ref.captions):
+        file = b.folder / track.file
+        if not file.is_file():
+            out.append(Problem("error", tf, f"video.captions[{i}].file", f"captions {base}/{track.file} are "
+                               f"missing; run `omnidr snapshot fetch-videos {snap.root}`"))
+        elif (actual := sha256_file(file)) != track.sha256:
+            out.append(Problem("error", tf, f"video.captions[{i}].sha256", f"checksum mismatch: file has {actual}"))
+
+
 def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem], check_videos: bool) -> None:
     base = f"tasks/{task_id}"
     task, rubric = b.task, b.rubric
@@ -136,22 +185,7 @@ def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem],
         if (task.language is Language.zh) != _is_cjk_text(task.query):
             out.append(Problem("error", tf, "query", f"query language does not match task language '{task.language.value}'"))
         if check_videos:
-            video = b.folder / task.video.file
-            if not video.is_file():
-                maker = snap.root.resolve().parent / "make_demo_media.py"
-                fix = (f"the bundled demo's videos are synthetic: regenerate them with `python3 {maker}`"
-                       if snap.root.resolve() == maker.parent / "demo" and maker.is_file()
-                       else f"run `omnidr snapshot fetch-videos {snap.root}`")
-                out.append(Problem("error", tf, "video.file", f"video {base}/{task.video.file} is missing; {fix}"))
-            elif (actual := sha256_file(video)) != task.video.sha256:
-                out.append(Problem("error", tf, "video.sha256", f"checksum mismatch: file has {actual}"))
-            for i, track in enumerate(task.video.captions):
-                file = b.folder / track.file
-                if not file.is_file():
-                    out.append(Problem("error", tf, f"video.captions[{i}].file", f"captions {base}/{track.file} are "
-                                       f"missing; run `omnidr snapshot fetch-videos {snap.root}`"))
-                elif (actual := sha256_file(file)) != track.sha256:
-                    out.append(Problem("error", tf, f"video.captions[{i}].sha256", f"checksum mismatch: file has {actual}"))
+            _check_video(snap, b, tf, task.video, out)
     fact_ids = _check_facts(snap, task_id, b, out)
     if rubric is not None:
         _check_rubric(task_id, b, fact_ids, out)

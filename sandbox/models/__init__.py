@@ -6,7 +6,8 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_network`: the egress proxy's mode and `network.jsonl` / `provider_web.jsonl` events;
 - `_corpus`: a web corpus's `corpus.json` (replay, record, a snapshot's `web/`);
 - `_gateway`: `gateway.jsonl` exchanges and `gateway_state.json`;
-- `_report`: the report's `window.DATA` and its contract version.
+- `_report`: the report's `window.DATA` and its contract version;
+- `_answer`: a short answer's `answer.json` and the gateway's finalization stage.
 """
 
 from sandbox.models._answer import (
@@ -14,6 +15,8 @@ from sandbox.models._answer import (
     TERMINATION_REASONS,
     AnswerFile,
     AnswerSource,
+    FinalizationResult,
+    FinalizeRequest,
     TerminationReason,
 )
 from sandbox.models._corpus import (
@@ -87,6 +90,8 @@ from sandbox.models._report import (
 __all__ = [
     "ANSWER_FILE",
     "AnswerFile",
+    "FinalizationResult",
+    "FinalizeRequest",
     "AnswerSource",
     "TERMINATION_REASONS",
     "TerminationReason",

@@ -41,3 +41,39 @@ class AnswerFile(BaseModel):
     def has_answer(self) -> bool:
         """Whether an answer was generated: a non-empty text (App. C.2.3 accepts only non-empty answers)."""
         return bool(self.answer.strip())
+
+
+class FinalizeRequest(BaseModel):
+    """`POST /_gateway/finalize` (admin token): run the tool-free finalization stage (paper 002, App. C.2.3) on the
+    evidence the attempt's research collected, i.e. the last conversation the agent sent through the gateway.
+
+    From this call on the agent's token is refused: research is over. The gateway sends at most `max_requests`
+    requests upstream, in the API family of that conversation, with every tool removed, `prompt` appended as the
+    last user message, the first request capped at `first_tokens` output tokens and the whole stage at
+    `total_tokens`; each is logged in `gateway.jsonl` with phase `finalization`. An answer is accepted only when it
+    is non-empty, complete (not cut at the token cap) and carries no tool call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: str = Field(min_length=1, description="The final-answer prompt (App. C.3.2).")
+    question: str = Field(min_length=1, description="The task's instruction: the conversation when research sent "
+                                                    "no model request at all.")
+    max_requests: int = Field(2, ge=1, description="At most this many requests (App. C.2.3: 2).")
+    total_tokens: int = Field(5000, ge=1, description="Output tokens of the whole stage (App. C.2.3: 5,000).")
+    first_tokens: int = Field(4000, ge=1, description="Output tokens of the first request (App. C.2.3: 4,000).")
+
+
+class FinalizationResult(BaseModel):
+    """The gateway's answer to `POST /_gateway/finalize`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    answer: str = Field("", description="The accepted answer; empty when no request produced one.")
+    accepted: bool = Field(False, description="Whether a request produced an acceptable answer.")
+    requests: int = Field(0, ge=0, description="Requests sent upstream.")
+    output_tokens: int = Field(0, ge=0, description="Output tokens the stage used.")
+    rejected: list[str] = Field(default_factory=list, description="Why each request that produced no accepted "
+                                                                  "answer was rejected (tool call, empty, cut short, "
+                                                                  "upstream error).")
+    family: str | None = Field(None, description="The API family the stage spoke (that of the research "
+                                                 "conversation), None when no request could be sent.")
