@@ -64,7 +64,8 @@ def ca_digest(path: Path) -> str | None:
     return sha256_file(path) if path.is_file() else None
 
 
-def _direct_session() -> requests.Session:
+def direct_session() -> requests.Session:
+    """A session that never uses the environment's proxy, netrc or CA bundle: the controller's calls to its helpers."""
     session = requests.Session()
     session.trust_env = False  # no proxy, netrc or CA bundle from the environment
     return session
@@ -96,7 +97,7 @@ class HelperPair:
     stale: list = field(default_factory=list)
     # the controller's own connection to the pair: never through the user's HTTP(S)_PROXY (which would get the
     # admin token and could not reach the pair anyway), only through the pair's own proxy where asked
-    http: requests.Session = field(default_factory=lambda: _direct_session())
+    http: requests.Session = field(default_factory=lambda: direct_session())
     # networks it has left whose removal failed (the last attempt's agent was still being removed): retried
     unremoved: list = field(default_factory=list)
 

@@ -8,13 +8,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr._records import DiskRecord
 from omnidr.images import ImagePackages
-from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SpendCounts
+from sandbox.models import (
+    AnswerSource,
+    Budget,
+    FinalizationResult,
+    ProviderToolsPolicy,
+    ProxyMode,
+    SpendCounts,
+    TerminationReason,
+)
 
 
 class AttemptReason(str, Enum):
     """How an attempt ended."""
 
-    success = "success"  # a report at the contract path whose data validates and fills the interface
+    success = "success"  # report kind: a report at the contract path whose data validates and fills the interface;
+    # short-answer kind: a non-empty answer, from research or from the finalization stage
     invalid_report = "invalid_report"  # a report folder whose data does not validate, or an unfilled skeleton (App. F)
     no_report = "no_report"  # the agent exited 0 without a report
     timeout = "timeout"  # killed at the wall-clock limit
@@ -22,6 +31,7 @@ class AttemptReason(str, Enum):
     agent_error = "agent_error"  # the agent exited non-zero without a report
     infra_error = "infra_error"  # the sandbox itself failed (engine, image, helper container)
     upstream_error = "upstream_error"  # no report, and model requests failed upstream (an outage, not the agent's fault)
+    no_answer = "no_answer"  # short-answer kind: neither research nor finalization produced a non-empty answer
 
 
 # Outcomes that are not the agent's fault: they do not count against attempts_per_task, and a rerun
@@ -142,10 +152,21 @@ class AttemptRecord(DiskRecord):
         0, ge=0, description="Attempts the gateway and proxy pair had served (each sealed, then reopened clean) "
         "before this one: 0 when the pair was started for it.")
     report_path: str | None = Field(None, description="Report entry page relative to the attempt folder, if delivered.")
+    task_kind: str = Field("report", description="The snapshot's task kind: what the attempt had to deliver.")
+    termination: TerminationReason | None = Field(
+        None, description="Short-answer kind: why research ended (paper 002, App. C.2.3), recorded apart from whether "
+        "an answer was generated and whether it is correct.")
+    answer_source: AnswerSource | None = Field(None, description="Short-answer kind: the stage that answered.")
+    finalization: FinalizationResult | None = Field(
+        None, description="Short-answer kind: the tool-free finalization stage, when research ended without a "
+        "complete answer (App. C.2.3).")
+    context_handling: str | None = Field(
+        None, description="Short-answer kind: how the agent's context was kept within bounds: `paper-compaction` "
+        "(the reference agent, App. C.2.2) or `harness-native` (an external harness's own handling).")
 
     @property
     def delivered(self) -> bool:
-        """The attempt ended with a valid report (reason `success`)."""
+        """The attempt ended with its deliverable (reason `success`): a valid report, or a non-empty answer."""
         return self.reason is AttemptReason.success
 
 

@@ -16,14 +16,14 @@ from pydantic import ConfigDict, Field, model_validator
 
 from omnidr._files import write_atomic
 from omnidr._records import DiskRecord
-from omnidr.benchmark import Snapshot, evidence_brief
+from omnidr.benchmark import HYPERPARAMETERS_FILE, Snapshot, TaskKind, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
-from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
+from sandbox.models import FINAL_ANSWER_PROMPT, Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
 from ._helpers import HelperPool, reuse_helpers
-from ._instruction import instruction
+from ._instruction import answer_instruction, instruction
 from ._models import (
     NOT_COUNTED,
     AttemptReason,
@@ -158,6 +158,32 @@ def _set_aside(folder: Path) -> None:
     shutil.move(str(folder), str(folder.with_name(f"{folder.name}.interrupted-{stamp}")))
 
 
+def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harness) -> dict:
+    """What an attempt of `task_id` is given and must deliver, by the snapshot's task kind: a report task's
+    video, instruction (App. G.1) and report contract; a short-answer task's video, research prompt (paper 002,
+    App. C.3.1), protocol file and finalization stage (App. C.2.3)."""
+    bundle = snap.tasks[task_id]
+    video = bundle.video
+    assert video is not None  # a loaded snapshot has every task's model
+    common = dict(video=bundle.folder / video.file, captions=tuple(bundle.folder / c.file for c in video.captions))
+    if snap.kind is TaskKind.short_answer:
+        question, protocol = bundle.question, snap.protocol
+        assert question is not None and protocol is not None
+        protocol_file = Path(snap.root) / HYPERPARAMETERS_FILE
+        return dict(common, task_kind=TaskKind.short_answer.value, contract_dir=None, protocol_file=protocol_file,
+                    instruction=answer_instruction(question, f"/input/{video.file}", protocol),
+                    finalize=protocol.finalize_request(question.question, FINAL_ANSWER_PROMPT),
+                    context_handling="paper-compaction" if harness.name == "reference" else "harness-native")
+    task = bundle.task
+    assert task is not None and snap.contract_file is not None
+    return dict(
+        common, contract_dir=(snap.root / snap.contract_file).parent,
+        instruction=instruction(task, f"/input/{video.file}", "/output/report", "/input/contract")
+        + ("\n" + evidence_brief(bundle.facts, task.language) if config.evidence_brief and bundle.facts else ""),
+        report_entry=snap.contract.entry if snap.contract else "index.html",
+        report_data_file=snap.contract.data_file if snap.contract else "data.js")
+
+
 def run_task_attempts(
     client,
     run_dir: Path,
@@ -179,9 +205,7 @@ def run_task_attempts(
     `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
     `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy."""
     reach = reach or {}
-    bundle = snap.tasks[task_id]
-    task = bundle.task
-    assert task is not None and snap.contract_file is not None
+    kind_fields = _kind_fields(snap, task_id, config, harness)
     task_dir = RunPaths(run_dir).task_attempts(task_id)
     records: list[AttemptRecord] = []
     counted = infra = 0
@@ -196,12 +220,7 @@ def run_task_attempts(
             if folder.exists():
                 _set_aside(folder)
             spec = AttemptSpec(
-                run_id=config.run_id(), task_id=task_id, attempt=n, folder=folder,
-                video=bundle.folder / task.video.file,
-                captions=tuple(bundle.folder / c.file for c in task.video.captions),
-                instruction=instruction(task, f"/input/{task.video.file}", "/output/report", "/input/contract")
-                + ("\n" + evidence_brief(bundle.facts, task.language) if config.evidence_brief and bundle.facts else ""),
-                contract_dir=(snap.root / snap.contract_file).parent, model=config.model,
+                run_id=config.run_id(), task_id=task_id, attempt=n, folder=folder, **kind_fields, model=config.model,
                 upstreams=tuple(u.model_copy(update={"via": reach[u.base_url]}) if u.base_url in reach else u
                                 for u in config.upstreams), budget=config.budget, limits=config.limits,
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
@@ -209,8 +228,6 @@ def run_task_attempts(
                 denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
                 upstream_ca=tuple(Path(c) for c in config.upstream_ca),
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
-                report_entry=snap.contract.entry if snap.contract else "index.html",
-                report_data_file=snap.contract.data_file if snap.contract else "data.js",
                 extra_labels={LABEL_DRIVER: driver} if driver else {},
             )
             folder.mkdir(parents=True, exist_ok=True)

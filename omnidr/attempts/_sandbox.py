@@ -36,19 +36,23 @@ from sandbox.models import (
     GATEWAY_STATE,
     NETWORK_LOG,
     PROVIDER_WEB_LOG,
+    AnswerFile,
     AttemptOpen,
     Budget,
+    FinalizationResult,
+    FinalizeRequest,
     GatewayExchange,
     GatewayState,
     ProviderToolsPolicy,
     ProxyMode,
     SearchDoor,
     SpendCounts,
+    read_answer_file,
     read_web_log,
 )
 
 from ._contract import AgentContext, Harness
-from ._helpers import EGRESS_ADMIN_ENV, HelperPair, HelperPool, PairFailed, ca_digest
+from ._helpers import EGRESS_ADMIN_ENV, HelperPair, HelperPool, PairFailed, ca_digest, direct_session
 from ._models import (
     AttemptReason,
     AttemptRecord,
@@ -83,6 +87,8 @@ RESOLV_CONF = ("# OmniDR sandbox: no resolver. The model gateway and the egress 
                "# resolves the web's names.\nnameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
 AGENT_UID = "1000:1000"
 HELPER_START_TIMEOUT_S = 60.0
+PROTOCOL_PATH = "/input/protocol.json"  # a short-answer snapshot's protocol, as the agent sees it
+FINALIZE_TIMEOUT_S = 900.0  # two requests of at most 4,000 output tokens each, with the gateway's retries
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class AttemptSpec:
     folder: Path  # the attempt's artifact folder on the host
     video: Path  # source video on the host
     instruction: str
-    contract_dir: Path
+    contract_dir: Path | None  # the report contract (report kind); None for a kind without one
     model: str
     upstreams: tuple[Upstream, ...]
     budget: Budget
@@ -115,6 +121,10 @@ class AttemptSpec:
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
     extra_labels: dict[str, str] = field(default_factory=dict)
+    task_kind: str = "report"  # what the agent delivers: a report folder, or (short_answer) /output/answer.json
+    protocol_file: Path | None = None  # short_answer: the protocol, mounted at /input/protocol.json
+    finalize: FinalizeRequest | None = None  # short_answer: the finalization stage run when research gave no answer
+    context_handling: str | None = None  # short_answer: paper-compaction (reference agent) or harness-native
 
 
 def _now() -> datetime:
@@ -236,6 +246,7 @@ class AttemptSandbox:
         self.networks: list = []
         self.volumes: list = []
         self.doors: dict[str, str] = {}  # alias (gateway, proxy) -> its address on the attempt's internal network
+        self.gateway_ip: str | None = None  # where the controller reaches the gateway (its outside network)
         self.token = "omnidr-attempt-" + secrets.token_hex(16)
         self.admin_token = "omnidr-admin-" + secrets.token_hex(16)
         self.generation = f"{spec.task_id}/{spec.attempt}/{self.suffix}"
@@ -276,7 +287,7 @@ class AttemptSandbox:
         )
         (dirs.input / "instruction.txt").write_text(spec.instruction, "utf-8")
         record = dict(
-            task_id=spec.task_id, attempt=spec.attempt, harness=self.harness.name, command=[],
+            task_id=spec.task_id, attempt=spec.attempt, harness=self.harness.name, command=[], task_kind=spec.task_kind,
             started_at=started, budget=spec.budget, limits=spec.limits, proxy_mode=spec.proxy_mode,
         )
         image_ids: dict[str, str] = {}
@@ -326,12 +337,17 @@ class AttemptSandbox:
                 except (DockerException, requests.exceptions.RequestException):
                     vanished = None
                 fault = fault or vanished or f"the attempt's output could not be copied from the Docker engine: {_short(exc)}"
+            if spec.task_kind == "short_answer" and fault is None:
+                self._settle_answer(dirs, record, timed_out, exit_code)
             self._end_helpers(dirs)
             use = self._gateway_state(dirs)
             if fault is not None:
                 return self._finish(record, AttemptReason.infra_error, fault, exit_code, t0, image_ids, dirs,
                                     wall_s=wall, use=use)
-            reason, detail = self._reason(dirs, timed_out, exit_code, wall, use)
+            if spec.task_kind == "short_answer":
+                reason, detail = self._answer_reason(dirs, record, use)
+            else:
+                reason, detail = self._reason(dirs, timed_out, exit_code, wall, use)
             return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall, use=use)
         finally:
             self.cleanup()
@@ -410,6 +426,7 @@ class AttemptSandbox:
                 self.doors.clear()
         started = (threads.submit(self._start_gateway, dirs, internal), threads.submit(self._start_proxy, dirs, internal))
         gateway_ip, proxy_ip = (f.result() for f in started)
+        self.gateway_ip = gateway_ip
         _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
         _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
         if self.pool is not None:
@@ -430,6 +447,7 @@ class AttemptSandbox:
                                     ca_out=str(ca_dir) if ca_dir else None)
         self._served_since = _now()
         self.gateway, self.proxy, self.admin_token = pair.gateway, pair.proxy, pair.admin_token
+        self.gateway_ip = pair.gateway_ip
         steps = (threads.submit(pair.drop_stale),
                  threads.submit(pair.open, gateway_body, proxy_body, ca_dir / CA_FILE if ca_dir else None),
                  threads.submit(self._attach, pair.gateway, internal, "gateway"),
@@ -584,6 +602,8 @@ class AttemptSandbox:
             "https_proxy": ctx.proxy_url, "NO_PROXY": "gateway", "no_proxy": "gateway", "HOME": "/tmp",
             **self.harness.environment(ctx),
         }
+        if spec.task_kind != "report":
+            env["OMNIDR_TASK_KIND"] = spec.task_kind
         if spec.captions:  # beside the video, under their own names
             env["OMNIDR_CAPTIONS"] = ",".join(f"/input/{c.name}" for c in spec.captions)
         if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy
@@ -593,7 +613,8 @@ class AttemptSandbox:
         volumes = {
             str(spec.video.resolve()): {"bind": ctx.video_path, "mode": "ro"},
             str((dirs.input / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
-            str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"},
+            **({str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"}} if spec.contract_dir else {}),
+            **({str(spec.protocol_file.resolve()): {"bind": PROTOCOL_PATH, "mode": "ro"}} if spec.protocol_file else {}),
             **{str(c.resolve()): {"bind": f"/input/{c.name}", "mode": "ro"} for c in spec.captions},
             output.name: {"bind": ctx.output_dir, "mode": "rw"},
         }
@@ -683,6 +704,92 @@ class AttemptSandbox:
             thread.start()
         for thread in threads:
             thread.join()
+
+    # -- the short-answer delivery (task kind short_answer, paper 002 App. C.2.3) ------------------
+    def _settle_answer(self, dirs: AttemptPaths, record: dict, timed_out: bool, exit_code: int | None) -> None:
+        """After the agent stopped and before the helpers end: read the agent's answer.json; when research ended
+        without a complete answer, run the finalization stage through the gateway; write the final answer.json.
+
+        Why research ended, when the agent did not say: killed at the wall clock or refused by the gateway's budget
+        is `budget_exhausted` (the 3,600 s / 100-call research budget); a non-zero exit is `execution_error`; an
+        exit 0 without an answer is `incomplete_output`. An upstream outage is left to `_answer_reason` (the attempt
+        does not count) and gets no finalization."""
+        spec = self.spec
+        record["context_handling"] = spec.context_handling
+        agent_answer = read_answer_file(dirs.answer)
+        if agent_answer is not None and agent_answer.has_answer:
+            record.update(termination=agent_answer.termination, answer_source="research")
+            return
+        state = self._live_gateway_state()
+        if agent_answer is not None:
+            termination, error = agent_answer.termination, agent_answer.execution_error
+        elif timed_out or (state is not None and state.budget_exhausted):
+            termination, error = "budget_exhausted", None
+        elif exit_code not in (0, None):
+            termination, error = "execution_error", f"the agent exited {exit_code}"
+        else:
+            termination, error = "incomplete_output", None
+        record["termination"] = termination
+        if state is not None and state.failed_requests and _outage_requests(dirs.gateway_log):
+            return  # an outage: the attempt does not count, and a rerun repeats it
+        result = self._finalize() if spec.finalize is not None else None
+        record["finalization"] = result
+        accepted = result is not None and result.accepted
+        final = AnswerFile(answer=result.answer if result is not None and accepted else "", termination=termination,
+                           source="finalization" if accepted else "none", execution_error=error)
+        record["answer_source"] = final.source
+        dirs.output.mkdir(parents=True, exist_ok=True)
+        write_atomic(dirs.answer, final.model_dump_json(indent=2))
+
+    def _live_gateway_state(self) -> GatewayState | None:
+        """The gateway's counts now (it has not ended yet), None when it does not answer."""
+        try:
+            with direct_session() as http:
+                answer = http.get(f"http://{self.gateway_ip}:{GATEWAY_PORT}/_gateway/state",
+                                  headers={"Authorization": f"Bearer {self.admin_token}"}, timeout=30)
+            return GatewayState.model_validate_json(answer.text) if answer.status_code == 200 else None
+        except (requests.RequestException, ValueError):
+            return None
+
+    def _finalize(self) -> FinalizationResult | None:
+        """The gateway's tool-free finalization stage (POST /_gateway/finalize); None when it could not run."""
+        assert self.spec.finalize is not None
+        try:
+            with direct_session() as http:
+                answer = http.post(
+                    f"http://{self.gateway_ip}:{GATEWAY_PORT}/_gateway/finalize",
+                    data=self.spec.finalize.model_dump_json(), timeout=FINALIZE_TIMEOUT_S,
+                    headers={"Authorization": f"Bearer {self.admin_token}", "Content-Type": "application/json"})
+        except requests.RequestException as exc:
+            log.warning("%s attempt %d: the finalization stage did not run: %s", self.spec.task_id, self.spec.attempt,
+                        _short(exc))
+            return None
+        if answer.status_code != 200:
+            log.warning("%s attempt %d: the gateway refused the finalization stage: %d %s", self.spec.task_id,
+                        self.spec.attempt, answer.status_code, answer.text[:300])
+            return None
+        try:
+            return FinalizationResult.model_validate_json(answer.text)
+        except ValueError as exc:
+            log.warning("%s attempt %d: the finalization answer is unreadable: %s", self.spec.task_id,
+                        self.spec.attempt, _short(exc))
+            return None
+
+    def _answer_reason(self, dirs: AttemptPaths, record: dict, state: BudgetUse) -> tuple[AttemptReason, str]:
+        final = read_answer_file(dirs.answer)
+        termination = record.get("termination") or "execution_error"
+        if final is not None and final.has_answer:
+            stage = "research" if final.source == "research" else "the finalization stage"
+            return AttemptReason.success, f"answer from {stage} (research ended: {termination})"
+        outages = _outage_requests(dirs.gateway_log) if state.failed_requests else 0
+        if outages:
+            return AttemptReason.upstream_error, (
+                f"no answer; {outages} of {state.requests} model request(s) failed upstream (unreachable, 5xx or 429 "
+                f"after {state.upstream_retries} gateway retries); the attempt does not count and a rerun repeats it")
+        finalization = record.get("finalization")
+        why = ("; finalization: " + "; ".join(finalization.rejected)) if finalization and finalization.rejected else \
+            ("" if finalization else "; the finalization stage did not run")
+        return AttemptReason.no_answer, f"no answer (research ended: {termination}){why}"
 
     def _reason(self, dirs: AttemptPaths, timed_out: bool, exit_code: int | None, wall_s: float,
                 state: BudgetUse) -> tuple[AttemptReason, str]:

@@ -34,14 +34,14 @@ from ._short_answer import (
     duration_group,
     format_category,
 )
-from ._snapshot import SNAPSHOT_CORPUS_FILE, Problem, Snapshot, TaskBundle
+from ._snapshot import HYPERPARAMETERS_FILE, SNAPSHOT_CORPUS_FILE, Problem, Snapshot, TaskBundle
 from ._snapshot_info import SnapshotInfo
 from ._task import Captions, Language, QueryForm, SourceVideo, Task
 from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
 __all__ = [
-    "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
+    "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
     "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",

@@ -11,6 +11,8 @@ from enum import Enum
 
 from pydantic import Field, field_validator
 
+from sandbox.models import Budget, FinalizeRequest
+
 from ._base import Record
 from ._task import SourceVideo
 
@@ -139,3 +141,14 @@ class ShortAnswerProtocol(Record):
     video_frames_max: int = Field(100, ge=1, description="Most frames one video-reader call may ask for.")
     attempts_per_task: int = Field(1, ge=1, description="Attempts per task: the paper runs each task once; a failed "
                                                         "execution is scored, not retried (App. C.4).")
+
+    def budget(self) -> Budget:
+        """The attempt budget a run of this protocol gets unless the user names one: research ends at
+        `research_wall_s` or `research_tool_calls` (Sec. 3.1); the finalization stage has its own budget."""
+        return Budget(max_tool_calls=self.research_tool_calls, wall_time_s=self.research_wall_s,
+                      attempts_per_task=self.attempts_per_task)
+
+    def finalize_request(self, question: str, prompt: str) -> FinalizeRequest:
+        """The gateway's finalization call for a task whose research ended without a complete answer."""
+        return FinalizeRequest(prompt=prompt, question=question, max_requests=self.finalization_requests,
+                               total_tokens=self.finalization_tokens, first_tokens=self.finalization_first_tokens)

@@ -275,7 +275,7 @@ def run_system(
             config = RunConfig(
                 snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
                 command=command, model=out.model, upstreams=upstreams,
-                budget=budget or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+                budget=budget or (snap.protocol.budget() if snap.protocol else Budget()), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
                 egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
                 provider_tools=provider_tools, search_door=search_door,

@@ -13,6 +13,7 @@ from omnidr.benchmark import (
     MANIFEST_FILE,
     ReportDataError,
     Snapshot,
+    TaskKind,
     freeze_snapshot,
     is_skeleton,
     read_report_data,
@@ -88,12 +89,13 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
     report = full_validation(path)
     snap = report.snapshot
     atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
-    detail = f"{len(snap.tasks)} tasks, {atoms} atoms, {len(report.errors)} errors, {len(report.warnings)} warnings"
-    if report.errors:
-        detail += "; first: " + report.errors[0].line()
-    result.add(StageResult("snapshot", "failed" if report.errors else "ok", detail))
-    if report.errors:
-        return result
+    what = f"{atoms} atoms" if snap.kind is TaskKind.report else f"task kind {snap.kind.value}"
+    detail = f"{len(snap.tasks)} tasks, {what}, {len(report.errors)} errors, {len(report.warnings)} warnings"
+    if report.errors:  # bad input: one line, exit 2
+        more = f" ({len(report.errors)} errors; `omnidr snapshot validate {path}` lists them all)" \
+            if len(report.errors) > 1 else ""
+        raise UserError(f"{path}: {report.errors[0].line().removeprefix('error: ')}{more}")
+    result.add(StageResult("snapshot", "ok", detail))
     result.snapshot = snap
     result.snapshot_id = snap.info.name
     if (snap.root / MANIFEST_FILE).is_file():
@@ -111,14 +113,16 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
     progress("probing source videos with ffprobe")
     lines, failed = [], False
     for task_id, bundle in snap.tasks.items():
-        assert bundle.task is not None
+        assert bundle.video is not None
         try:
-            p = probe_video(bundle.folder / bundle.task.video.file)
+            p = probe_video(bundle.folder / bundle.video.file)
             lines.append(f"{task_id} {p.duration_s:.1f} s {p.width}x{p.height}")
         except ProbeError as exc:
             failed = True
             lines.append(str(exc))
     result.add(StageResult("videos", "failed" if failed else "ok", "; ".join(lines)))
+    if snap.kind is not TaskKind.report:  # example reports and their contract belong to the report kind
+        return result
 
     progress("reading the example reports against the report contract")
     assert snap.info is not None and snap.contract is not None

@@ -312,6 +312,9 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     unknown = [t for t in task_ids if t not in snap.tasks]
     if unknown:
         raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    if request.budget_label == "default" and snap.protocol is not None:
+        # a short-answer snapshot's protocol is its default budget (paper 002, Sec. 3.1: 3,600 s or 100 calls)
+        request.budget = snap.protocol.budget()
     preflight(request, task_ids, progress.note)
 
     root = (Path(request.runs_root) / snapshot_id).resolve()

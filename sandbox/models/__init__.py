@@ -12,12 +12,14 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 
 from sandbox.models._answer import (
     ANSWER_FILE,
+    FINAL_ANSWER_PROMPT,
     TERMINATION_REASONS,
     AnswerFile,
     AnswerSource,
     FinalizationResult,
     FinalizeRequest,
     TerminationReason,
+    read_answer_file,
 )
 from sandbox.models._corpus import (
     CORPUS_FILE,
@@ -89,9 +91,11 @@ from sandbox.models._report import (
 
 __all__ = [
     "ANSWER_FILE",
+    "FINAL_ANSWER_PROMPT",
     "AnswerFile",
     "FinalizationResult",
     "FinalizeRequest",
+    "read_answer_file",
     "AnswerSource",
     "TERMINATION_REASONS",
     "TerminationReason",

@@ -5,6 +5,7 @@ why research ended. OpenDS-World records the termination reason apart from wheth
 and whether it is correct (paper 002, App. C.2.3), so the file carries all three facts the run can know.
 """
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,3 +78,21 @@ class FinalizationResult(BaseModel):
                                                                   "upstream error).")
     family: str | None = Field(None, description="The API family the stage spoke (that of the research "
                                                  "conversation), None when no request could be sent.")
+
+
+def read_answer_file(path: Path) -> AnswerFile | None:
+    """The answer file at `path`; None when it is missing or is not an AnswerFile (an agent's broken write)."""
+    try:
+        return AnswerFile.model_validate_json(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+FINAL_ANSWER_PROMPT = (
+    "Research is over: no more tools can be called. Using only the evidence collected above, give your final "
+    "answer to the question now. Unless the question asks for another format, write one direct English paragraph "
+    "of one to three sentences, at most 80 words. If the evidence is not sufficient, say so plainly."
+)
+"""The finalization stage's prompt (paper 002, App. C.3.2, in our words): a short answer from the collected
+evidence only, no tool calls, insufficient evidence acknowledged. The gateway appends it as the last user message;
+the scripted model recognises a finalization request by it."""
