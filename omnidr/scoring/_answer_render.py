@@ -77,7 +77,7 @@ def tool_use_grid(board: AnswerLeaderboard) -> Grid:
                      pct(p.failed_call_share), pct(p.failed_latency_share)])
     return Grid("Tool use (% of calls by category; failed calls and their share of tool latency)",
                 ["system", "traces", "calls", *TOOL_CATEGORY_ORDER, "failed calls", "failed-call latency"], rows,
-                frozenset(range(1, 4 + len(TOOL_CATEGORY_ORDER))))
+                frozenset(range(1, 5 + len(TOOL_CATEGORY_ORDER))))
 
 
 def transitions_grid(board: AnswerLeaderboard) -> Grid:
@@ -86,8 +86,7 @@ def transitions_grid(board: AnswerLeaderboard) -> Grid:
         shares = r.process.transition_shares
         for a in TOOL_CATEGORY_ORDER:
             if any(p.startswith(f"{a}->") for p in shares):
-                rows.append([_name(r), a, *[pct(shares.get(f"{a}->{b}")) if f"{a}->{b}" in shares else "-"
-                                            for b in TOOL_CATEGORY_ORDER]])
+                rows.append([_name(r), a, *[pct(shares.get(f"{a}->{b}", 0.0)) for b in TOOL_CATEGORY_ORDER]])
     return Grid("Tool-category transitions (% of the calls after a call of the row's category)",
                 ["system", "from", *[f"-> {b}" for b in TOOL_CATEGORY_ORDER]], rows,
                 frozenset(range(2, 2 + len(TOOL_CATEGORY_ORDER))))
