@@ -50,6 +50,7 @@ from ._probes import Call, ProbeContext, ProbeOutcome, entry_problem, probe_repo
 from ._prompt import PROMPT_VERSION
 from ._run import (
     JUDGE_CACHE_DIR,
+    answer_systems,
     delivered_report,
     read_scored_run,
     require_one_judge,
@@ -61,7 +62,7 @@ from ._run import (
 __all__ = [
     "ANSWER_EVALUATOR_VERSION", "ANSWER_PROMPT_VERSION", "AnswerEvaluation", "AnswerJudge", "AnswerJudgement",
     "AnswerRequest", "AnswerVerdict", "BaselineAnswerJudge", "DeliveredAnswer", "OpenAIAnswerJudge",
-    "answer_judge_identity", "baseline_answer_verdict", "delivered_answer", "hard_rule", "make_answer_judge",
+    "answer_judge_identity", "answer_systems", "baseline_answer_verdict", "delivered_answer", "hard_rule", "make_answer_judge",
     "read_answer_run",
     "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
     "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",

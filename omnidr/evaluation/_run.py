@@ -24,9 +24,9 @@ from omnidr._files import write_atomic
 from omnidr.benchmark import Snapshot, TaskKind, open_snapshot
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
-from omnidr.scoring import SystemDecisions, SystemKey
+from omnidr.scoring import AnswerSystem, SystemDecisions, SystemKey
 
-from ._answer_run import answer_tasks, score_answers
+from ._answer_run import answer_tasks, read_answer_run, score_answers
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import JudgeCache
@@ -40,6 +40,7 @@ from ._evaluate import (
 from ._judge import Judge, JudgeSettings, OpenAIJudge
 from ._models import (
     EVALUATOR_VERSION,
+    AnswerEvaluation,
     Evaluation,
     JudgeIdentity,
     JudgeUsage,
@@ -266,7 +267,7 @@ def read_scored_run(out_dir: Path) -> tuple[RunEvaluation, list[Evaluation]]:
     return summary, evaluations
 
 
-def require_one_judge(items: Iterable[Evaluation | RunEvaluation]) -> JudgeIdentity | None:
+def require_one_judge(items: Iterable[Evaluation | AnswerEvaluation | RunEvaluation]) -> JudgeIdentity | None:
     """The one judge behind all `items`; mixing judges is a user error (scores are not comparable)."""
     judges = {item.judge for item in items}
     if len(judges) > 1:
@@ -287,3 +288,16 @@ def system_decisions(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, li
         systems.append(SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]))
     judge = require_one_judge(items)
     return judge, systems
+
+
+def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list[AnswerSystem]]:
+    """Scored short-answer runs as the scoring stage's leaderboard input (`build_answer_leaderboard`,
+    `compare_answer_systems`), refusing to mix judges. A system is named by its run's model and harness."""
+    systems: list[AnswerSystem] = []
+    items: list[AnswerEvaluation | RunEvaluation] = []
+    for out in out_dirs:
+        summary, evaluations = read_answer_run(out)
+        items += [summary, *evaluations]
+        key = SystemKey(model=summary.model or Path(summary.run_dir).name, harness=summary.harness)
+        systems.append(AnswerSystem(system=key, outcomes=[e.outcome() for e in evaluations]))
+    return require_one_judge(items), systems

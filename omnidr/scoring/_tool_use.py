@@ -3,7 +3,7 @@ and category-to-category transitions (paper 002, Sec. 3.4-3.5, App. E).
 
 Categories come from the tool's name (the reference agent's tools) or from the research skill a shell command ran
 (`omnidr-skill GROUP ACTION`, kept as the call's `skill`): search (`search_web`), browse (the persistent browser,
-`browser_*`), read (`fetch_url`, `read_artifact`, documents), download (`download_file`), video (`sample_video`,
+`browser_*`), read (`fetch_url`, `read_artifact`, documents), download (`download_file`, `download_*`), video (`sample_video`,
 `read_subtitles`) and other. `TOOL_CATEGORIES` is the one table.
 
 Latency: the calls of one model turn are taken to run one after another, as the reference agent runs them. A
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 TOOL_CATEGORIES: dict[str, ToolCategory] = {
     # reference-agent tools
     "search_web": "search", "fetch_url": "read", "read_artifact": "read", "download_file": "download",
-    "sample_video": "video", "read_subtitles": "video", "browser_*": "browse",
+    "sample_video": "video", "read_subtitles": "video", "browser_*": "browse", "download_*": "download",
     # `omnidr-skill GROUP ...` command groups (a call's `skill` is "GROUP ACTION")
     "search": "search", "browser": "browse", "fetch": "read", "artifact": "read", "doc": "read",
     "download": "download", "video": "video",

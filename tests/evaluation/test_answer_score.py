@@ -89,14 +89,13 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
 
     # the evaluations are the leaderboard's input, without any judge
     from omnidr.benchmark import open_snapshot
-    from omnidr.evaluation import read_answer_run
-    from omnidr.scoring import AnswerSystem, SystemKey, build_answer_leaderboard
+    from omnidr.evaluation import answer_systems
+    from omnidr.scoring import build_answer_leaderboard
 
-    _, evaluations = read_answer_run(paths.evaluation)
+    judge, systems = answer_systems([paths.evaluation])
+    assert judge is not None and judge.model == "fake-judge" and systems[0].system.label == "fake-model / command"
     snap = open_snapshot(run_dir.parent / "snapshot")
-    board = build_answer_leaderboard([AnswerSystem(system=SystemKey(model="fake-model"),
-                                                   outcomes=[e.outcome() for e in evaluations])],
-                                     [b.question for b in snap.tasks.values() if b.question], replicates=200)
+    board = build_answer_leaderboard(systems, [b.question for b in snap.tasks.values() if b.question], replicates=200)
     [row] = board.rows
     assert row.accuracy == 20.0 and row.correct == 1 and row.answered == 3 and row.incomplete == ["ship-name"]
     assert row.process.terminations == {"budget_exhausted": 1, "complete_answer": 2, "unrecorded": 2}

@@ -147,7 +147,8 @@ def test_mixed_judges_and_unknown_tasks_are_refused():
 def test_tool_categories_come_from_one_table():
     assert tool_category("search_web") == "search" and tool_category("browser_click") == "browse"
     assert tool_category("fetch_url") == "read" and tool_category("read_artifact") == "read"
-    assert tool_category("download_file") == "download" and tool_category("sample_video") == "video"
+    assert tool_category("download_file") == "download" and tool_category("download_media") == "download"
+    assert tool_category("sample_video") == "video"
     assert tool_category("read_subtitles") == "video" and tool_category("TodoWrite") == "other"
     assert tool_category("Bash", "browser open") == "browse"
     assert tool_category("Bash", None, {"command": "omnidr-skill artifact read /output/artifacts/a.pdf"}) == "read"
