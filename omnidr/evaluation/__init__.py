@@ -5,8 +5,24 @@ M atoms are decided by deterministic probes of the report rendered in Debian's C
 temperature 0 (three votes for gate atoms) or, without an endpoint, by a clearly labelled
 offline baseline. Decisions are aggregated by the scoring stage and written, with everything
 needed to audit them, to `evaluation.json`.
+
+Short-answer tasks (OpenDS-World, paper 002) are judged by the answer judge (App. C.4): the paper's hard
+rules first, then an OpenAI-compatible model (or the offline baseline) comparing each answer with the
+reference; `score_run` picks the evaluator by the snapshot's task kind.
 """
 
+from ._answer_baseline import AnswerVerdict, baseline_answer_verdict, hard_rule
+from ._answer_judge import (
+    AnswerJudge,
+    AnswerJudgement,
+    AnswerRequest,
+    BaselineAnswerJudge,
+    OpenAIAnswerJudge,
+    answer_judge_identity,
+    make_answer_judge,
+)
+from ._answer_prompt import ANSWER_PROMPT_VERSION
+from ._answer_run import DeliveredAnswer, delivered_answer, read_answer_run
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits, chromium_path
 from ._cache import JudgeCache, report_sha256
@@ -16,7 +32,9 @@ from ._evaluate import TaskInputs, evaluate_report, read_evaluation
 from ._judge import Judge, JudgeRequest, JudgeSettings, OpenAIJudge, judge_atom, parse_answer
 from ._material import ReportMaterial
 from ._models import (
+    ANSWER_EVALUATOR_VERSION,
     EVALUATOR_VERSION,
+    AnswerEvaluation,
     AtomEvaluation,
     Evaluation,
     JudgeIdentity,
@@ -32,6 +50,7 @@ from ._probes import Call, ProbeContext, ProbeOutcome, entry_problem, probe_repo
 from ._prompt import PROMPT_VERSION
 from ._run import (
     JUDGE_CACHE_DIR,
+    answer_systems,
     delivered_report,
     read_scored_run,
     require_one_judge,
@@ -41,6 +60,10 @@ from ._run import (
 )
 
 __all__ = [
+    "ANSWER_EVALUATOR_VERSION", "ANSWER_PROMPT_VERSION", "AnswerEvaluation", "AnswerJudge", "AnswerJudgement",
+    "AnswerRequest", "AnswerVerdict", "BaselineAnswerJudge", "DeliveredAnswer", "OpenAIAnswerJudge",
+    "answer_judge_identity", "answer_systems", "baseline_answer_verdict", "delivered_answer", "hard_rule", "make_answer_judge",
+    "read_answer_run",
     "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
     "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",
     "OpenAIJudge", "PageFault", "ProbeContext", "ProbeLimits", "ProbeOutcome", "ProbeResult", "ProbeSession",

@@ -1,5 +1,7 @@
 """The judge cache: one JSON file per answered vote, keyed by judge, prompt version, atom,
-report content and vote number. Re-scoring an unchanged report reads every vote from here."""
+report content and vote number; or per short-answer verdict, keyed by judge, prompt version
+and the question, reference, candidate and execution status it was given. Re-scoring an
+unchanged report or answer reads every decision from here."""
 
 import hashlib
 import json
@@ -65,3 +67,17 @@ class JudgeCache:
 
     def put(self, key: str, value: dict) -> None:
         write_atomic(self._path(key), json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def answer_key(judge: JudgeIdentity, question: str, reference: str, candidate: str, execution_error: str | None) -> str:
+    """Cache key of one short-answer verdict: the judge (its key carries the prompt version) and everything the
+    prompt carries (App. C.4: question, reference answer, candidate answer, execution status)."""
+    payload = {
+        "judge": judge.key,
+        "prompt_version": judge.prompt_version,
+        "question": question,
+        "reference": reference,
+        "candidate": candidate,
+        "execution_error": execution_error,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

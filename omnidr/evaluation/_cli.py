@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from omnidr._console import make_console
+from omnidr.benchmark import TaskKind
 from omnidr.errors import UserError
 
+from ._answer_run import read_answer_run
 from ._evaluate import probe_folder
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
@@ -36,7 +39,38 @@ def judge_settings(base_url: str | None, model: str | None, key_env: str, concur
     return JudgeSettings(base_url=base_url, model=model, api_key_env=key_env, concurrency=concurrency, timeout_s=timeout_s)
 
 
+def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
+    _, evaluations = read_answer_run(out_dir)
+    table = Table(title=f"omnidr score {summary.run_dir}")
+    for col in ("task", "attempt", "answer", "ended", "verdict", "by", "reason"):
+        table.add_column(col, overflow="fold")
+    for ev in evaluations:
+        answer = "-" if ev.answer is None else (ev.answer.strip()[:80] or "(empty)")
+        if ev.verdict is None:
+            verdict, by, reason = "[red]NOT FINAL[/red]", "-", ev.incomplete or ""
+        else:
+            verdict = "[green]correct[/green]" if ev.correct else "[red]incorrect[/red]"
+            by = "rule" if ev.hard_rule else ("cache" if ev.cached else "judge")
+            reason = ev.verdict.reason + (f"; NOT FINAL: {ev.incomplete}" if ev.incomplete else "")
+        table.add_row(ev.task_id, str(ev.attempt or "-"), escape(answer), ev.termination or "-", verdict, by,
+                      escape(reason))
+    out.print(table)
+    u = summary.judge_usage
+    out.print(f"judge {summary.judge.label}; {u.calls} call(s), {u.cache_hits} cached verdict(s), {u.failed_votes} "
+              f"unanswered, {u.input_tokens} input + {u.output_tokens} output tokens", soft_wrap=True, markup=False)
+    pending = [t.task_id for t in summary.tasks if t.incomplete]
+    if pending:
+        out.print(f"[red]not final: {', '.join(pending)}; the accuracy below is provisional. Rerun the same command "
+                  "to finish them[/red]", soft_wrap=True)
+    right = sum(1 for t in summary.tasks if t.correct)
+    out.print(f"accuracy {summary.mean_total:.2f}% ({right}/{len(summary.tasks)} correct); evaluations in {out_dir}",
+              soft_wrap=True, markup=False)
+
+
 def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
+    if summary.task_kind is TaskKind.short_answer:
+        _print_answers(summary, out_dir)
+        return
     _, evaluations = read_scored_run(out_dir)
     table = Table(title=f"omnidr score {summary.run_dir}")
     for col in ("task", "attempt", "score", "C", "R", "P", "M pass", "J pass", "skipped", "note"):
@@ -86,13 +120,14 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...], judge_base_url: str | None,
           judge_model: str | None, judge_key_env: str, judge_concurrency: int, judge_timeout_s: float,
           cache_dir: Path | None, in_docker: bool, as_json: bool, wait: bool) -> None:
-    """Evaluate the report of every task of RUN_DIR and write one evaluation.json per report.
+    """Evaluate what every task of RUN_DIR delivered and write one evaluation.json per task.
 
-    M atoms are decided by browser probes of the rendered report, J atoms by the judge (three
-    votes for gate atoms). A task whose last attempt delivered no report, or whose report is
-    missing or unreadable, scores 0 as a failure. A score that is not final (the judge did not
-    answer for some atoms, or the last attempt was ended by an outage) is marked so, and the
-    command exits 1.
+    Report tasks: M atoms are decided by browser probes of the rendered report, J atoms by the
+    judge (three votes for gate atoms); a task whose last attempt delivered no report, or whose
+    report is missing or unreadable, scores 0 as a failure. Short-answer tasks (the snapshot's
+    task kind says which): the answer judge compares each answer with the reference; no answer,
+    a refusal or a failed execution is incorrect. A result that is not final (the judge did not
+    answer, or the last attempt was ended by an outage) is marked so, and the command exits 1.
     """
     settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
     target = out_dir or Path(run_dir) / "evaluation"

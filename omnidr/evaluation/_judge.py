@@ -14,9 +14,10 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -183,15 +184,30 @@ def _retry_after(exc) -> float | None:
         return None
 
 
-class OpenAIJudge:
-    """The model judge behind an OpenAI-compatible chat-completions endpoint."""
+T = TypeVar("T")
 
-    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None):
+
+@dataclass
+class ChatResult(Generic[T]):
+    """What one question to the endpoint gave: the parsed answer (None when every call failed), why not, and
+    what the calls cost."""
+
+    value: T | None = None
+    error: str = "no call was made"
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+
+
+class ChatEndpoint:
+    """An OpenAI-compatible chat-completions endpoint as every judge uses it: temperature 0, a JSON-schema answer,
+    at most `concurrency` calls in flight, and retries with exponential backoff on 429, 408, 5xx, timeouts,
+    dropped connections and unusable answers. A refusal or any other 4xx is final."""
+
+    def __init__(self, settings: JudgeSettings):
         self.settings = settings
-        self.cache = cache
-        self.identity = JudgeIdentity(kind="openai-compatible", model=settings.model, prompt_version=PROMPT_VERSION)
-        self.endpoint = settings.base_url
-        from openai import AsyncOpenAI  # imported here: the package is large and the baseline never needs it
+        from openai import AsyncOpenAI  # imported here: the package is large and the baselines never need it
 
         key = os.environ.get(settings.api_key_env) or "no-key"  # local endpoints often need none
         self.client = AsyncOpenAI(base_url=settings.base_url, api_key=key, max_retries=0, timeout=settings.timeout_s)
@@ -205,11 +221,72 @@ class OpenAIJudge:
         delay = min(s.max_backoff_s, s.backoff_s * 2 ** (retry - 1))
         return min(s.max_backoff_s, hint) if hint is not None else delay
 
-    async def vote(self, request: JudgeRequest, index: int) -> JudgeVote:
+    async def ask(self, messages: list[dict], response_format: dict, parse: Callable[[str | None], T]) -> ChatResult[T]:
+        """Ask until `parse` accepts the answer's content (it raises AnswerError otherwise) or the calls run out."""
         from openai import APIConnectionError, APIStatusError, APITimeoutError
         from openai.types.chat import ChatCompletionMessageParam
         from openai.types.shared_params import ResponseFormatJSONSchema
 
+        out: ChatResult[T] = ChatResult()
+        hint: float | None = None
+        for attempt in range(self.settings.max_attempts):
+            if attempt:
+                await asyncio.sleep(self._delay(attempt, hint))
+            hint = None
+            async with self._slots:
+                out.calls += 1
+                try:
+                    response = await self.client.chat.completions.create(
+                        model=self.settings.model, messages=cast(list[ChatCompletionMessageParam], messages),
+                        temperature=0, response_format=cast(ResponseFormatJSONSchema, response_format),
+                    )
+                except APITimeoutError:
+                    out.error = f"no answer within {self.settings.timeout_s:g} s"
+                    continue
+                except APIConnectionError as exc:
+                    out.error = f"connection failed: {str(exc)[:120]}"
+                    continue
+                except APIStatusError as exc:
+                    out.error = f"HTTP {exc.status_code}: {str(exc.message)[:160]}"
+                    if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408:
+                        hint = _retry_after(exc)
+                        continue
+                    break  # other 4xx: the request itself is wrong; retrying will not help
+            usage = getattr(response, "usage", None)
+            out.input_tokens += getattr(usage, "prompt_tokens", 0) or 0
+            out.output_tokens += getattr(usage, "completion_tokens", 0) or 0
+            out.cached_input_tokens += getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0) or 0
+            if not response.choices:
+                out.error = "the answer has no choices"
+                continue
+            choice = response.choices[0]
+            refusal = getattr(choice.message, "refusal", None)
+            if refusal or choice.finish_reason == "content_filter":
+                out.error = f"the judge refused: {(refusal or 'content filter')[:160]}"
+                break
+            try:
+                out.value = parse(choice.message.content)
+            except AnswerError as exc:
+                out.error = f"unusable answer: {exc}"
+                continue
+            return out
+        return out
+
+
+class OpenAIJudge:
+    """The model judge of J atoms behind an OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None):
+        self.settings = settings
+        self.cache = cache
+        self.identity = JudgeIdentity(kind="openai-compatible", model=settings.model, prompt_version=PROMPT_VERSION)
+        self.endpoint = settings.base_url
+        self.chat = ChatEndpoint(settings)
+
+    async def aclose(self) -> None:
+        await self.chat.aclose()
+
+    async def vote(self, request: JudgeRequest, index: int) -> JudgeVote:
         started = time.monotonic()
         key = vote_key(self.identity, request.atom, request.report_hash, index)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
@@ -217,58 +294,18 @@ class OpenAIJudge:
                              quote_found=hit.get("quote_found"), cached=True,
                              elapsed_s=round(time.monotonic() - started, 3))
         messages, sent_text = build_messages(request)
-        calls = tokens_in = tokens_out = tokens_cached = 0
-        error = "no call was made"
-        hint: float | None = None
-        for attempt in range(self.settings.max_attempts):
-            if attempt:
-                await asyncio.sleep(self._delay(attempt, hint))
-            hint = None
-            async with self._slots:
-                calls += 1
-                try:
-                    response = await self.client.chat.completions.create(
-                        model=self.settings.model, messages=cast(list[ChatCompletionMessageParam], messages),
-                        temperature=0, response_format=cast(ResponseFormatJSONSchema, RESPONSE_FORMAT),
-                    )
-                except APITimeoutError:
-                    error = f"no answer within {self.settings.timeout_s:g} s"
-                    continue
-                except APIConnectionError as exc:
-                    error = f"connection failed: {str(exc)[:120]}"
-                    continue
-                except APIStatusError as exc:
-                    error = f"HTTP {exc.status_code}: {str(exc.message)[:160]}"
-                    if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408:
-                        hint = _retry_after(exc)
-                        continue
-                    break  # other 4xx: the request itself is wrong; retrying will not help
-            usage = getattr(response, "usage", None)
-            tokens_in += getattr(usage, "prompt_tokens", 0) or 0
-            tokens_out += getattr(usage, "completion_tokens", 0) or 0
-            tokens_cached += getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", 0) or 0
-            if not response.choices:
-                error = "the answer has no choices"
-                continue
-            choice = response.choices[0]
-            refusal = getattr(choice.message, "refusal", None)
-            if refusal or choice.finish_reason == "content_filter":
-                error = f"the judge refused: {(refusal or 'content filter')[:160]}"
-                break
-            try:
-                verdict, rationale, quote = parse_answer(choice.message.content, request.atom.id)
-            except AnswerError as exc:
-                error = f"unusable answer: {exc}"
-                continue
-            found = quote_found(quote, sent_text)
-            if self.cache is not None:
-                self.cache.put(key, {"verdict": verdict, "rationale": rationale, "quote": quote, "quote_found": found,
-                                     "judge": self.identity.key, "atom": request.atom.id, "vote": index})
-            return JudgeVote(verdict=verdict, rationale=rationale, quote=quote, quote_found=found, calls=calls,
-                             input_tokens=tokens_in, output_tokens=tokens_out, cached_input_tokens=tokens_cached,
-                             elapsed_s=round(time.monotonic() - started, 3))
-        return JudgeVote(verdict=None, error=error, calls=calls, input_tokens=tokens_in, output_tokens=tokens_out,
-                         cached_input_tokens=tokens_cached, elapsed_s=round(time.monotonic() - started, 3))
+        result = await self.chat.ask(messages, RESPONSE_FORMAT, lambda content: parse_answer(content, request.atom.id))
+        spent = dict(calls=result.calls, input_tokens=result.input_tokens, output_tokens=result.output_tokens,
+                     cached_input_tokens=result.cached_input_tokens)
+        if result.value is None:
+            return JudgeVote(verdict=None, error=result.error, elapsed_s=round(time.monotonic() - started, 3), **spent)
+        verdict, rationale, quote = result.value
+        found = quote_found(quote, sent_text)
+        if self.cache is not None:
+            self.cache.put(key, {"verdict": verdict, "rationale": rationale, "quote": quote, "quote_found": found,
+                                 "judge": self.identity.key, "atom": request.atom.id, "vote": index})
+        return JudgeVote(verdict=verdict, rationale=rationale, quote=quote, quote_found=found,
+                         elapsed_s=round(time.monotonic() - started, 3), **spent)
 
 
 def _decide(votes: list[JudgeVote], polarity: str) -> tuple[Verdict, bool]:

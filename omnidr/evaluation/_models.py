@@ -6,12 +6,20 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr._records import DiskRecord
-from omnidr.scoring import AtomDecision, Decisions, ReportScore
+from omnidr.benchmark import TaskKind
+from omnidr.scoring import AnswerOutcome, AtomDecision, Decisions, ReportScore, ToolUse
+from sandbox.models import AnswerSource, TerminationReason
+
+from ._answer_baseline import AnswerVerdict
 
 EVALUATOR_VERSION = "omnidr-evaluator-2"
 """Version of the probe semantics, the report-material extraction and the scoring rules an evaluation's
 saved score follows; bumped when any changes, so that a resumed eval scores its reports again.
 2: N/A candidates only from coverage checks, exact guard ties (App. A.4, Eq. 5)."""
+
+ANSWER_EVALUATOR_VERSION = "omnidr-answer-evaluator-1"
+"""Version of how a short answer is read from its attempt, held to the hard rules and measured (tokens, time,
+tool use); bumped when any changes, so that a resumed eval evaluates its answers again."""
 
 Verdict = Literal["yes", "no", "na"]
 """A judge verdict (Yes / No / N/A), or an M probe's answer (yes = the probed property holds)."""
@@ -34,11 +42,19 @@ class JudgeIdentity(EvaluationModel):
     )
     model: str = Field(description="Model name sent to the endpoint, or the baseline's algorithm name.")
     prompt_version: str = Field(description="Version of the judge instruction and of the material layout it receives.")
+    description: str | None = Field(None, exclude_if=lambda v: v is None,
+                                    description="What the judge does, in words, where the name does not say it (the "
+                                    "answer baseline: `normalised exact and numeric match`).")
 
     @property
     def key(self) -> str:
         """One string naming the judge, e.g. `openai-compatible:gpt-x:omnidr-judge-1`."""
         return f"{self.kind}:{self.model}:{self.prompt_version}"
+
+    @property
+    def label(self) -> str:
+        """The judge for a reader: `offline-baseline: normalised exact and numeric match`, or the key."""
+        return f"{self.kind}: {self.description}" if self.description else self.key
 
 
 class ProbeResult(EvaluationModel):
@@ -193,20 +209,89 @@ class TaskScore(EvaluationModel):
     failure_reason: str | None = Field(None, description="Why.")
     incomplete: str | None = Field(None, description="Why the score is not final, if it is not (see Evaluation).")
     evaluation: str = Field(description="evaluation.json of the task, relative to the output folder.")
+    correct: bool | None = Field(None, exclude_if=lambda v: v is None,
+                                 description="A short-answer task: whether the answer was judged correct (its total "
+                                 "is then 100, else 0); None for a report, or when the judge did not answer.")
 
 
 class RunEvaluation(DiskRecord, EvaluationModel):
-    """`summary.json` of `omnidr score`: every task of a run."""
+    """`summary.json` of `omnidr score`: every task of a run, of either task kind. Each task's line has its total in
+    points: a report's Omni-ART score, or 100 for a correct short answer and 0 otherwise, so that `mean_total` is
+    a short-answer run's accuracy in percent."""
 
     SCHEMA = "omnidr.run-evaluation/1"
 
-    evaluator_version: str = Field(description="EVALUATOR_VERSION.")
+    task_kind: TaskKind = Field(TaskKind.report, exclude_if=lambda v: v is TaskKind.report,
+                                description="Kind of the run's tasks: `report` (each evaluation.json an Evaluation) or "
+                                "`short_answer` (each an AnswerEvaluation).")
+    evaluator_version: str = Field(description="EVALUATOR_VERSION (ANSWER_EVALUATOR_VERSION for short answers).")
     judge: JudgeIdentity = Field(description="Judge of every evaluation in the folder.")
     run_dir: str = Field(description="Run folder that was scored.")
     snapshot: str = Field(description="Snapshot folder the rubric trees came from.")
     model: str = Field("", description="Model of the evaluated system (from run.json).")
     harness: str = Field("", description="Harness of the evaluated system (from run.json).")
     tasks: list[TaskScore] = Field(description="One line per task of the run, run order.")
-    mean_total: float = Field(description="Mean report score over the run's tasks with failures as 0, points.")
+    mean_total: float = Field(description="Mean report score over the run's tasks with failures as 0, points; for "
+                              "short answers, the accuracy in percent.")
     judge_usage: JudgeUsage = Field(description="Judge spending over the run.")
     elapsed_s: float = Field(description="Wall time of the scoring, seconds.")
+
+
+class AnswerEvaluation(DiskRecord, EvaluationModel):
+    """`evaluation.json` of a short-answer task (OpenDS-World, paper 002, App. C.4): the answer its last finished
+    attempt delivered, the judge's verdict on it, and what the attempt spent, with everything needed to audit it."""
+
+    SCHEMA = "omnidr.answer-evaluation/1"
+
+    evaluator_version: str = Field(description="ANSWER_EVALUATOR_VERSION of the code that produced the file.")
+    judge: JudgeIdentity = Field(description="The answer judge.")
+    judge_endpoint: str | None = Field(None, description="Base URL of the judge endpoint (None for the offline baseline).")
+    task_id: str = Field(description="Task the answer is for.")
+    attempt: int | None = Field(None, description="Attempt the answer comes from (None when the task has no finished "
+                                "attempt).")
+    answer_file: str | None = Field(None, description="The attempt's answer.json, relative to the run folder.")
+    answer: str | None = Field(None, description="The candidate answer as delivered; None when no answer file could "
+                               "be read.")
+    termination: TerminationReason | None = Field(None, description="Why research ended (App. C.2.3); None without "
+                                                  "an answer file.")
+    source: AnswerSource | None = Field(None, description="The stage that produced the answer; None without an answer "
+                                        "file.")
+    execution_error: str | None = Field(None, description="The execution status the judge received: the answer "
+                                        "file's error, or why there is no answer file; None when none.")
+    attempt_reason: str | None = Field(None, description="How the attempt ended (attempt.json's reason).")
+    verdict: AnswerVerdict | None = Field(None, description="The judge's decision; None when the judge did not "
+                                          "answer (see error).")
+    hard_rule: bool = Field(False, description="The verdict comes from the paper's hard rules (failed execution, "
+                            "empty answer, refusal or insufficient evidence), with no judge call.")
+    cached: bool = Field(False, description="The verdict was read from the judge cache (no call was made).")
+    judge_usage: JudgeUsage = Field(default_factory=JudgeUsage, description="Judge calls, cache hits and tokens.")
+    error: str | None = Field(None, description="Why there is no verdict (the judge failed after its retries).")
+    incomplete: str | None = Field(
+        None, description="Why this evaluation is not final, if it is not: the judge did not answer, or the attempt was "
+        "ended by an upstream outage or an infrastructure failure (not the agent's failure). Rerunning the same "
+        "command completes it.")
+    input_tokens: int | None = Field(None, description="Input tokens of the attempt (gateway count).")
+    output_tokens: int | None = Field(None, description="Output tokens of the attempt (gateway count).")
+    wall_time_s: float | None = Field(None, description="Wall time of the attempt, seconds.")
+    tool_use: ToolUse | None = Field(None, description="Tool calls of the attempt's trajectory (categories, failures, "
+                                     "latency, transitions); None when it has none to read.")
+    trajectory_note: str | None = Field(None, description="Why tool_use is missing, or where the trajectory came from.")
+    started_at: datetime = Field(description="When the evaluation started (UTC).")
+    elapsed_s: float = Field(description="Wall time of the evaluation, seconds.")
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict is not None and self.verdict.correct
+
+    @property
+    def answered(self) -> bool:
+        """A non-empty answer was delivered (App. C.2.3)."""
+        return bool(self.answer and self.answer.strip())
+
+    def outcome(self) -> AnswerOutcome:
+        """The scoring stage's input for this task, so that the leaderboard is rebuilt without the judge."""
+        tokens = (self.input_tokens or 0) + (self.output_tokens or 0) \
+            if self.input_tokens is not None or self.output_tokens is not None else None
+        return AnswerOutcome(task_id=self.task_id, correct=self.correct, answered=self.answered,
+                             incomplete=self.incomplete, judge=self.judge.key, termination=self.termination,
+                             tokens=tokens, elapsed_s=self.wall_time_s, tool_use=self.tool_use)

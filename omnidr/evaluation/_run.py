@@ -1,4 +1,5 @@
-"""`omnidr score RUN_DIR`: evaluate the delivered report of every task of a run folder.
+"""`omnidr score RUN_DIR`: evaluate what every task of a run folder delivered, by the snapshot's task kind: the
+report of a `report` task (here), the answer of a `short_answer` task (`_answer_run.py`).
 
 Layout read (written by `omnidr run`): RUN_DIR/run.json, and per task
 RUN_DIR/attempts/<task_id>/<n>/attempt.json with the report under the attempt folder at
@@ -20,11 +21,12 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from omnidr._files import write_atomic
-from omnidr.benchmark import open_snapshot
+from omnidr.benchmark import Snapshot, TaskKind, open_snapshot
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
-from omnidr.scoring import SystemDecisions, SystemKey
+from omnidr.scoring import AnswerSystem, SystemDecisions, SystemKey
 
+from ._answer_run import answer_tasks, read_answer_run, score_answers
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import JudgeCache
@@ -38,6 +40,7 @@ from ._evaluate import (
 from ._judge import Judge, JudgeSettings, OpenAIJudge
 from ._models import (
     EVALUATOR_VERSION,
+    AnswerEvaluation,
     Evaluation,
     JudgeIdentity,
     JudgeUsage,
@@ -132,10 +135,10 @@ def _snapshot_path(run_dir: Path, run: "RunConfig", snapshot: Path | None) -> Pa
     raise UserError(f"the run's snapshot '{run.snapshot}' is not found from here; pass --snapshot PATH")
 
 
-def task_inputs(snapshot: Path, task_ids: Sequence[str]) -> dict[str, TaskInputs]:
+def task_inputs(snapshot: Path, task_ids: Sequence[str], snap: Snapshot | None = None) -> dict[str, TaskInputs]:
     """Rubric trees, tasks, facts, hyperparameters and contract of the tasks; a task the snapshot
-    lacks or cannot load is a user error naming it."""
-    snap = open_snapshot(snapshot)
+    lacks or cannot load is a user error naming it. `snap`: the snapshot at `snapshot`, when loaded already."""
+    snap = snap if snap is not None else open_snapshot(snapshot)
     out = {}
     for task_id in task_ids:
         bundle = snap.tasks.get(task_id)
@@ -180,7 +183,11 @@ async def score_run_async(
     if unknown:
         raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
     snapshot_path = _snapshot_path(run_dir, run, snapshot)
-    inputs = task_inputs(snapshot_path, task_ids)
+    snap = open_snapshot(snapshot_path)
+    if snap.kind is TaskKind.short_answer:
+        questions = answer_tasks(snap, task_ids)
+    else:
+        inputs = task_inputs(snapshot_path, task_ids, snap)
     out_dir = Path(out_dir) if out_dir is not None else run_dir / "evaluation"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -189,6 +196,9 @@ async def score_run_async(
         probe_file.unlink()
     except OSError as exc:
         raise UserError(f"cannot write to {out_dir} ({exc.strerror}); pass a writable --out folder") from None
+    if snap.kind is TaskKind.short_answer:
+        return await score_answers(run_dir, run, questions, snapshot_path, out_dir, judge_settings,
+                                   cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
     judge = make_judge(judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR)
     if judge_settings is None:
         progress("no judge endpoint configured: J atoms are decided by the offline baseline judge "
@@ -229,7 +239,9 @@ async def score_run_async(
 
 
 def score_run(run_dir: Path, **kwargs) -> RunEvaluation:
-    """Synchronous `score_run_async` (see there for the arguments)."""
+    """Synchronous `score_run_async` (see there for the arguments). The snapshot's task kind decides what is
+    evaluated: reports (probes and the atom judge) or short answers (the answer judge); `limits` applies to reports
+    only. Either way OUT holds one evaluation.json per task and summary.json (`task_kind` says which)."""
     return asyncio.run(score_run_async(run_dir, **kwargs))
 
 
@@ -244,13 +256,18 @@ def read_scored_run(out_dir: Path) -> tuple[RunEvaluation, list[Evaluation]]:
         raise UserError(f"{out_dir}: no {SUMMARY_FILE}; pass an output folder of `omnidr score`")
     try:
         summary = RunEvaluation.model_validate_json(path.read_text("utf-8"))
+        if summary.task_kind is not TaskKind.report:
+            raise UserError(f"{out_dir}: holds {summary.task_kind.value} evaluations, not reports; read it with "
+                            "read_answer_run")
         evaluations = [read_evaluation(Path(out_dir) / t.evaluation) for t in summary.tasks]
+    except UserError:
+        raise
     except (ValidationError, OSError, ValueError) as exc:
         raise UserError(f"{out_dir}: unreadable evaluation: {str(exc).splitlines()[0][:200]}") from None
     return summary, evaluations
 
 
-def require_one_judge(items: Iterable[Evaluation | RunEvaluation]) -> JudgeIdentity | None:
+def require_one_judge(items: Iterable[Evaluation | AnswerEvaluation | RunEvaluation]) -> JudgeIdentity | None:
     """The one judge behind all `items`; mixing judges is a user error (scores are not comparable)."""
     judges = {item.judge for item in items}
     if len(judges) > 1:
@@ -271,3 +288,16 @@ def system_decisions(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, li
         systems.append(SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]))
     judge = require_one_judge(items)
     return judge, systems
+
+
+def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list[AnswerSystem]]:
+    """Scored short-answer runs as the scoring stage's leaderboard input (`build_answer_leaderboard`,
+    `compare_answer_systems`), refusing to mix judges. A system is named by its run's model and harness."""
+    systems: list[AnswerSystem] = []
+    items: list[AnswerEvaluation | RunEvaluation] = []
+    for out in out_dirs:
+        summary, evaluations = read_answer_run(out)
+        items += [summary, *evaluations]
+        key = SystemKey(model=summary.model or Path(summary.run_dir).name, harness=summary.harness)
+        systems.append(AnswerSystem(system=key, outcomes=[e.outcome() for e in evaluations]))
+    return require_one_judge(items), systems

@@ -62,7 +62,11 @@ def task_set(systems: Sequence[SystemScores], task_ids: Sequence[str] | None = N
 
 
 def _check_labels(systems: Sequence[SystemScores]) -> list[str]:
-    labels = [s.system.label for s in systems]
+    return distinct_labels([s.system.label for s in systems])
+
+
+def distinct_labels(labels: list[str]) -> list[str]:
+    """The labels, when no two systems share one (else a ScoringInputError naming it)."""
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
         raise ScoringInputError(f"system {', '.join(repr(d) for d in dup)} appears more than once; each system needs a distinct key")

@@ -1,0 +1,136 @@
+"""Models of short-answer results (task kind `short_answer`, OpenDS-World, paper 002): what one task's judged
+answer contributes, and the accuracy leaderboard with its breakdowns and process statistics (Sec. 3, App. D, E).
+
+Accuracy is in percent (a correct answer counts 100, anything else 0), so that its task-bootstrap interval and a
+paired difference between two systems come from the same machinery as the report leaderboard's points."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import ScoringModel
+from ._tables import PairedComparison, SystemKey
+
+ToolCategory = Literal["search", "browse", "read", "download", "video", "other"]
+"""What a tool call does, for the tool-use analysis (paper 002, Sec. 3.4, 3.5; see `_tool_use.py`)."""
+
+TOOL_CATEGORY_ORDER: tuple[ToolCategory, ...] = ("search", "browse", "read", "download", "video", "other")
+
+BREAKDOWNS = ("domain", "modality", "format", "access_type", "duration")
+"""The task labels accuracy is broken down by (App. D.1-D.3): domain (8), evidence modality (4), format category
+(8; a task counts in every category it has), access type (7) and anchor-video duration group (5)."""
+
+UNRECORDED = "unrecorded"
+"""Termination of a task whose attempt left no answer file (or none at all): how research ended is not known."""
+
+
+class ToolUse(ScoringModel):
+    """Tool calls of one attempt's trajectory, by category, with their latency (paper 002, Sec. 3.4-3.5, App. E)."""
+
+    calls: int = Field(0, description="Tool calls in the trajectory.")
+    failed_calls: int = Field(0, description="Calls whose result was an error.")
+    timed_calls: int = Field(0, description="Calls whose latency could be measured (the turn and the result were "
+                                            "both timestamped).")
+    latency_s: float = Field(0.0, description="Summed latency of the timed calls, seconds.")
+    failed_latency_s: float = Field(0.0, description="Part of latency_s spent on calls that failed, seconds.")
+    categories: dict[str, int] = Field(default_factory=dict, description="Tool category -> calls.")
+    transitions: dict[str, int] = Field(
+        default_factory=dict, description="'a->b' -> times a call of category a was directly followed by a call of "
+        "category b (consecutive calls of the trajectory, in order).")
+
+
+class AnswerOutcome(ScoringModel):
+    """One task of one system as the short-answer leaderboard reads it (from the task's answer evaluation)."""
+
+    task_id: str = Field(description="Task id.")
+    correct: bool = Field(description="The judge found the answer equivalent to the reference and complete.")
+    answered: bool = Field(description="A non-empty answer was delivered (App. C.2.3: answer generation).")
+    incomplete: str | None = Field(None, description="Why this outcome is not final, if it is not (the judge did "
+                                   "not answer, or the attempt was ended by an outage or an infrastructure failure).")
+    judge: str | None = Field(None, description="Key of the judge that decided it (None when none was asked).")
+    termination: str | None = Field(None, description="Why research ended (sandbox.models.TerminationReason); None "
+                                    "when the attempt left no answer file.")
+    tokens: int | None = Field(None, description="Input + output tokens of the attempt, counted by the gateway; None "
+                               "when unknown.")
+    elapsed_s: float | None = Field(None, description="Wall time of the attempt, seconds; None when unknown.")
+    tool_use: ToolUse | None = Field(None, description="Tool calls of the attempt's trajectory; None when it has none "
+                                     "to read.")
+
+
+class AnswerSystem(ScoringModel):
+    """Every judged answer of one system (one per task; a task without one counts as incorrect)."""
+
+    system: SystemKey = Field(description="The system.")
+    outcomes: list[AnswerOutcome] = Field(description="One per task, at most.")
+
+
+class GroupAccuracy(ScoringModel):
+    """Accuracy over the tasks carrying one label."""
+
+    group: str = Field(description="The label: a domain, modality, format category, access type or duration group.")
+    tasks: int = Field(description="Tasks of the task set carrying the label.")
+    correct: int = Field(description="Of those, answered correctly.")
+    accuracy: float | None = Field(description="correct / tasks, percent; None when no task carries the label.")
+
+
+class AnswerProcess(ScoringModel):
+    """A system's costs and behaviour over the task set (paper 002, Sec. 3.3-3.6, App. E)."""
+
+    tasks_with_tokens: int = Field(description="Tasks whose token count is known.")
+    mean_tokens: float | None = Field(description="Mean input + output tokens per task.")
+    median_tokens: float | None = Field(description="Median input + output tokens per task.")
+    tasks_timed: int = Field(description="Tasks whose wall time is known.")
+    mean_elapsed_s: float | None = Field(description="Mean wall time per task, seconds.")
+    median_elapsed_s: float | None = Field(description="Median wall time per task, seconds.")
+    terminations: dict[str, int] = Field(description=f"Termination reason -> tasks (`{UNRECORDED}`: no answer file).")
+    budget_exhausted_share: float = Field(description="Share of the tasks whose research ended by budget "
+                                                      "exhaustion, fraction 0-1.")
+    traces: int = Field(description="Tasks with a trajectory to measure tool use on.")
+    tool_calls: int = Field(description="Tool calls over those trajectories.")
+    failed_calls: int = Field(description="Of those, failed.")
+    failed_call_share: float | None = Field(description="failed_calls / tool_calls, fraction; None without calls.")
+    tool_latency_s: float = Field(description="Summed latency of the timed calls, seconds.")
+    failed_latency_share: float | None = Field(description="Share of that latency spent on failed calls, fraction; "
+                                               "None when no call was timed.")
+    categories: dict[str, int] = Field(description="Tool category -> calls.")
+    transitions: dict[str, int] = Field(description="'a->b' -> consecutive-call transitions, over all trajectories.")
+    transition_shares: dict[str, float] = Field(
+        description="'a->b' -> share of the transitions leaving category a that go to b, fraction (e.g. "
+        "search->search, the paper's Search->Search share).")
+
+
+class AnswerSystemResult(ScoringModel):
+    """One row of the short-answer leaderboard."""
+
+    rank: int | None = Field(description="1 = highest accuracy; ties (within 1e-9) share a rank. None for a "
+                             "provisional row, which is not ranked.")
+    system: SystemKey = Field(description="The system.")
+    label: str = Field(description="Display name of the system.")
+    tasks: int = Field(description="Tasks in the task set.")
+    correct: int = Field(description="Tasks answered correctly.")
+    answered: int = Field(description="Tasks with a non-empty answer.")
+    accuracy: float = Field(description="correct / tasks, percent (the primary metric, Sec. 3.1).")
+    accuracy_ci_low: float = Field(description="Lower end of the task-bootstrap percentile interval, percent.")
+    accuracy_ci_high: float = Field(description="Upper end of the interval, percent.")
+    breakdowns: dict[str, list[GroupAccuracy]] = Field(
+        description="Breakdown name (`BREAKDOWNS`) -> accuracy per label, in the taxonomy's order.")
+    process: AnswerProcess = Field(description="Tokens, time, terminations and tool use.")
+    incomplete: list[str] = Field(default_factory=list, description="Tasks whose outcome is not final; a row with "
+                                  "any is provisional, shown marked as such and not ranked.")
+
+    @property
+    def provisional(self) -> bool:
+        return bool(self.incomplete)
+
+
+class AnswerLeaderboard(ScoringModel):
+    """Short-answer systems over one task set, ranked by accuracy."""
+
+    task_ids: list[str] = Field(description="The task set.")
+    judge: str | None = Field(description="Key of the one judge behind every outcome (None if none was asked).")
+    replicates: int = Field(description="Task-bootstrap replicates behind the intervals.")
+    seed: int = Field(description="Seed of the bootstrap index matrix.")
+    confidence: float = Field(description="Coverage of the percentile intervals, fraction (0.95).")
+    rows: list[AnswerSystemResult] = Field(description="Systems, best accuracy first (provisional rows last).")
+    comparisons: list[PairedComparison] = Field(
+        default_factory=list, description="Paired accuracy differences (percentage points), if asked for.")

@@ -1,0 +1,247 @@
+"""The short-answer leaderboard (task kind `short_answer`, OpenDS-World, paper 002, Sec. 3 and App. D, E).
+
+Accuracy is the primary metric: the share of the task set answered correctly, a task without a judged answer
+counting as incorrect, with a task-bootstrap percentile interval (the report leaderboard's bootstrap: one index
+matrix shared by every system, so that paired differences resample the same tasks). Each system also gets its
+accuracy by domain, evidence modality, format category, access type and anchor-video duration group (a task
+counts in every group it carries, so a task with a PDF and a CSV source counts under both), its tokens and time
+per task, how its research ended, and its tool use from the trajectories: the share of tool latency spent on
+failed calls and the category-to-category transitions.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
+from statistics import mean, median
+
+import numpy as np
+
+from omnidr.benchmark import (
+    DURATION_GROUPS,
+    FORMAT_CATEGORIES,
+    AccessType,
+    Domain,
+    Modality,
+    ShortAnswerTask,
+    duration_group,
+)
+
+from ._answer_models import (
+    BREAKDOWNS,
+    TOOL_CATEGORY_ORDER,
+    UNRECORDED,
+    AnswerLeaderboard,
+    AnswerOutcome,
+    AnswerProcess,
+    AnswerSystem,
+    AnswerSystemResult,
+    GroupAccuracy,
+)
+from ._errors import ScoringInputError
+from ._leaderboard import (
+    CONFIDENCE,
+    DEFAULT_REPLICATES,
+    DEFAULT_SEED,
+    _pairs,
+    bootstrap_counts,
+    bootstrap_means,
+    competition_ranks,
+    distinct_labels,
+    percentile_interval,
+    rank_order,
+)
+from ._tables import PairedComparison
+
+CORRECT_POINTS = 100.0
+"""What a correct answer counts for: accuracy is a mean of 100s and 0s, in percent."""
+
+BUDGET_EXHAUSTED = "budget_exhausted"  # sandbox.models.TerminationReason
+
+BREAKDOWN_GROUPS: dict[str, tuple[str, ...]] = {
+    "domain": tuple(d.value for d in Domain),
+    "modality": tuple(m.value for m in Modality),
+    "format": FORMAT_CATEGORIES,
+    "access_type": tuple(a.value for a in AccessType),
+    "duration": tuple(label for label, _ in DURATION_GROUPS),
+}
+"""Every label of each breakdown, in the taxonomy's order."""
+
+_LABELS: dict[str, Callable[[ShortAnswerTask], list[str]]] = {
+    "domain": lambda t: [t.domain.value],
+    "modality": lambda t: [m.value for m in t.modalities],
+    "format": lambda t: t.format_categories,
+    "access_type": lambda t: [a.value for a in t.access_types],
+    "duration": lambda t: [duration_group(t.video.duration_s)],
+}
+assert tuple(_LABELS) == BREAKDOWNS == tuple(BREAKDOWN_GROUPS)
+
+
+def task_groups(task: ShortAnswerTask) -> dict[str, list[str]]:
+    """The labels of one task per breakdown (a task has one domain and duration group, and one or more modalities,
+    format categories and access types)."""
+    return {name: labels(task) for name, labels in _LABELS.items()}
+
+
+def answer_task_set(systems: Sequence[AnswerSystem], task_ids: Sequence[str] | None = None,
+                    order: Sequence[str] = ()) -> list[str]:
+    """The given task ids, or every task any system has an outcome for (in `order`, then by id)."""
+    if task_ids is not None:
+        ids = list(task_ids)
+        if len(set(ids)) != len(ids):
+            raise ScoringInputError("the task set names a task twice")
+        return ids
+    found = {o.task_id for s in systems for o in s.outcomes}
+    rank = {t: i for i, t in enumerate(order)}
+    return sorted(found, key=lambda t: (rank.get(t, len(rank)), t))
+
+
+def outcome_table(systems: Sequence[AnswerSystem], task_ids: Sequence[str]) -> list[list[AnswerOutcome | None]]:
+    """table[s][t]: system s on task t, None when it has no outcome there; outcomes outside the set are ignored."""
+    table = []
+    for s in systems:
+        by_task: dict[str, AnswerOutcome] = {}
+        for o in s.outcomes:
+            if o.task_id in by_task:
+                raise ScoringInputError(f"system '{s.system.label}' has two outcomes for task '{o.task_id}'")
+            by_task[o.task_id] = o
+        table.append([by_task.get(t) for t in task_ids])
+    return table
+
+
+def accuracy_matrix(table: list[list[AnswerOutcome | None]]) -> np.ndarray:
+    """(systems, tasks): CORRECT_POINTS for a correct answer, 0 otherwise."""
+    return np.array([[CORRECT_POINTS if o is not None and o.correct else 0.0 for o in row] for row in table],
+                    dtype=float).reshape(len(table), -1)
+
+
+def _one_judge(table: list[list[AnswerOutcome | None]]) -> str | None:
+    judges = sorted({o.judge for row in table for o in row if o is not None and o.judge})
+    if len(judges) > 1:
+        raise ScoringInputError(f"the answers were judged by {len(judges)} different judges ({', '.join(judges)}); "
+                                "re-score every system with one judge before comparing them")
+    return judges[0] if judges else None
+
+
+def _groups(row: list[AnswerOutcome | None], task_ids: Sequence[str],
+            labels: Mapping[str, dict[str, list[str]]]) -> dict[str, list[GroupAccuracy]]:
+    out = {}
+    for name, groups in BREAKDOWN_GROUPS.items():
+        members: dict[str, list[bool]] = {g: [] for g in groups}
+        for task, outcome in zip(task_ids, row, strict=True):
+            for g in labels[task][name]:
+                members.setdefault(g, []).append(outcome is not None and outcome.correct)
+        out[name] = [GroupAccuracy(group=g, tasks=len(v), correct=sum(v),
+                                   accuracy=CORRECT_POINTS * sum(v) / len(v) if v else None)
+                     for g, v in members.items()]
+    return out
+
+
+def _process(row: list[AnswerOutcome | None]) -> AnswerProcess:
+    present = [o for o in row if o is not None]
+    tokens = [o.tokens for o in present if o.tokens is not None]
+    times = [o.elapsed_s for o in present if o.elapsed_s is not None]
+    ends: dict[str, int] = {}
+    for o in row:
+        key = (o.termination if o is not None else None) or UNRECORDED
+        ends[key] = ends.get(key, 0) + 1
+    uses = [o.tool_use for o in present if o.tool_use is not None]
+    calls = sum(u.calls for u in uses)
+    failed = sum(u.failed_calls for u in uses)
+    latency = sum(u.latency_s for u in uses)
+    timed = sum(u.timed_calls for u in uses)
+    categories = {c: n for c in TOOL_CATEGORY_ORDER if (n := sum(u.categories.get(c, 0) for u in uses))}
+    transitions: dict[str, int] = {}
+    for u in uses:
+        for pair, n in u.transitions.items():
+            transitions[pair] = transitions.get(pair, 0) + n
+    leaving: dict[str, int] = {}
+    for pair, n in transitions.items():
+        leaving[pair.split("->")[0]] = leaving.get(pair.split("->")[0], 0) + n
+    order: dict[str, int] = {c: i for i, c in enumerate(TOOL_CATEGORY_ORDER)}
+    ordered = sorted(transitions, key=lambda p: tuple(order.get(c, len(order)) for c in p.split("->")))
+    return AnswerProcess(
+        tasks_with_tokens=len(tokens), mean_tokens=mean(tokens) if tokens else None,
+        median_tokens=float(median(tokens)) if tokens else None, tasks_timed=len(times),
+        mean_elapsed_s=mean(times) if times else None, median_elapsed_s=float(median(times)) if times else None,
+        terminations=dict(sorted(ends.items())),
+        budget_exhausted_share=ends.get(BUDGET_EXHAUSTED, 0) / len(row) if row else 0.0,
+        traces=len(uses), tool_calls=calls, failed_calls=failed, failed_call_share=failed / calls if calls else None,
+        tool_latency_s=round(latency, 3),
+        failed_latency_share=sum(u.failed_latency_s for u in uses) / latency if timed and latency > 0 else None,
+        categories=categories, transitions={p: transitions[p] for p in ordered},
+        transition_shares={p: transitions[p] / leaving[p.split("->")[0]] for p in ordered},
+    )
+
+
+def build_answer_leaderboard(
+    systems: Sequence[AnswerSystem],
+    tasks: Sequence[ShortAnswerTask],
+    task_ids: Sequence[str] | None = None,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+    with_comparisons: bool = False,
+) -> AnswerLeaderboard:
+    """Rank short-answer systems by accuracy over the task set, with breakdowns and process statistics.
+
+    `tasks` are the snapshot's tasks (their labels); `task_ids` defaults to every task any system has an outcome
+    for, in the snapshot's order. A system without an outcome for a task is incorrect there. A system with an
+    outcome that is not final is provisional: listed after the ranked rows, unranked. With `with_comparisons`,
+    each system is compared with each system ranked above it (A minus B, as in `omnidr compare`)."""
+    if not systems:
+        raise ScoringInputError("no system to rank; give at least one system")
+    labels_of = [s.system.label for s in systems]
+    distinct_labels(labels_of)
+    by_id = {t.id: t for t in tasks}
+    ids = answer_task_set(systems, task_ids, [t.id for t in tasks])
+    unknown = [t for t in ids if t not in by_id]
+    if unknown:
+        raise ScoringInputError(f"task(s) {', '.join(unknown[:5])} are not in the snapshot's tasks; give the snapshot "
+                                "the systems were run on")
+    table = outcome_table(systems, ids)
+    judge = _one_judge(table)
+    scores = accuracy_matrix(table)
+    counts = bootstrap_counts(len(ids), replicates, seed)
+    low, high = percentile_interval(bootstrap_means(scores, counts), confidence)
+    acc = scores.mean(axis=1)
+    pending = [[t for t, o in zip(ids, row, strict=True) if o is not None and o.incomplete] for row in table]
+    order = rank_order(labels_of, list(acc))
+    ranked = [i for i in order if not pending[i]]
+    order = ranked + [i for i in order if pending[i]]
+    ranks = dict(zip(ranked, competition_ranks([float(acc[i]) for i in ranked]), strict=True))
+    labels = {t: task_groups(by_id[t]) for t in ids}
+    rows = []
+    for i in order:
+        row = table[i]
+        rows.append(AnswerSystemResult(
+            rank=ranks.get(i), system=systems[i].system, label=labels_of[i], tasks=len(ids),
+            correct=sum(1 for o in row if o is not None and o.correct),
+            answered=sum(1 for o in row if o is not None and o.answered), accuracy=float(acc[i]),
+            accuracy_ci_low=float(low[i]), accuracy_ci_high=float(high[i]), breakdowns=_groups(row, ids, labels),
+            process=_process(row), incomplete=pending[i],
+        ))
+    comparisons = (_pairs(labels_of, scores, counts, [(j, i) for i, j in combinations(order, 2)], seed, confidence)
+                   if with_comparisons else [])
+    return AnswerLeaderboard(task_ids=ids, judge=judge, replicates=replicates, seed=seed, confidence=confidence,
+                             rows=rows, comparisons=comparisons)
+
+
+def compare_answer_systems(
+    a: AnswerSystem,
+    b: AnswerSystem,
+    task_ids: Sequence[str] | None = None,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> PairedComparison:
+    """A minus B in accuracy (percentage points) over the same tasks, with a paired task-bootstrap percentile
+    interval and per-task wins (A right, B wrong), ties and losses. Tasks default to those either has answered."""
+    labels = distinct_labels([a.system.label, b.system.label])
+    ids = answer_task_set([a, b], task_ids)
+    if not ids:
+        raise ScoringInputError("the task set is empty; give at least one task")
+    table = outcome_table([a, b], ids)
+    _one_judge(table)
+    scores = accuracy_matrix(table)
+    return _pairs(labels, scores, bootstrap_counts(len(ids), replicates, seed), [(0, 1)], seed, confidence)[0]
