@@ -132,9 +132,13 @@ def _stages(result) -> None:
 
 
 def _where(outcome) -> None:
-    from omnidr.scoring import leaderboard_grids
+    from omnidr.scoring import ANSWER_BREAKDOWNS, AnswerLeaderboard, answer_grids, leaderboard_grids
 
-    if outcome.board is not None:
+    if isinstance(outcome.board, AnswerLeaderboard):  # the accuracy leaderboard and the paper's breakdowns
+        grids = answer_grids(outcome.board)
+        for name in ("leaderboard", *(f"by_{b}" for b in ANSWER_BREAKDOWNS), "terminations"):
+            out.print(grids[name].rich())
+    elif outcome.board is not None:
         out.print(leaderboard_grids(outcome.board)[0].rich())
     if outcome.run_root is None:
         return

@@ -21,7 +21,7 @@ from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
 from omnidr.attempts import LocalExecutor, RayExecutor, is_loopback_url
-from omnidr.benchmark import SNAPSHOT_CORPUS_FILE
+from omnidr.benchmark import SNAPSHOT_CORPUS_FILE, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
 from sandbox.models import CORPUS_FILE, Budget, ProviderToolsPolicy, SearchDoor
@@ -109,11 +109,13 @@ def judge_settings(judge: Endpoint):
     return JudgeSettings(base_url=judge.base_url, model=judge.name, api_key_env=judge.key_env or "OMNIDR_JUDGE_API_KEY")
 
 
-def judge_key(judge: Endpoint) -> str:
+def judge_key(judge: Endpoint, kind: TaskKind = TaskKind.report) -> str:
     """The key the judge's evaluations carry (`JudgeIdentity.key`), known before any is made: a resumed run
-    finds the evaluations of the same judge by it."""
-    from omnidr.evaluation import PROMPT_VERSION, BaselineJudge, JudgeIdentity
+    finds the evaluations of the same judge by it. A short-answer snapshot's judge is the answer judge."""
+    from omnidr.evaluation import PROMPT_VERSION, BaselineJudge, JudgeIdentity, answer_judge_identity
 
+    if kind is TaskKind.short_answer:
+        return answer_judge_identity(judge_settings(judge)).key
     if judge.offline:
         return BaselineJudge().identity.key
     return JudgeIdentity(kind="openai-compatible", model=judge.name, prompt_version=PROMPT_VERSION).key
@@ -323,13 +325,14 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         with run_log(root, " ".join(request.argv) if request.argv else "omnidr eval"):
             for stage in outcome.result.stages:  # checked before the run root was known
                 log.info("stage %s: %s: %s", stage.name, stage.status, stage.detail)
-            return _run_root(request, outcome, root, snapshot_id, task_ids, progress)
+            return _run_root(request, outcome, root, snapshot_id, task_ids, progress, snap.kind)
 
 
 def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, task_ids: list[str],
-              progress) -> EvalOutcome:
+              progress, kind: TaskKind = TaskKind.report) -> EvalOutcome:
     """The systems of `request` in `root`, its leaderboard and tracking (the caller holds the root's lock)."""
-    key = judge_key(request.judge)
+    key = judge_key(request.judge, kind)
+    deliverable = "an answer" if kind is TaskKind.short_answer else "a report"
     configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
                                       budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id,
                                       provider_tools=request.tools_policy, web=request.web,
@@ -374,13 +377,17 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         delivered = sum(1 for rs in out.records.values() if rs and rs[-1].delivered)
         outcome.result.add(StageResult(
             f"attempts {spec.label}", "ok" if delivered else "failed",
-            f"{delivered}/{len(task_ids)} tasks delivered a report in {time.monotonic() - t0:.0f} s; {RunPaths(folder).attempts}"))
+            f"{delivered}/{len(task_ids)} tasks delivered {deliverable} in {time.monotonic() - t0:.0f} s; "
+            f"{RunPaths(folder).attempts}"))
         for records in out.records.values():
             for r in records:
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
         if request.web == "record":
             outcome.result.add(gather_recordings(folder, progress))
-        outcome.result.add(_score(request, spec, folder, task_ids, progress, tracker, out))
+        if kind is TaskKind.short_answer:
+            outcome.result.add(_score_answers(request, spec, folder, task_ids, progress, tracker, out))
+        else:
+            outcome.result.add(_score(request, spec, folder, task_ids, progress, tracker, out))
         _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
         for task_id, records in out.records.items():
             for r in records:
@@ -389,6 +396,9 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                 tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
+    if kind is TaskKind.short_answer:
+        _answer_board(request, outcome, root, snapshot_id, key, task_ids, tracker)
+        return _tracked(outcome, snapshot_id)
     board, results = build_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
     if board is not None:
         outcome.board = board
@@ -409,9 +419,95 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
             + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
             + f"; {root / 'leaderboard.md'}"
             + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
+    return _tracked(outcome, snapshot_id)
+
+
+def _tracked(outcome: EvalOutcome, snapshot_id: str) -> EvalOutcome:
     outcome.result.add(StageResult("tracking", "ok", f"MLflow {outcome.tracking_uri} (experiment "
                                                                f"omnidr/{snapshot_id})"))
     return outcome
+
+
+def _answer_board(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, key: str,
+                  task_ids: list[str], tracker) -> None:
+    """The short-answer run root's accuracy leaderboard and tables, and each system's aggregates in MLflow."""
+    from ._answer_results import build_answer_results, write_answer_results
+
+    board, results = build_answer_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
+    if board is None or results is None:
+        return
+    outcome.board = board
+    outcome.files = write_answer_results(root, board, results)
+    labels = {folder: label for label, folder in results.systems.items()}
+    for out in outcome.systems:
+        row = next((r for r in board.rows if r.label == labels.get(out.folder.name)), None)
+        if row is None or out.parent_run is None:
+            continue
+        p = row.process
+        metrics: dict[str, float | None] = {} if row.provisional else {
+            "accuracy": row.accuracy, "accuracy_ci_low": row.accuracy_ci_low, "accuracy_ci_high": row.accuracy_ci_high,
+            "correct": row.correct, "answered": row.answered, "rank": row.rank,
+            **{f"accuracy.{name}.{_metric_name(g.group)}": g.accuracy for name, groups in row.breakdowns.items()
+               for g in groups}}
+        metrics.update({"tasks_not_final": len(row.incomplete), "mean_tokens": p.mean_tokens,
+                        "mean_elapsed_s": p.mean_elapsed_s, "budget_exhausted_share": p.budget_exhausted_share,
+                        "failed_latency_share": p.failed_latency_share, "failed_call_share": p.failed_call_share})
+        tracker.system_result(out.parent_run, metrics, [*outcome.files, EvalPaths(root).environment])
+    outcome.result.add(StageResult(
+        "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by accuracy, judge {key}"
+        + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
+        + f"; {root / 'leaderboard.md'}" + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
+
+
+def _metric_name(label: str) -> str:
+    """A breakdown label as MLflow allows a metric name (letters, digits, _ - . / and spaces): `<2 min` -> `lt2min`."""
+    import re
+
+    return re.sub(r"[^\w\-./]", "", label.replace(">=", "ge").replace("<", "lt"))
+
+
+def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker,
+                   out) -> StageResult:
+    """Judge every task's answer (paper 002, App. C.4); kept when already judged by this judge on the last attempts."""
+    from omnidr.errors import UserError as _UserError
+    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, read_answer_run, score_run
+
+    kept = None
+    if RunPaths(folder).scored:
+        try:
+            kept = read_answer_run(RunPaths(folder).evaluation)
+        except _UserError:
+            kept = None
+    last = {t: (rs[-1].attempt if rs else None) for t, rs in out.records.items()}
+    if kept is not None:
+        summary, evaluations = kept
+        judged = {ev.task_id: ev for ev in evaluations}
+        if (summary.judge.key != judge_key(request.judge, TaskKind.short_answer)
+                or summary.evaluator_version != ANSWER_EVALUATOR_VERSION or set(judged) != set(last)
+                or any(ev.incomplete for ev in evaluations) or any(judged[t].attempt != a for t, a in last.items())):
+            kept = None
+    if kept is not None:
+        progress.note(f"{spec.label}: every answer is already judged by this judge; kept")
+        out.scored, evaluations = kept
+    else:
+        progress.note(f"{spec.label}: judging {len(task_ids)} answer(s) (judge {request.judge.spec})")
+        out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
+                               tasks=task_ids, progress=progress.note)
+        _, evaluations = read_answer_run(RunPaths(folder).evaluation)
+    for ev in evaluations:
+        if ev.attempt is not None:
+            tracker.attempt_answer(spec.label, ev.task_id, ev.attempt, ev,
+                                   RunPaths(folder).task_evaluation(ev.task_id).parent)
+    pending = {ev.task_id: ev.incomplete for ev in evaluations if ev.incomplete}
+    per_task = "; ".join(f"{ev.task_id} " + ("not final" if ev.incomplete else "correct" if ev.correct else "wrong")
+                         for ev in evaluations)
+    correct = sum(ev.correct for ev in evaluations)
+    detail = f"{correct}/{len(evaluations)} correct with judge {out.scored.judge.key}: {per_task}"
+    if pending:
+        return StageResult(f"score {spec.label}", "failed", f"{detail}; provisional: "
+                           + "; ".join(f"{t}: {why}" for t, why in pending.items()) + "; rerun the same command to "
+                           "finish them")
+    return StageResult(f"score {spec.label}", "ok", detail)
 
 
 def _audit(folder: Path, progress) -> None:

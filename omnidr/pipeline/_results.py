@@ -353,26 +353,36 @@ def plot_scores(board, path: Path, subtitle: str) -> None:
     tmp.replace(path)
 
 
-def summary_page(board, results: Results, grids, root_dir: Path | None = None) -> str:
-    """A static page: the plot, the tables, and links into each system folder."""
+PAGE_STYLE = ("<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;"
+              "margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px}th{background:#f3f3f3}td.r{text-align:right}"
+              "img{max-width:100%}code{background:#f6f6f6;padding:1px 4px}</style>")
+
+
+def grids_html(grids) -> list[str]:
+    """Each table as an HTML heading and table (numbers right-aligned)."""
     e = html.escape
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>OmniDR leaderboard: {e(results.snapshot_id)}</title>",
-        "<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;margin:1em 0}"
-        "td,th{border:1px solid #ccc;padding:3px 8px}th{background:#f3f3f3}td.r{text-align:right}img{max-width:100%}"
-        "code{background:#f6f6f6;padding:1px 4px}</style></head><body>",
-        f"<h1>OmniDR leaderboard: {e(results.snapshot_id)}</h1>",
-        f"<p>Judge <code>{e(results.judge)}</code>; {len(board.task_ids)} tasks; generated "
-        f"{results.generated_at:%Y-%m-%d %H:%M} UTC.</p>",
-        "<img src='leaderboard.png' alt='Avg score per system with its bootstrap interval'>",
-    ]
+    parts = []
     for grid in grids:
         parts.append(f"<h2>{e(grid.title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in grid.headers) + "</tr>")
         for row in grid.rows:
             parts.append("<tr>" + "".join(f"<td{' class=r' if i in grid.right else ''}>{e(c)}</td>"
                                           for i, c in enumerate(row)) + "</tr>")
         parts.append("</table>")
+    return parts
+
+
+def summary_page(board, results: Results, grids, root_dir: Path | None = None) -> str:
+    """A static page: the plot, the tables, and links into each system folder."""
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>OmniDR leaderboard: {e(results.snapshot_id)}</title>", PAGE_STYLE, "</head><body>",
+        f"<h1>OmniDR leaderboard: {e(results.snapshot_id)}</h1>",
+        f"<p>Judge <code>{e(results.judge)}</code>; {len(board.task_ids)} tasks; generated "
+        f"{results.generated_at:%Y-%m-%d %H:%M} UTC.</p>",
+        "<img src='leaderboard.png' alt='Avg score per system with its bootstrap interval'>",
+    ]
+    parts += grids_html(grids)
     if results.analysis:
         parts.append("<p id='tables'>These tables as CSV and Markdown: " + ", ".join(
             f"<a href='{TABLES_DIR}/{e(n)}.csv'>{e(n)}.csv</a> (<a href='{TABLES_DIR}/{e(n)}.md'>md</a>)"

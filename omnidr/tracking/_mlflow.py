@@ -139,12 +139,16 @@ class Tracker:
                 "task": record.task_id, "attempt": record.attempt, "harness": record.harness, "reason": record.reason.value,
                 "proxy_mode": record.proxy_mode,
                 **{f"image.{role}": image_id for role, image_id in record.image_ids.items()},
+                **({"termination": record.termination, "answer_source": record.answer_source,
+                    "context_handling": record.context_handling} if record.task_kind == "short_answer" else {}),
             })
             self._metrics(run_id, {
                 "success": 1.0 if record.delivered else 0.0, "input_tokens": use.input_tokens,
                 "output_tokens": use.output_tokens, "total_tokens": use.input_tokens + use.output_tokens,
                 "model_requests": use.requests, "tool_calls": use.tool_calls, "wall_time_s": record.wall_time_s,
                 "network_requests": record.network_requests, "network_blocked": record.network_blocked,
+                **({"finalization_requests": record.finalization.requests,
+                    "finalization_output_tokens": record.finalization.output_tokens} if record.finalization else {}),
             })
             self.client.set_terminated(run_id, "FINISHED" if record.delivered else "FAILED",
                                        end_time=int(record.ended_at.timestamp() * 1000))
@@ -222,6 +226,21 @@ class Tracker:
             score = evaluation.score
             self._metrics(run_id, {"score": score.total, **{f"score_{k.value}": v.score for k, v in score.dimensions.items()},
                                    "skipped_atoms": evaluation.skipped_atoms})
+            judge = evaluation.judge.key
+            if run.data.tags.get("omnidr.scored_by") != judge and evaluation_dir.is_dir():
+                self.client.log_artifacts(run_id, str(evaluation_dir), artifact_path="evaluation")
+                self.client.set_tag(run_id, "omnidr.scored_by", judge)
+
+    def attempt_answer(self, label: str, task_id: str, attempt: int, evaluation, evaluation_dir: Path) -> None:
+        """The judged answer of the attempt (short-answer kind), and its evaluation folder (once per judge)."""
+        with self._lock:
+            run = self._find(**{"omnidr.kind": "attempt", "omnidr.attempt": f"{label}/{task_id}/{attempt}"})
+            if run is None:
+                return
+            run_id = run.info.run_id
+            verdict = evaluation.verdict
+            self._metrics(run_id, {"correct": None if verdict is None else float(verdict.correct),
+                                   "judge_confidence": None if verdict is None else verdict.confidence})
             judge = evaluation.judge.key
             if run.data.tags.get("omnidr.scored_by") != judge and evaluation_dir.is_dir():
                 self.client.log_artifacts(run_id, str(evaluation_dir), artifact_path="evaluation")
