@@ -21,6 +21,9 @@ field as it is. Requires ffmpeg/ffprobe built with libx264, libfreetype and libf
 the Noto CJK font (Debian: ffmpeg, fonts-noto-cjk).
 
 Usage: python snapshots/make_demo_media.py [--snapshot snapshots/demo] [--write-task-json]
+
+The OpenDS-World demo (snapshots/demo-opends/) has its own script, make_demo_opends_media.py, built on the
+scene model, video builder and PDF writer of this one.
 """
 
 from __future__ import annotations
@@ -72,6 +75,11 @@ class Scene:
     narration: str  # spoken words (English tasks) and subtitle text (all tasks)
     boxes: list[Box] = field(default_factory=list)
     tone_hz: int = 440  # used when the task has no speech synthesis
+    subtitle: str | None = None  # subtitle text when it is written differently from the spoken words ("KR-417")
+
+    @property
+    def caption(self) -> str:
+        return self.subtitle if self.subtitle is not None else self.narration
 
 
 @dataclass
@@ -418,7 +426,7 @@ def build_video(spec: VideoSpec, out: Path, tmp: Path) -> None:
     srt = tmp / f"{spec.task_id}.srt"
     cues = []
     for k, sc in enumerate(spec.scenes, start=1):
-        cues.append(f"{k}\n{_srt_time(sc.start + 0.2)} --> {_srt_time(sc.end - 0.2)}\n{sc.narration}\n")
+        cues.append(f"{k}\n{_srt_time(sc.start + 0.2)} --> {_srt_time(sc.end - 0.2)}\n{sc.caption}\n")
     srt.write_text("\n".join(cues), encoding="utf-8")
 
     keyframes = ",".join(str(sc.start) for sc in spec.scenes)

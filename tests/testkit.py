@@ -9,6 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "snapshots" / "demo"
+DEMO_OPENDS = ROOT / "snapshots" / "demo-opends"  # the OpenDS-World demo (short answers)
 
 
 def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:

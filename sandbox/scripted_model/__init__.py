@@ -25,8 +25,9 @@ OPEN_QUESTION_TAG), and missing when the instruction has no brief. Tool calls to
 the request does not offer are left out, and steps left with nothing to do are skipped, so one script
 serves every capability level. Every answer carries `usage` (about 4 characters a token).
 
-Both kinds of script are generated from the demo snapshot by `build_demo_scripts`; they demonstrate the
-machinery and are not a model's work.
+Both kinds of script are generated from the demo snapshot by `build_demo_scripts`, and those of the OpenDS-World
+demo (snapshots/demo-opends, short answers) by `build_opends_demo_scripts`; they demonstrate the machinery and
+are not a model's work.
 """
 
 from ._server import Script, answer, load_scripts, serve

@@ -14,7 +14,9 @@ def _tools(*names):
 
 def test_scripted_model_plays_its_script_and_resolves_tool_results():
     scripts = load_scripts()
-    assert {s.task for s in scripts} == {"pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh"}
+    assert {s.task for s in scripts} == {"pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh",  # report demo
+                                         "river-gauge-flood", "astrolabe-donor", "coffee-lot-buyer",  # OpenDS demo
+                                         "calculator-capacitor"}
     script = next(s for s in scripts if s.task == "pendant-lamp-safety")
     user = {"role": "user", "content": f"Use the video-research capability ... The public source is {script.match}."}
     all_tools = _tools("probe_video", "read_window", "search_web", "fetch_url", "record_evidence", "write_report",
@@ -39,7 +41,7 @@ def test_scripted_model_plays_its_script_and_resolves_tool_results():
 
 def test_scripted_model_skips_tools_that_are_not_offered_and_drops_missing_values():
     scripts = load_scripts()
-    script = scripts[0]
+    script = next(s for s in scripts if s.task == "nd-filter-waterfall")
     user = {"role": "user", "content": script.match}
     first = answer({"messages": [user], "tools": _tools("write_report", "check_report")}, scripts)
     call = first["choices"][0]["message"]["tool_calls"][0]
