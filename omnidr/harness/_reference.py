@@ -43,12 +43,14 @@ def reference_argv(capability: str, model: str, extra: tuple[str, ...] = ()) -> 
 
 def search_index(pages, denylist: list[str] | tuple[str, ...] = ()) -> list[dict]:
     """The offline search index handed to the agent: url, title and content type of each corpus page,
-    without pages on denylisted hosts (the proxy would refuse them anyway)."""
+    without pages on denylisted hosts (the proxy would refuse them anyway) and pages the corpus marks unindexed
+    (a form's result page: reached by submitting the form, not by a search)."""
     def denied(url: str) -> bool:
         host = (urlsplit(url).hostname or "").lower()
         return any(host == d.lower() or host.endswith("." + d.lower()) for d in denylist)
 
-    return [{"url": p.url, "title": p.title, "content_type": p.content_type} for p in pages if not denied(p.url)]
+    return [{"url": p.url, "title": p.title, "content_type": p.content_type} for p in pages
+            if p.indexed and not denied(p.url)]
 
 
 class ReferenceHarness:

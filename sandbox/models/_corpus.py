@@ -16,6 +16,10 @@ class CorpusPage(BaseModel):
         description="MIME type served for the page, e.g. text/html; charset=utf-8 or application/pdf."
     )
     title: str = Field(description="Title of the page or document.")
+    indexed: bool = Field(True, exclude_if=lambda v: v is True,
+                          description="Whether the offline search index lists the page; False for a page reached only "
+                                      "by following a link or submitting a form (a query's result page, a data API's "
+                                      "answer), so that a parameterized query cannot be skipped by a search.")
 
 
 class WebCorpus(BaseModel):

@@ -105,8 +105,11 @@ def test_each_answer_is_stated_once_at_the_end_of_its_path_and_nowhere_else(repo
 def test_the_offline_search_finds_each_paths_first_page_from_the_videos_clue(report):
     snap = report.snapshot
     index = SearchIndex(search_index(snap.corpus.pages))
-    for task_id, (_clue, path) in PATHS.items():
+    for task_id, (clue, path) in PATHS.items():
         assert index.search(FIRST_QUERY[task_id])[0]["url"] == path[0], task_id
+        # a query's result page is reached by submitting its form, never by a search for the clue
+        found = {hit["url"] for hit in index.search(clue)} | {hit["url"] for hit in index.search(FIRST_QUERY[task_id])}
+        assert not [url for url in found if "?" in url], task_id
 
 
 @pytest.mark.media
