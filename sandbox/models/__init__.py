@@ -7,16 +7,25 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_corpus`: a web corpus's `corpus.json` (replay, record, a snapshot's `web/`);
 - `_gateway`: `gateway.jsonl` exchanges and `gateway_state.json`;
 - `_report`: the report's `window.DATA` and its contract version;
-- `_answer`: a short answer's `answer.json` and the gateway's finalization stage.
+- `_answer`: a short answer's `answer.json`, its protocol (`/input/protocol.json`), its research and final-answer
+  prompts, and the gateway's finalization stage.
 """
 
 from sandbox.models._answer import (
     ANSWER_FILE,
+    FINAL_ANSWER_PROMPT,
+    FINALIZATION_RETRY_NOTE,
+    PROTOCOL_FILE,
+    RESEARCH_PROMPT,
+    SHORT_ANSWER_KIND,
+    TASK_KIND_ENV,
     TERMINATION_REASONS,
     AnswerFile,
     AnswerSource,
+    Compaction,
     FinalizationResult,
     FinalizeRequest,
+    ShortAnswerProtocol,
     TerminationReason,
 )
 from sandbox.models._corpus import (
@@ -32,6 +41,7 @@ from sandbox.models._gateway import (
     GatewayExchange,
     GatewayState,
     Outcome,
+    Phase,
     RouteName,
     ScopeReport,
     SpendCounts,
@@ -90,9 +100,18 @@ from sandbox.models._report import (
 __all__ = [
     "ANSWER_FILE",
     "AnswerFile",
+    "Compaction",
+    "FINALIZATION_RETRY_NOTE",
+    "FINAL_ANSWER_PROMPT",
     "FinalizationResult",
     "FinalizeRequest",
     "AnswerSource",
+    "PROTOCOL_FILE",
+    "Phase",
+    "RESEARCH_PROMPT",
+    "SHORT_ANSWER_KIND",
+    "ShortAnswerProtocol",
+    "TASK_KIND_ENV",
     "TERMINATION_REASONS",
     "TerminationReason",
     "API_FAMILY",
