@@ -3,6 +3,8 @@ model for a final answer from the evidence research collected, tool-free, in at 
 output tokens (4,000 for the first), and accepts only a non-empty, complete answer without tool calls."""
 
 import json
+import threading
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from test_gateway import (  # noqa: F401 - fixtures
 )
 
 from sandbox.models import FINAL_ANSWER_PROMPT, FINALIZATION_RETRY_NOTE, FinalizationResult, GatewayState
+from sandbox.scripted_model import Script, make_handler
 
 pytestmark = pytest.mark.network
 
@@ -217,3 +220,27 @@ def test_the_state_and_the_log_line_show_the_stage(gateway, openai_api):
     line = json.loads(gw.log_text().splitlines()[-1])
     assert line["phase"] == "finalization" and line["path"] == "/_gateway/finalize"
     assert "finalization: max_completion_tokens set to 4000" in line["request_edits"]
+
+
+@pytest.mark.parametrize("api", ["messages", "responses"])
+def test_the_scripted_model_plays_both_finalization_requests_through_the_gateway(gateway, api):
+    """The scripted model as the upstream: its `finalization_first` (a tool call) is rejected, its `finalization`
+    accepted, in the API the research conversation used."""
+    script = Script("bridge", "bridge-video.mp4", "scripted-demo", [{"content": "Searching."}],
+                    finalization="The Vltava.", finalization_first={"tool_calls": [{"name": "search_web"}]})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler([script]))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    scripted = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        gw = gateway(upstreams={"openai": {"base_url": scripted}, "anthropic": {"base_url": scripted}})
+        ask = "Which river does the bridge in bridge-video.mp4 cross?"
+        if api == "messages":
+            assert gw.post("/v1/messages", {"model": "m", "max_tokens": 100, "messages": [
+                {"role": "user", "content": ask}]}, anthropic=True).status == 200
+        else:
+            assert gw.post("/v1/responses", {"model": "m", "input": ask}).status == 200
+        got = result(finalize(gw.url))
+    finally:
+        server.shutdown()
+    assert (got.accepted, got.answer, got.requests, got.api) == (True, "The Vltava.", 2, api)
+    assert "called a tool (search_web)" in got.rejected[0]
