@@ -65,6 +65,7 @@ class FakeModelApi:
     # settings for the next model answers, in order, e.g. {"tool_calls": 1}, {"pieces": []}, {"truncated": True}
     next_answers: list[dict[str, Any]] = field(default_factory=list)
     fail_headers: dict[str, str] = field(default_factory=dict)  # headers sent with those failures
+    fail_message: str | None = None  # the failures' message (default: "fake upstream failure STATUS")
     echo_key: bool = False  # quote the presented key in answers, as an API quoting a bad key would
     received: list[Received] = field(default_factory=list)
     abandoned_streams: int = 0  # streams whose reader hung up before the end
@@ -120,7 +121,7 @@ class FakeModelApi:
         if self.fail_next:
             status = self.fail_next.pop(0)
             note = f" (key {presented})" if self.echo_key else ""
-            return self._error(status, f"fake upstream failure {status}{note}", self.fail_headers)
+            return self._error(status, self.fail_message or f"fake upstream failure {status}{note}", self.fail_headers)
         path = request.path.removeprefix("/v1")
         if path in ("/chat/completions", "/responses", "/messages") and self.next_answers:
             return await dataclasses.replace(self, next_answers=[], **self.next_answers.pop(0))._model(path, request, body)
