@@ -244,3 +244,14 @@ def test_the_scripted_model_plays_both_finalization_requests_through_the_gateway
         server.shutdown()
     assert (got.accepted, got.answer, got.requests, got.api) == (True, "The Vltava.", 2, api)
     assert "called a tool (search_web)" in got.rejected[0]
+
+
+def test_a_bad_finalize_request_is_400_and_a_sealed_attempt_409(gateway, openai_api):
+    gw = gateway()
+    bad = call("POST", gw.url + "/_gateway/finalize", {"question": QUESTION, "first_tokens": 6000}, ADMIN)
+    assert bad.status == 400 and "first_tokens (6000) exceeds total_tokens (5000)" in bad.json["error"]["message"]
+    assert gw.chat().status == 200  # a refused finalize request does not end research
+    assert call("POST", gw.url + "/_gateway/seal", None, ADMIN).status == 200
+    sealed = finalize(gw.url)
+    assert sealed.status == 409 and "sealed" in sealed.json["error"]["message"]
+    assert len(_model_requests(openai_api)) == 1
