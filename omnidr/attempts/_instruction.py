@@ -1,6 +1,7 @@
 """The instruction every evaluated agent receives (paper App. G.1), in the task's language."""
 
 from omnidr.benchmark import Language, ShortAnswerProtocol, ShortAnswerTask, Task
+from sandbox.models import RESEARCH_PROMPT
 
 _TEMPLATES = {
     Language.en: (
@@ -30,19 +31,8 @@ def instruction(task: Task, video_path: str, output_dir: str, contract_dir: str)
 
 
 def answer_instruction(question: ShortAnswerTask, video_path: str, protocol: ShortAnswerProtocol) -> str:
-    """The research prompt of a short-answer task (paper 002, App. C.3.1, in our words): inspect the media, verify
-    the evidence, go on until it suffices or the budget is spent; the strategy is the agent's; by default one
-    direct English paragraph of one to three sentences, at most 80 words."""
-    return (
-        f"Answer a question about the video at {video_path} (a read-only local file: sample its frames and read "
-        "its subtitles).\n"
-        f"Question: {question.question}\n"
-        "Research the open web as you see fit: search, open pages, use their forms, download files and read them. "
-        "Inspect the media, check the evidence, and keep going until the evidence is sufficient or the research "
-        f"budget is spent ({protocol.research_tool_calls} tool calls or {protocol.research_wall_s / 60:g} "
-        "minutes).\n"
-        "Unless the question asks for another format, answer in one direct English paragraph of one to three "
-        "sentences, at most 80 words.\n"
-        'Deliver the answer by running `omnidr-skill answer submit "YOUR ANSWER"` (it writes /output/answer.json); '
-        "an agent without a shell gives it as its final reply, without tool calls.\n"
-    )
+    """A short-answer task's instruction: the research prompt (paper 002, App. C.3.1; `RESEARCH_PROMPT`), then the
+    question, the video and the research budget (Sec. 3.1)."""
+    return (f"{RESEARCH_PROMPT}\n\nQuestion: {question.question}\n"
+            f"The video is at {video_path} (read-only).\n"
+            f"Research budget: {protocol.research_tool_calls} tool calls or {protocol.research_wall_s / 60:g} minutes.\n")

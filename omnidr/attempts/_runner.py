@@ -19,7 +19,7 @@ from omnidr._records import DiskRecord
 from omnidr.benchmark import HYPERPARAMETERS_FILE, Snapshot, TaskKind, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
-from sandbox.models import FINAL_ANSWER_PROMPT, Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
+from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
 from ._helpers import HelperPool, reuse_helpers
@@ -169,10 +169,10 @@ def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harne
     if snap.kind is TaskKind.short_answer:
         question, protocol = bundle.question, snap.protocol
         assert question is not None and protocol is not None
-        protocol_file = Path(snap.root) / HYPERPARAMETERS_FILE
+        protocol_file = Path(snap.root) / HYPERPARAMETERS_FILE  # mounted as /input/protocol.json
         return dict(common, task_kind=TaskKind.short_answer.value, contract_dir=None, protocol_file=protocol_file,
                     instruction=answer_instruction(question, f"/input/{video.file}", protocol),
-                    finalize=protocol.finalize_request(question.question, FINAL_ANSWER_PROMPT),
+                    finalize=protocol.finalize_request(question.question),
                     context_handling="paper-compaction" if harness.name == "reference" else "harness-native")
     task = bundle.task
     assert task is not None and snap.contract_file is not None

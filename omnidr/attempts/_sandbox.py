@@ -35,7 +35,9 @@ from sandbox.models import (
     GATEWAY_LOG,
     GATEWAY_STATE,
     NETWORK_LOG,
+    PROTOCOL_FILE,
     PROVIDER_WEB_LOG,
+    TASK_KIND_ENV,
     AnswerFile,
     AttemptOpen,
     Budget,
@@ -87,7 +89,7 @@ RESOLV_CONF = ("# OmniDR sandbox: no resolver. The model gateway and the egress 
                "# resolves the web's names.\nnameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
 AGENT_UID = "1000:1000"
 HELPER_START_TIMEOUT_S = 60.0
-PROTOCOL_PATH = "/input/protocol.json"  # a short-answer snapshot's protocol, as the agent sees it
+PROTOCOL_PATH = f"/input/{PROTOCOL_FILE}"  # a short-answer snapshot's protocol, as the agent sees it
 FINALIZE_TIMEOUT_S = 900.0  # two requests of at most 4,000 output tokens each, with the gateway's retries
 
 
@@ -603,7 +605,7 @@ class AttemptSandbox:
             **self.harness.environment(ctx),
         }
         if spec.task_kind != "report":
-            env["OMNIDR_TASK_KIND"] = spec.task_kind
+            env[TASK_KIND_ENV] = spec.task_kind
         if spec.captions:  # beside the video, under their own names
             env["OMNIDR_CAPTIONS"] = ",".join(f"/input/{c.name}" for c in spec.captions)
         if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy
@@ -734,9 +736,8 @@ class AttemptSandbox:
             return  # an outage: the attempt does not count, and a rerun repeats it
         result = self._finalize() if spec.finalize is not None else None
         record["finalization"] = result
-        accepted = result is not None and result.accepted
-        final = AnswerFile(answer=result.answer if result is not None and accepted else "", termination=termination,
-                           source="finalization" if accepted else "none", execution_error=error)
+        final = result.answer_file(termination, error) if result is not None else \
+            AnswerFile(answer="", termination=termination, source="none", execution_error=error)
         record["answer_source"] = final.source
         dirs.output.mkdir(parents=True, exist_ok=True)
         write_atomic(dirs.answer, final.model_dump_json(indent=2))

@@ -1,5 +1,7 @@
 """The benchmark snapshot: tasks, fact libraries, Omni-ART trees, hyperparameters, report contract."""
 
+from sandbox.models import Compaction, ShortAnswerProtocol  # the short-answer protocol crosses into the sandbox
+
 from ._brief import evidence_brief
 from ._calibration import CALIBRATION_FILE, Calibration, CalibrationScores, calibration_problem
 from ._contract import ReportContract, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
@@ -26,10 +28,8 @@ from ._short_answer import (
     DURATION_GROUPS,
     FORMAT_CATEGORIES,
     AccessType,
-    Compaction,
     Domain,
     Modality,
-    ShortAnswerProtocol,
     ShortAnswerTask,
     duration_group,
     format_category,

@@ -4,14 +4,13 @@ OpenDS-World (paper 002, Sec. 2 and App. B) gives the agent a question and a rea
 the web ends in one short factual answer, checked against a unique reference answer. Each task is labelled with
 its domain (8), the evidence modalities (4), the resource formats (42 in the paper, reported in 8 categories)
 and the access types (7) its evidence path needs, and the video's duration. This module holds the task model and
-that taxonomy; the snapshot, runner and evaluator wiring for the kind is issue 18's remaining work.
+that taxonomy. The execution protocol (`ShortAnswerProtocol`, `Compaction`) crosses into the agent container as
+`/input/protocol.json`, so its models live in `sandbox.models` (re-exported by `omnidr.benchmark`).
 """
 
 from enum import Enum
 
 from pydantic import Field, field_validator
-
-from sandbox.models import Budget, FinalizeRequest
 
 from ._base import Record
 from ._task import SourceVideo
@@ -115,40 +114,3 @@ five, five to ten, ten to twenty, twenty minutes or longer), as (label, upper bo
 def duration_group(seconds: float) -> str:
     """The duration group of an anchor video of `seconds`."""
     return next(label for label, upper in DURATION_GROUPS if seconds < upper)
-
-
-class Compaction(Record):
-    """Deterministic context compaction before each model request (App. C.2.2, C.2.1)."""
-
-    keep_observations: int = Field(4, ge=1, description="The most recent tool observations kept whole.")
-    truncate_chars: int = Field(2000, ge=1, description="Older text content is cut to this many characters.")
-    search_results_kept: int = Field(2, ge=0, description="Older search results keep only their first entries.")
-    image_limit: int = Field(250, ge=0, description="Images kept in the context; older ones become omission markers "
-                                                    "(250 in the paper's historical runs; a run setting).")
-
-
-class ShortAnswerProtocol(Record):
-    """`hyperparameters.json` of a short-answer snapshot: OpenDS-World's execution protocol (Sec. 3.1, App. C)."""
-
-    version: str = Field("opends-world-released", description="Name of this parameter set.")
-    research_wall_s: float = Field(3600.0, gt=0, description="Research ends at this many seconds (Sec. 3.1).")
-    research_tool_calls: int = Field(100, ge=1, description="Research ends at this many tool calls (Sec. 3.1).")
-    finalization_requests: int = Field(2, ge=1, description="At most this many finalization requests (App. C.2.3).")
-    finalization_tokens: int = Field(5000, ge=1, description="Output tokens of the whole finalization stage.")
-    finalization_first_tokens: int = Field(4000, ge=1, description="Output tokens of the first finalization request.")
-    compaction: Compaction = Field(default_factory=Compaction, description="Context compaction (App. C.2.2).")
-    video_frames: int = Field(10, ge=1, le=100, description="Frames the video reader samples by default (App. C.1.2).")
-    video_frames_max: int = Field(100, ge=1, description="Most frames one video-reader call may ask for.")
-    attempts_per_task: int = Field(1, ge=1, description="Attempts per task: the paper runs each task once; a failed "
-                                                        "execution is scored, not retried (App. C.4).")
-
-    def budget(self) -> Budget:
-        """The attempt budget a run of this protocol gets unless the user names one: research ends at
-        `research_wall_s` or `research_tool_calls` (Sec. 3.1); the finalization stage has its own budget."""
-        return Budget(max_tool_calls=self.research_tool_calls, wall_time_s=self.research_wall_s,
-                      attempts_per_task=self.attempts_per_task)
-
-    def finalize_request(self, question: str, prompt: str) -> FinalizeRequest:
-        """The gateway's finalization call for a task whose research ended without a complete answer."""
-        return FinalizeRequest(prompt=prompt, question=question, max_requests=self.finalization_requests,
-                               total_tokens=self.finalization_tokens, first_tokens=self.finalization_first_tokens)

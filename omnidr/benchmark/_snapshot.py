@@ -7,7 +7,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sandbox.models import CORPUS_FILE, WebCorpus
+from sandbox.models import CORPUS_FILE, ShortAnswerProtocol, WebCorpus
 
 from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
@@ -16,7 +16,7 @@ from ._hyperparameters import Hyperparameters
 from ._kinds import TaskKind
 from ._review import REVIEW_FILE, WarningReviews
 from ._rubric import RubricTree
-from ._short_answer import ShortAnswerProtocol, ShortAnswerTask
+from ._short_answer import ShortAnswerTask
 from ._snapshot_info import SnapshotInfo
 from ._task import SourceVideo, Task
 

@@ -34,12 +34,23 @@ from sandbox.gateway._apis import (
 )
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED
+from sandbox.gateway._finalize import finalization_body, judge_answer, question_body
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
-from sandbox.gateway._scope import INITIAL, AttemptScope
+from sandbox.gateway._scope import INITIAL, AttemptScope, ResearchRequest
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._translate import Translation, plan
 from sandbox.gateway._upstream import UpstreamAnswer, UpstreamUnreachable, send
-from sandbox.models import PROVIDER_WEB_LOG, AttemptOpen, GatewayExchange, Outcome, ProviderEvent, TokenUsage
+from sandbox.models import (
+    FINALIZATION_RETRY_NOTE,
+    PROVIDER_WEB_LOG,
+    AttemptOpen,
+    FinalizationResult,
+    FinalizeRequest,
+    GatewayExchange,
+    Outcome,
+    ProviderEvent,
+    TokenUsage,
+)
 
 ANTHROPIC_VERSION = "2023-06-01"  # sent upstream when the agent names none
 # Where a translated request goes, after the upstream's base URL.
@@ -73,6 +84,16 @@ def _now() -> datetime:
 
 class _AgentGone(Exception):
     """The agent closed its connection while the answer was being written."""
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """One finalization request's outcome."""
+
+    text: str  # the answer's text
+    rejection: str | None  # why it is not accepted; None: accepted
+    usage: TokenUsage | None  # as counted from the upstream's usage
+    replied: bool  # the model answered (False: the upstream failed or could not be reached)
 
 
 class Gateway:
@@ -116,6 +137,7 @@ class Gateway:
         add("GET", "/_gateway/state", self.state)
         add("POST", "/_gateway/seal", self.seal)
         add("POST", "/_gateway/open", self.open_attempt)
+        add("POST", "/_gateway/finalize", self.finalize)
         add("GET", "/_gateway/health", self.health)
         add("*", "/{tail:.*}", self.not_found)
         app.on_startup.append(self._open)
@@ -181,6 +203,147 @@ class Gateway:
         self.scope.write_summary()
         return web.json_response(text=self.scope.report().model_dump_json())
 
+    async def finalize(self, request: web.Request) -> web.Response:
+        """Run the finalization stage of the attempt served now (`FinalizeRequest`, paper 002 App. C.2.3) and answer
+        its `FinalizationResult`. From now on the agent's token is refused. A second call answers the first
+        call's result again without asking the model."""
+        if (refused := self._not_admin(request)) is not None:
+            return refused
+        try:
+            spec = FinalizeRequest.model_validate_json(await request.read())
+        except ValueError as exc:
+            return web.json_response(error_body("openai", "invalid_request_error", f"bad finalize request: {exc}"),
+                                     status=400)
+        scope = self.scope
+        if scope.sealed:
+            message = f"attempt {scope.generation} is sealed; finalize it before the seal"
+            return web.json_response(error_body("openai", "conflict", message), status=409)
+        async with scope.finalizing:
+            if scope.finalization is None:
+                scope.finalized = True  # research is over: the agent's token is refused from here on
+                await scope.settle(self.config.seal_grace_s)  # research exchanges in flight are logged first
+                scope.enter()
+                try:
+                    result = await self._finalization_stage(scope, spec)
+                finally:
+                    scope.leave()
+                scope.finalization = result
+                scope.meter.state.finalization_accepted = result.accepted
+                scope.write_summary()
+        return web.json_response(text=scope.finalization.model_dump_json())
+
+    async def _finalization_stage(self, scope: AttemptScope, spec: FinalizeRequest) -> FinalizationResult:
+        """At most `spec.max_requests` tool-free requests on the research conversation, until one is accepted."""
+        if scope.research is not None:
+            route, body = scope.research.route, json.loads(scope.research.raw)
+        else:  # no research request: the question alone, in the family of the run's first upstream
+            route = CHAT if next(iter(self.upstreams)) == "openai" else MESSAGES
+            if spec.model is None:
+                return FinalizationResult(rejected=["research sent no model request and the finalize request names "
+                                                    "no model to ask"], family=None)
+            body = question_body(route, spec.model, spec.question)
+        if spec.model is not None and not body.get("model"):
+            body["model"] = spec.model
+        answered, used, sent = "", 0, 0
+        rejected: list[str] = []
+        note: str | None = None
+        for number in range(spec.max_requests):
+            cap = spec.first_tokens if number == 0 else spec.total_tokens - used
+            if cap < 1:
+                rejected.append(f"no output tokens left of the stage's {spec.total_tokens} for request {number + 1}")
+                break
+            prompt = spec.prompt if note is None else spec.prompt + "\n\n" + FINALIZATION_RETRY_NOTE.format(reason=note)
+            reply = await self._finalization_request(scope, route, body, prompt, cap)
+            sent += 1
+            if reply.replied:  # an answer without usage counts as the whole cap spent
+                used += reply.usage.output_tokens if reply.usage is not None else cap
+            if reply.rejection is None:
+                answered = reply.text
+                break
+            rejected.append(reply.rejection)
+            note = reply.rejection if reply.replied else None  # the next request tells the model why, if it answered
+        return FinalizationResult(answer=scope.redactor.text(answered), accepted=bool(answered), requests=sent,
+                                  output_tokens=used if sent else 0, rejected=rejected, family=route.family, api=route.name)
+
+    async def _finalization_request(self, scope: AttemptScope, route: Route, research: dict[str, Any], prompt: str,
+                                    cap: int) -> "_Reply":
+        """Send one finalization request upstream as research requests go (real key, translation, retries), never
+        streamed, and log it with phase `finalization`."""
+        t0 = time.perf_counter()
+        body, notes = finalization_body(route, research, prompt, cap)
+        record: dict[str, Any] = {"seq": next(scope.seq), "phase": "finalization", "started_at": _now(),
+                                  "method": "POST", "path": "/_gateway/finalize", "route": route.name,
+                                  "model": body.get("model") if isinstance(body.get("model"), str) else None}
+        target = plan(route, self.families)
+        translation = Translation(route, target) if target is not None else None
+        upstream_route = target if target is not None else route
+        if translation is not None:
+            record["client_request_body"] = json.loads(json.dumps(body))
+            body = translation.request(body)
+            record.update(translation=translation.label, translation_dropped=translation.dropped)
+        notes += edit_request(upstream_route, body, scope.budget.max_output_tokens, False).notes
+        record.update(request_edits=notes, request_body=body)
+        family = upstream_route.family
+        assert family is not None and self.session is not None
+        upstream = self.upstreams[family]
+        rest = _UPSTREAM_PATH[upstream_route.name]
+        url, shown = upstream.base_url.rstrip("/") + rest, upstream.shown_url.rstrip("/") + rest
+        record["upstream_url"] = shown
+        if shown != url:
+            record["upstream_via"] = url
+        headers = self._keyed(CIMultiDict({"Content-Type": "application/json", "Accept": "application/json"}),
+                              family, upstream)
+        usage: TokenUsage | None = None
+        try:
+            answer = await send(self.session, "POST", url, headers, json.dumps(body, ensure_ascii=False).encode(),
+                                scope.policy)
+        except UpstreamUnreachable as exc:
+            unreachable = f"the upstream could not be reached after {exc.retries + 1} tries ({exc.reason})"
+            record.update(status=502, outcome="upstream_unreachable", error=unreachable, retries=exc.retries,
+                          retry_reasons=exc.retry_reasons + [exc.reason])
+            scope.meter.record_finalization(None, exc.retries)
+            self._log_finalization(scope, record, t0)
+            return _Reply("", unreachable, None, replied=False)
+        broken: str | None = None
+        try:
+            raw = answer.body if answer.body is not None else await answer.response.read()
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raw, broken = b"", f"{type(exc).__name__}: {exc}"
+        finally:
+            answer.response.release()
+        status = answer.response.status
+        parsed = _json_or_text(raw)
+        ok = 200 <= status < 300 and broken is None and isinstance(parsed, dict)
+        tool_calls = 0
+        if ok:
+            usage, tool_calls = tally_body(upstream_route, parsed)
+        given = parsed
+        if translation is not None:
+            given = translation.response(parsed) if ok else translation.error(parsed, status)
+            record["client_response_body"] = given
+        record.update(status=status, upstream_status=status, outcome="ok" if ok else "upstream_error", usage=usage,
+                      tool_calls=tool_calls, retries=answer.retries, retry_reasons=answer.retry_reasons,
+                      response_headers=dict(_relayed_headers(answer.response.headers)), response_body=parsed)
+        scope.meter.record_finalization(usage, answer.retries)
+        reason: str | None
+        if ok:
+            text, reason = judge_answer(route, given)
+        else:
+            text, reason = "", f"the upstream answered {status}" + (f" ({broken})" if broken else "")
+            record["error"] = reason
+        if reason is not None and ok:
+            record["error"] = f"finalization answer rejected: {reason}"
+        self._log_finalization(scope, record, t0)
+        return _Reply(text, reason, usage, replied=ok)
+
+    @staticmethod
+    def _log_finalization(scope: AttemptScope, record: dict[str, Any], t0: float) -> None:
+        elapsed = round(time.perf_counter() - t0, 6)
+        record.update(finished_at=_now(), latency_s=elapsed, first_byte_s=elapsed)
+        if not scope.closed:
+            scope.log.write(GatewayExchange(**record))
+        scope.write_summary()
+
     async def health(self, _request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
@@ -212,6 +375,10 @@ class Gateway:
         if scope.sealed or not _token_matches(request, scope.token):
             message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
             return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
+        if scope.finalized:
+            message = ("Research has ended for this attempt (its finalization stage has begun): the OmniDR model "
+                       "gateway takes no more requests from the agent.")
+            return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
         # a model request whose API the upstream does not speak is translated (see _translate)
         target = plan(route, self.families) if route.counted and route.json else None
         translation = Translation(route, target) if target is not None else None
@@ -241,6 +408,8 @@ class Gateway:
                 return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
             model = body.get("model")
             exchange.record["model"] = model if isinstance(model, str) else None
+            if route.counted:  # the evidence so far, for a finalization stage after research (admitted or not)
+                scope.research = ResearchRequest(route, raw)
 
         edits = RequestEdits(notes=[])
         payload = raw or None

@@ -3,9 +3,12 @@
 A budget is spent when
 - `max_iterations`: that many model requests have been admitted (the next one would exceed it);
 - `max_total_tokens`: input plus output tokens counted so far reach the limit;
-- `max_tool_calls`: the model has asked for more tool calls than allowed (reaching the limit
-  exactly leaves the agent free to send the results back and finish).
-From then on every model request is refused, and `budget_exhausted` names the first budget spent.
+- `max_tool_calls`: an answer's tool calls bring the count to the limit (or past it): the agent may still run
+  them, and its next request is refused. Research ends at the limit, as OpenDS-World's does at 100 tool calls
+  (paper 002, Sec. 3.1): the model never asks for call 101.
+From then on every model request is refused, and `budget_exhausted` names the first budget spent. The
+finalization stage (`record_finalization`) is outside these budgets: it has its own token cap and only adds to
+the figures.
 """
 
 from datetime import UTC, datetime
@@ -57,8 +60,22 @@ class BudgetMeter:
         state.tool_calls += tool_calls
         if budget.max_total_tokens is not None and state.total_tokens >= budget.max_total_tokens:
             self._spend("max_total_tokens")
-        if budget.max_tool_calls is not None and state.tool_calls > budget.max_tool_calls:
+        if budget.max_tool_calls is not None and tool_calls and state.tool_calls >= budget.max_tool_calls:
             self._spend("max_tool_calls")
+
+    def record_finalization(self, usage: TokenUsage | None, retries: int) -> None:
+        """Add the cost of one finalization request: its own counts, and the attempt's token totals. Research
+        budgets are neither checked nor spent (research is over)."""
+        state = self.state
+        state.updated_at = _now()
+        state.upstream_retries += retries
+        state.finalization_requests += 1
+        if usage is not None:
+            state.finalization_input_tokens += usage.input_tokens
+            state.finalization_output_tokens += usage.output_tokens
+            state.input_tokens += usage.input_tokens
+            state.output_tokens += usage.output_tokens
+            state.total_tokens = state.input_tokens + state.output_tokens
 
     def record_retries(self, retries: int) -> None:
         """Retries of a request that is not a model request (model list, token count)."""
@@ -71,7 +88,7 @@ class BudgetMeter:
         elif name == "max_total_tokens":
             detail = f"{state.total_tokens} tokens used of the attempt's {budget.max_total_tokens}"
         else:
-            detail = f"the model asked for {state.tool_calls} tool calls, more than the {budget.max_tool_calls} allowed"
+            detail = f"the model asked for {state.tool_calls} tool calls, the attempt's limit is {budget.max_tool_calls}"
         return (
             f"Budget exhausted ({name}): {detail}. The OmniDR model gateway refuses every further model request "
             "in this attempt; do not retry. Finish with what you have."

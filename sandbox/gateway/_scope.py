@@ -7,20 +7,35 @@ attempts of a run (issue 17's reused helper pair): the controller then seals the
 summary is written and its logs closed) and opens the next one (`POST /_gateway/open`: a new token,
 fresh counters, new log files). An exchange keeps the scope it started in, so nothing of one attempt is
 ever counted or logged in another's.
+
+A short-answer attempt may end with the finalization stage (`POST /_gateway/finalize`, paper 002 App. C.2.3): the
+scope remembers the last research request the agent sent (`research`), the stage is built from it, and from then
+on the agent's token is refused (`finalized`) while the logs stay open until the seal.
 """
 
 import asyncio
 import itertools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.gateway._apis import Route
 from sandbox.gateway._budget import BudgetMeter
 from sandbox.gateway._exchange import ExchangeLog, Redactor
 from sandbox.gateway._upstream import RetryPolicy
-from sandbox.models import PROVIDER_WEB_LOG, Budget, NetworkLog, ScopeReport
+from sandbox.models import PROVIDER_WEB_LOG, Budget, FinalizationResult, NetworkLog, ScopeReport
 
 INITIAL = "initial"
 """The generation of the attempt a gateway starts with (from its config file)."""
+
+@dataclass(frozen=True)
+class ResearchRequest:
+    """A model request as the agent sent it: its route (API) and its body, unparsed (kept as bytes, so that
+    remembering the last one costs no copy of a conversation full of images)."""
+
+    route: Route
+    raw: bytes
+
 
 class AttemptScope:
     """One attempt's token, meter, retry policy, logs and numbering, and its exchanges in flight."""
@@ -39,6 +54,10 @@ class AttemptScope:
         self.seq = itertools.count(1)
         self.sealed = False
         self.closed = False
+        self.research: ResearchRequest | None = None  # the last model request the agent sent (admitted or refused)
+        self.finalized = False  # research is over: the agent's token is refused
+        self.finalization: FinalizationResult | None = None  # the finalization stage's result, once it has run
+        self.finalizing = asyncio.Lock()  # one finalization at a time
         self.in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -67,14 +86,18 @@ class AttemptScope:
         temporary.write_text(self.meter.state.model_dump_json(indent=2), "utf-8")
         os.replace(temporary, path)
 
-    async def seal(self, grace_s: float) -> None:
-        """Refuse the token from now on, give the exchanges in flight `grace_s` to end, then write the summary
-        and close the logs. An exchange still running after that is neither counted nor logged any more."""
-        self.sealed = True
+    async def settle(self, grace_s: float) -> None:
+        """Wait up to `grace_s` for the exchanges in flight to end."""
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=grace_s)
         except TimeoutError:
             pass
+
+    async def seal(self, grace_s: float) -> None:
+        """Refuse the token from now on, give the exchanges in flight `grace_s` to end, then write the summary
+        and close the logs. An exchange still running after that is neither counted nor logged any more."""
+        self.sealed = True
+        await self.settle(grace_s)
         self.close()
 
     def close(self) -> None:

@@ -7,17 +7,25 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_corpus`: a web corpus's `corpus.json` (replay, record, a snapshot's `web/`);
 - `_gateway`: `gateway.jsonl` exchanges and `gateway_state.json`;
 - `_report`: the report's `window.DATA` and its contract version;
-- `_answer`: a short answer's `answer.json` and the gateway's finalization stage.
+- `_answer`: a short answer's `answer.json`, its protocol (`/input/protocol.json`), its research and final-answer
+  prompts, and the gateway's finalization stage.
 """
 
 from sandbox.models._answer import (
     ANSWER_FILE,
     FINAL_ANSWER_PROMPT,
+    FINALIZATION_RETRY_NOTE,
+    PROTOCOL_FILE,
+    RESEARCH_PROMPT,
+    SHORT_ANSWER_KIND,
+    TASK_KIND_ENV,
     TERMINATION_REASONS,
     AnswerFile,
     AnswerSource,
+    Compaction,
     FinalizationResult,
     FinalizeRequest,
+    ShortAnswerProtocol,
     TerminationReason,
     read_answer_file,
 )
@@ -34,6 +42,7 @@ from sandbox.models._gateway import (
     GatewayExchange,
     GatewayState,
     Outcome,
+    Phase,
     RouteName,
     ScopeReport,
     SpendCounts,
@@ -91,12 +100,20 @@ from sandbox.models._report import (
 
 __all__ = [
     "ANSWER_FILE",
-    "FINAL_ANSWER_PROMPT",
     "AnswerFile",
+    "Compaction",
+    "FINALIZATION_RETRY_NOTE",
+    "FINAL_ANSWER_PROMPT",
     "FinalizationResult",
     "FinalizeRequest",
     "read_answer_file",
     "AnswerSource",
+    "PROTOCOL_FILE",
+    "Phase",
+    "RESEARCH_PROMPT",
+    "SHORT_ANSWER_KIND",
+    "ShortAnswerProtocol",
+    "TASK_KIND_ENV",
     "TERMINATION_REASONS",
     "TerminationReason",
     "API_FAMILY",

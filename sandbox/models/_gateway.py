@@ -16,6 +16,10 @@ GATEWAY_STATE = "gateway_state.json"
 BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls"]
 """The `Budget` field whose limit was reached."""
 
+Phase = Literal["research", "finalization"]
+"""Which stage of an attempt an exchange belongs to: the agent's own research, or the tool-free finalization stage
+the gateway runs for the controller after research (`POST /_gateway/finalize`, paper 002 App. C.2.3)."""
+
 RouteName = Literal["chat_completions", "responses", "messages", "count_tokens", "models", "audio_transcriptions",
                     "unknown"]
 
@@ -65,6 +69,8 @@ class GatewayExchange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     seq: int = Field(description="Arrival order at the gateway, from 1 (lines are in finishing order).")
+    phase: Phase = Field("research", description="`research`: the agent's request; `finalization`: a request of the "
+                         "finalization stage, sent by the gateway itself (no agent request, `counted` false).")
     started_at: datetime = Field(description="When the gateway received the request (UTC).")
     finished_at: datetime = Field(
         description="When the answer was complete, just before its end went to the agent (UTC); the line is "
@@ -146,9 +152,11 @@ class SpendCounts(BaseModel):
 
     requests: int = Field(0, description="Model requests admitted and forwarded: the agent iterations used.")
     refused_requests: int = Field(0, description="Model requests refused because a budget was spent.")
-    input_tokens: int = Field(0, description="Prompt tokens over the attempt, cached ones included.")
-    output_tokens: int = Field(0, description="Generated tokens over the attempt.")
-    tool_calls: int = Field(0, description="Tool-use blocks in model answers over the attempt.")
+    input_tokens: int = Field(0, description="Prompt tokens over the attempt, cached ones and the finalization "
+                                             "stage's included.")
+    output_tokens: int = Field(0, description="Generated tokens over the attempt, the finalization stage's included.")
+    tool_calls: int = Field(0, description="Tool-use blocks in the research answers over the attempt (what "
+                                           "max_tool_calls limits).")
     upstream_retries: int = Field(0, description="Upstream re-sends over the attempt (5xx, 429, connection failures).")
     failed_requests: int = Field(
         0, description="Admitted requests whose answer was not a complete 2xx (upstream error, unreachable, broken)."
@@ -158,6 +166,13 @@ class SpendCounts(BaseModel):
                        "web_search_call), where the upstream reports them; they never pass the egress proxy.")
     server_fetch_requests: int = Field(
         0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
+    finalization_requests: int = Field(
+        0, description="Requests of the finalization stage sent upstream (not model requests of the agent: not in "
+                       "`requests`, not budgeted as iterations).")
+    finalization_input_tokens: int = Field(
+        0, description="Prompt tokens of the finalization stage; also counted in input_tokens.")
+    finalization_output_tokens: int = Field(
+        0, description="Generated tokens of the finalization stage (its own budget); also counted in output_tokens.")
 
 
 class GatewayState(SpendCounts):
@@ -174,6 +189,8 @@ class GatewayState(SpendCounts):
     )
     budget_exhausted: BudgetName | None = Field(None, description="The first budget spent, or None.")
     budget_exhausted_at: datetime | None = Field(None, description="When that budget was spent (UTC).")
+    finalization_accepted: bool | None = Field(
+        None, description="Whether the finalization stage produced an accepted answer; None when it has not run.")
 
 
 class AttemptOpen(BaseModel):

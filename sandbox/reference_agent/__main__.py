@@ -5,6 +5,10 @@ OMNIDR_REPORT_DIR, OMNIDR_LOGS_DIR, OMNIDR_MODEL, OPENAI_BASE_URL, OPENAI_API_KE
 OMNIDR_SEARCH_DOOR and OMNIDR_DENYLIST (the search door, see sandbox/skills/_web.py) or else
 OMNIDR_SEARCH_INDEX (the offline search index), and OMNIDR_CAPTIONS (caption files beside the video). Exit 0 when the loop ended normally (with or
 without a report: the sandbox judges that), 3 when the model API failed or refused, 1 on a crash.
+
+With OMNIDR_TASK_KIND=short_answer it answers an OpenDS-World question instead (see `_short_answer`): the question
+is the instruction, the protocol comes from /input/protocol.json (OMNIDR_PROTOCOL), and it writes
+$OMNIDR_OUTPUT_DIR/answer.json (default /output) whatever ends research, and exits 0.
 """
 
 import argparse
@@ -15,11 +19,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sandbox.skills import WINDOW_S, SearchIndex
+from sandbox.models import SHORT_ANSWER_KIND, TASK_KIND_ENV, AnswerFile
+from sandbox.skills import WINDOW_S, SearchIndex, output_dir, write_answer_file
 from sandbox.skills.__main__ import budgets_from
 
-from ._capability import LEVELS, capability
+from ._capability import LEVELS, Capability, capability
 from ._loop import NativeLog, run_agent
+from ._short_answer import config_record, load_protocol, protocol_path, research, short_answer_capability
 from ._tools import ToolBox
 
 LOG_FILE = "reference.jsonl"
@@ -64,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     env = os.environ
+    if env.get(TASK_KIND_ENV) == SHORT_ANSWER_KIND:
+        return short_answer_main(args)
     logs_dir = Path(env.get("OMNIDR_LOGS_DIR", "/output/harness-logs"))
     report_dir = Path(env.get("OMNIDR_REPORT_DIR", "/output/report"))
     contract_dir = Path(env.get("OMNIDR_CONTRACT", "/input/contract"))
@@ -88,12 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     from openai import OpenAI  # imported late: --help works without it
 
     client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
-    tools = ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
-                    frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs,
-                    # speech-to-text goes to the gateway, as the model calls do (the gateway holds the key)
-                    speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"),
-                    captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c], door=door,
-                    denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
+    tools = _toolbox(cap, args, video, report_dir, contract_dir, search, door)
     t0 = time.monotonic()
     summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
                         max_steps=None if args.max_steps is None else max(1, args.max_steps),
@@ -105,6 +108,62 @@ def main(argv: list[str] | None = None) -> int:
     (logs_dir / "evidence.json").write_text(json.dumps(tools.evidence, ensure_ascii=False, indent=2), "utf-8")
     print(json.dumps({k: summary[k] for k in ("steps", "model_calls", "tool_calls", "tool_errors", "end", "report")}))
     return 3 if summary["end"] == "model_error" else 0
+
+
+def _toolbox(cap: Capability, args: argparse.Namespace, video: str, report_dir: Path, contract_dir: Path,
+             search: SearchIndex | None, door: str | None) -> ToolBox:
+    env = os.environ
+    return ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
+                   frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs,
+                   # speech-to-text goes to the gateway, as the model calls do (the gateway holds the key)
+                   speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"),
+                   captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c], door=door,
+                   denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
+
+
+def short_answer_main(args: argparse.Namespace) -> int:
+    """A short-answer task: research, then answer.json whatever ended it; exit 0 once the file is written."""
+    env = os.environ
+    logs_dir = Path(env.get("OMNIDR_LOGS_DIR", "/output/harness-logs"))
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    log = NativeLog(logs_dir / LOG_FILE)
+    t0 = time.monotonic()
+    summary: dict = {}
+    try:
+        source = protocol_path()
+        protocol = load_protocol(source)
+        video = env.get("OMNIDR_VIDEO", "/input/video.mp4")
+        question = Path(env.get("OMNIDR_INSTRUCTION", "/input/instruction.txt")).read_text("utf-8")
+        cap = short_answer_capability(args.capability)
+        search = SearchIndex.from_env(env.get("OMNIDR_SEARCH_INDEX")) if args.search == "index" else None
+        door = (env.get("OMNIDR_SEARCH_DOOR") or None) if args.search == "index" else None
+        config = {"agent": "reference", "capability": cap.as_record(), "model": args.model,
+                  "max_steps": args.max_steps, **config_record(protocol, source),
+                  "search_backend": door.partition("@")[0] if door else args.search if search else "none",
+                  "log": LOG_FILE, "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        (logs_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2), "utf-8")
+        log.write({"type": "run_start", "at": datetime.now(UTC).isoformat(timespec="milliseconds"), "config": config})
+        report_dir = Path(env.get("OMNIDR_REPORT_DIR", "/output/report"))
+        tools = _toolbox(cap, args, video, report_dir, Path(env.get("OMNIDR_CONTRACT", "/input/contract")), search,
+                         door)
+
+        from openai import OpenAI  # imported late: --help works without it
+
+        client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
+        run = research(client, args.model, tools, question, video, log, protocol,
+                       max_steps=None if args.max_steps is None else max(1, args.max_steps))
+        answer, summary = run.answer, run.summary()
+    except Exception as exc:  # a fault of the run itself: recorded as the execution error, the file still written
+        error = f"{type(exc).__name__}: {exc}"
+        answer = AnswerFile(answer="", termination="execution_error", source="none", execution_error=error)
+        summary = {"end": "execution_error", "termination": "execution_error", "error": error}
+    path = write_answer_file(answer, output_dir())
+    summary["wall_time_s"] = round(time.monotonic() - t0, 3)
+    log.write({"type": "run_end", "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **summary,
+               "answer_file": str(path)})
+    print(json.dumps({"termination": answer.termination, "source": answer.source, "answer": answer.answer,
+                      **{k: summary[k] for k in ("steps", "model_calls", "tool_calls") if k in summary}}))
+    return 0
 
 
 if __name__ == "__main__":

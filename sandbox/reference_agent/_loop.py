@@ -58,6 +58,28 @@ def frames_message(result: dict, report_dir: Path) -> dict | None:
     return {"role": "user", "content": [head, *parts]}
 
 
+def execute(tools: ToolBox, call, step: int, log: NativeLog) -> tuple[str, dict | None]:
+    """Run one tool call of the model and log it: the text the model is shown, and the result (None: the call
+    failed, and the text says why). A failing tool never ends the run: the model sees the error."""
+    t_started, t1 = _now(), time.monotonic()
+    error, result = None, None
+    try:
+        result = tools.call(call.function.name, safe_arguments(call.function.arguments))
+    except ToolError as exc:
+        error = str(exc)
+    except (TypeError, ValueError) as exc:  # wrong argument names or types
+        error = f"bad arguments: {exc}"
+    except Exception as exc:  # a tool bug must not end the attempt: the model sees it
+        error = f"{type(exc).__name__}: {exc}"
+    content = tool_result_text({"error": error} if error else result)
+    log.write({"type": "tool_call", "step": step, "id": call.id, "name": call.function.name,
+               "phase": phase(call.function.name), "arguments": call.function.arguments,
+               "started_at": t_started, "ended_at": _now(), "duration_s": round(time.monotonic() - t1, 3),
+               "error": error, "result": None if error else json.loads(content) if len(content) < 20_000
+               else content})
+    return content, None if error else result
+
+
 def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message: str, log: NativeLog,
               max_steps: int | None = None, max_repairs: int = 3, attach_frames: bool = False) -> dict:
     """Run to the end. Returns a summary: steps, model calls, tool calls, tool errors, end reason, last check.
@@ -109,29 +131,14 @@ def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message:
             break
         shown: list[dict] = []
         for c in calls:
-            t_started, t1 = _now(), time.monotonic()
-            error, result = None, None
-            try:
-                result = tools.call(c.function.name, safe_arguments(c.function.arguments))
-            except ToolError as exc:
-                error = str(exc)
-            except (TypeError, ValueError) as exc:  # wrong argument names or types
-                error = f"bad arguments: {exc}"
-            except Exception as exc:  # a tool bug must not end the attempt: the model sees it
-                error = f"{type(exc).__name__}: {exc}"
+            content, result = execute(tools, c, step, log)
             counts["tool_calls"] += 1
-            counts["tool_errors"] += error is not None
-            content = tool_result_text({"error": error} if error else result)
+            counts["tool_errors"] += result is None
             messages.append({"role": "tool", "tool_call_id": c.id, "content": content})
             if c.function.name == "check_report" and result is not None:
                 last_check = result
             if attach_frames and c.function.name == "read_window" and result is not None:
                 shown.append(result)
-            log.write({"type": "tool_call", "step": step, "id": c.id, "name": c.function.name,
-                       "phase": phase(c.function.name), "arguments": c.function.arguments,
-                       "started_at": t_started, "ended_at": _now(), "duration_s": round(time.monotonic() - t1, 3),
-                       "error": error, "result": None if error else json.loads(content) if len(content) < 20_000
-                       else content})
         for result in shown:  # after all tool results: a user message may not sit between them
             extra = frames_message(result, tools.report_dir)
             if extra is not None:

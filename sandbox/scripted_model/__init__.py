@@ -25,11 +25,17 @@ OPEN_QUESTION_TAG), and missing when the instruction has no brief. Tool calls to
 the request does not offer are left out, and steps left with nothing to do are skipped, so one script
 serves every capability level. Every answer carries `usage` (about 4 characters a token).
 
+A script (or shell episode) may also carry `finalization`, its answer to the finalization stage of a short-answer
+task (the gateway's tool-free request ending with `sandbox.models.FINAL_ANSWER_PROMPT`), and `finalization_first`,
+the first request's answer only (a text, `""` for an empty one, or `{"content", "tool_calls", "truncated"}`), to
+exercise the stage's rejection path; they are answered in all three APIs (see `_finalization`).
+
 Both kinds of script are generated from the demo snapshot by `build_demo_scripts`, and those of the OpenDS-World
 demo (snapshots/demo-opends, short answers) by `build_opends_demo_scripts`; they demonstrate the machinery and
 are not a model's work.
 """
 
-from ._server import Script, answer, load_scripts, serve
+from ._finalization import finalization_answer, is_finalization
+from ._server import Script, answer, load_scripts, make_handler, serve
 
-__all__ = ["Script", "answer", "load_scripts", "serve"]
+__all__ = ["Script", "answer", "finalization_answer", "is_finalization", "load_scripts", "make_handler", "serve"]

@@ -30,6 +30,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 STEP_ID = re.compile(r"_omnidr_s(\d+)_[wtq]?\d+$")
 NO_SCRIPT = "The scripted model has no script for this request."
@@ -41,13 +42,16 @@ class Episode:
     match: str
     model: str
     steps: list
+    finalization: str | None = None  # the answer to a finalization request (see _finalization)
+    finalization_first: Any = None  # the first finalization request's answer only
 
 
 def load_episodes(folder: Path) -> list[Episode]:
     out = []
     for path in sorted((folder / "shell").glob("*.json")) if (folder / "shell").is_dir() else []:
         d = json.loads(path.read_text("utf-8"))
-        out.append(Episode(d.get("task", path.stem), d["match"], d.get("model", "scripted-demo"), d["steps"]))
+        out.append(Episode(d.get("task", path.stem), d["match"], d.get("model", "scripted-demo"), d["steps"],
+                           d.get("finalization"), d.get("finalization_first")))
     return out
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from sandbox.models import OPEN_QUESTION_TAG
 
@@ -22,6 +23,7 @@ from ._episodes import (
     responses_events,
     tokens,
 )
+from ._finalization import finalization_answer, is_finalization
 
 SCRIPTS_DIR = Path(__file__).parent / "scripts"
 
@@ -32,13 +34,16 @@ class Script:
     match: str
     model: str
     steps: list
+    finalization: str | None = None  # the answer to a finalization request (see _finalization)
+    finalization_first: Any = None  # the first finalization request's answer only: a text or {content, tool_calls, truncated}
 
 
 def load_scripts(folder: Path = SCRIPTS_DIR) -> list[Script]:
     out = []
     for path in sorted(folder.glob("*.json")):
         d = json.loads(path.read_text("utf-8"))
-        out.append(Script(d.get("task", path.stem), d["match"], d.get("model", "scripted-demo"), d["steps"]))
+        out.append(Script(d.get("task", path.stem), d["match"], d.get("model", "scripted-demo"), d["steps"],
+                          d.get("finalization"), d.get("finalization_first")))
     return out
 
 
@@ -189,6 +194,7 @@ API_ROUTES = {"all": ("/chat/completions", "/responses", "/messages"),
 def make_handler(scripts: list[Script], episodes: Sequence[Episode] = (), api: str = "all"):
     episode_list = list(episodes)
     routes = API_ROUTES[api]
+    entries = [*scripts, *episode_list]  # what a finalization request may match
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -219,14 +225,17 @@ def make_handler(scripts: list[Script], episodes: Sequence[Episode] = (), api: s
             if not route.endswith(routes):
                 return self._send(404, {"error": {"message": f"this scripted model speaks {api} only: "
                                                   f"{', '.join(routes)}", "type": "invalid_request_error"}})
+            api_name = ("messages" if route.endswith("/messages") else "responses" if route.endswith("/responses")
+                        else "chat_completions")
+            final = finalization_answer(api_name, body, entries) if is_finalization(api_name, body) else None
             if route.endswith("/messages"):
-                return self._episode(body, messages_answer(body, episode_list), messages_events)
+                return self._episode(body, final or messages_answer(body, episode_list), messages_events)
             if route.endswith("/responses"):
-                return self._episode(body, responses_answer(body, episode_list), responses_events)
+                return self._episode(body, final or responses_answer(body, episode_list), responses_events)
             if not route.endswith("/chat/completions"):
                 return self._send(404, {"error": {"message": "only chat completions, messages and responses",
                                                   "type": "invalid_request_error"}})
-            full = chat_episode(body, episode_list) or answer(body, scripts)
+            full = final or chat_episode(body, episode_list) or answer(body, scripts)
             msg = full["choices"][0]["message"]
             print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
                               "tool_calls": [c["function"]["name"] for c in msg.get("tool_calls", [])],

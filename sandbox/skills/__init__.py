@@ -5,10 +5,12 @@ video-research orchestration skill.
 One implementation (`Workspace`), described once (`_manifest.SKILLS`), reached three ways: the
 `omnidr-skill` command in every agent image (CLI harnesses call it from their shell), the skill files
 generated from the manifests (SKILL.md for Claude Code and Codex, an AGENTS.md section), and the
-reference agent's tools. The capability level (App. F.5) decides which actions are installed.
+reference agent's tools. The capability level (App. F.5) decides which actions are installed, and the task kind
+which delivery: the report skill, or `answer submit` for a short-answer task (OpenDS-World).
 Standard library and the shared report models (pydantic, in every agent image's venv), besides ffmpeg.
 """
 
+from ._answer import OUTPUT_DIR_ENV, EmptyAnswer, output_dir, submit_answer, write_answer_file
 from ._manifest import (
     BY_NAME,
     LEVELS,
@@ -30,6 +32,7 @@ from ._workspace import NotInstalled, SkillError, Workspace
 PHASES = {tool: next(a.phase for a in BY_NAME[s].actions if a.name == act) for tool, (s, act) in TOOL_ACTIONS.items()}
 """The reference agent's tool name -> phase of its skill action."""
 
-__all__ = ["BY_NAME", "LEVELS", "PHASES", "SKILLS", "TOOL_ACTIONS", "Action", "NotInstalled", "Skill", "SkillError",
+__all__ = ["OUTPUT_DIR_ENV", "EmptyAnswer", "output_dir", "submit_answer", "write_answer_file",
+           "BY_NAME", "LEVELS", "PHASES", "SKILLS", "TOOL_ACTIONS", "Action", "NotInstalled", "Skill", "SkillError",
            "WINDOW_S", "SearchIndex", "Workspace", "agents_md", "classify", "installed", "phase_of_command", "probe_video",
            "sample_times", "skill_md", "skills_at", "tool_schemas", "transcript"]

@@ -12,11 +12,13 @@ or else OMNIDR_SEARCH_INDEX (the offline index),
 OMNIDR_CAPTIONS (caption files fetched with the video, comma-separated),
 OMNIDR_SKILL_BUDGETS (`web=25,video=5,document=3,anchor=3`), OMNIDR_MAX_REPAIRS, OMNIDR_SPEECH_URL and
 OMNIDR_SPEECH_KEY (speech-to-text; default the gateway's OPENAI_BASE_URL and the attempt's OPENAI_API_KEY,
-which every agent container gets), OMNIDR_SPEECH_MODEL (default whisper-1), and OMNIDR_SKILL_STATE
-(the shared research state and `calls.jsonl`, one line per call; default `$OMNIDR_LOGS_DIR/skills`).
+which every agent container gets), OMNIDR_SPEECH_MODEL (default whisper-1), OMNIDR_SKILL_STATE
+(the shared research state and `calls.jsonl`, one line per call; default `$OMNIDR_LOGS_DIR/skills`),
+OMNIDR_TASK_KIND (the task kind: `list` and `install` show its skills; default `report`) and OMNIDR_OUTPUT_DIR
+(the agent's /output, where `answer submit` writes answer.json).
 
-Exit codes: 0 done, 1 the action failed (the reason on stderr, as for a tool error), 2 bad usage,
-127 the action is not installed at this capability level (as a missing command).
+Exit codes: 0 done, 1 the action failed (the reason on stderr, as for a tool error), 2 bad usage (an empty
+`answer submit` too), 127 the action is not installed at this capability level (as a missing command).
 """
 
 import argparse
@@ -27,7 +29,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ._manifest import LEVELS, SKILLS, agents_md, find_action, skill_md, skills_at
+from sandbox.models import TASK_KIND_ENV
+
+from ._answer import EmptyAnswer
+from ._manifest import LEVELS, REPORT_KIND, SKILLS, agents_md, find_action, skill_md, skills_at
 from ._speech import DEFAULT_MODEL
 from ._web import SearchIndex
 from ._workspace import NotInstalled, SkillError, Workspace
@@ -116,11 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"omnidr-skill: OMNIDR_CAPABILITY={level!r} is no capability level; use one of {', '.join(LEVELS)}",
               file=sys.stderr)
         return 2
+    kind = os.environ.get(TASK_KIND_ENV) or REPORT_KIND
     ns = _parser().parse_args(argv)
     if ns.skill == "list":
-        print(json.dumps({"capability": level, "skills": [
-            {"skill": s.name, "title": s.title, "actions": [a.name for a in s.actions_at(level)]}
-            for s in skills_at(level)]}, indent=1))
+        print(json.dumps({"capability": level, "task_kind": kind, "skills": [
+            {"skill": s.name, "title": s.title, "actions": [a.name for a in s.actions_at(level, kind)]}
+            for s in skills_at(level, kind)]}, indent=1))
         return 0
     if ns.skill == "install":
         if not (ns.claude_code or ns.codex or ns.agents_md):
@@ -128,14 +134,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         written = []
         for folder in filter(None, (ns.claude_code, ns.codex)):
-            for s in skills_at(level):
+            for s in skills_at(level, kind):
                 path = folder / s.title / "SKILL.md"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(skill_md(s, level), "utf-8")
+                path.write_text(skill_md(s, level, kind), "utf-8")
                 written.append(str(path))
         if ns.agents_md:
             ns.agents_md.parent.mkdir(parents=True, exist_ok=True)
-            ns.agents_md.write_text(agents_md(level), "utf-8")
+            ns.agents_md.write_text(agents_md(level, kind), "utf-8")
             written.append(str(ns.agents_md))
         print(json.dumps({"capability": level, "written": written}))
         return 0
@@ -154,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             result = ws.run(ns.skill, ns.action, args)
     except NotInstalled as exc:
         code, error = NOT_INSTALLED, str(exc)
+    except EmptyAnswer as exc:  # bad input: one line, exit 2
+        code, error = 2, str(exc)
     except SkillError as exc:
         code, error = 1, str(exc)
     except (TypeError, ValueError) as exc:

@@ -12,12 +12,19 @@ installs it:
                       and video pages)
     full            + research status and the video-research orchestration skill (workflow, reader
                       subagents, repair rounds)
+
+An action may also belong to some task kinds only (`Action.kinds`; empty: every kind): `answer submit`, the
+short-answer delivery, is installed for `short_answer` tasks only, and every install and listing takes the
+task kind (`OMNIDR_TASK_KIND`, default `report`).
 """
 
 from dataclasses import dataclass
 from typing import Literal
 
+from sandbox.models import SHORT_ANSWER_KIND
+
 LEVELS = ("interface_only", "video", "text_web", "multimodal", "full")
+REPORT_KIND = "report"  # the task kind when OMNIDR_TASK_KIND is unset
 
 
 def level_index(level: str) -> int:
@@ -49,6 +56,12 @@ class Action:
     description: str
     params: tuple[Param, ...] = ()
     tool: str | None = None  # the reference agent's tool name (None: command line only)
+    kinds: tuple[str, ...] = ()  # the task kinds it is installed for (sandbox.models TASK_KIND_ENV values); (): all
+
+
+def for_kind(action: Action, kind: str) -> bool:
+    """Whether `action` is installed for tasks of `kind`."""
+    return not action.kinds or kind in action.kinds
 
 
 @dataclass(frozen=True)
@@ -63,8 +76,8 @@ class Skill:
     def level(self) -> str:
         return min((a.level for a in self.actions), key=level_index)
 
-    def actions_at(self, level: str) -> list[Action]:
-        return [a for a in self.actions if installed(level, a.level)]
+    def actions_at(self, level: str, kind: str = REPORT_KIND) -> list[Action]:
+        return [a for a in self.actions if installed(level, a.level) and for_kind(a, kind)]
 
 
 _WINDOW = Param("window", "integer", "Window number from 0 (windows of 300 s).", required=True)
@@ -84,6 +97,14 @@ SKILLS: tuple[Skill, ...] = (
               Action("check", "interface_only", "verify", "Check the written report: data shape, template copy, "
                      "local assets, times within the video, citations that resolve to opened sources whose text "
                      "holds the quotes.", tool="check_report"),
+          )),
+    Skill("answer", "omnidr-answer", "Deliver the short answer of a question-answering task: write it to "
+          "/output/answer.json. Use once, when the evidence settles the question (or the budget is spent).", (
+              Action("submit", "interface_only", "write", "Write the final answer to /output/answer.json (a later "
+                     "submission replaces it). Unless the question asks for another form: one direct English "
+                     "paragraph of one to three sentences, at most 80 words. An empty answer is refused.",
+                     (Param("text", "string", "The answer.", required=True, positional=True),),
+                     kinds=(SHORT_ANSWER_KIND,)),
           )),
     Skill("video", "omnidr-video", "Read the source video: probe it, cut it into 300 s windows, sample frames "
           "uniformly as JPEG files you can open, and read the transcript with absolute times.", (
@@ -171,9 +192,9 @@ SKILLS: tuple[Skill, ...] = (
 BY_NAME = {s.name: s for s in SKILLS}
 
 
-def skills_at(level: str) -> list[Skill]:
-    """The skills installed at `level` (at least one action)."""
-    return [s for s in SKILLS if s.actions_at(level)]
+def skills_at(level: str, kind: str = REPORT_KIND) -> list[Skill]:
+    """The skills installed at `level` for tasks of `kind` (at least one action)."""
+    return [s for s in SKILLS if s.actions_at(level, kind)]
 
 
 def find_action(skill: str, action: str) -> Action:
@@ -205,13 +226,13 @@ def _usage(skill: Skill, a: Action) -> str:
     return " ".join(words)
 
 
-def skill_md(skill: Skill, level: str) -> str:
+def skill_md(skill: Skill, level: str, kind: str = REPORT_KIND) -> str:
     """SKILL.md (Agent Skills format, read by Claude Code and Codex) for the actions installed at `level`."""
     lines = ["---", f"name: {skill.title}", f"description: {skill.summary}", "---", "", f"# {skill.title}", ""]
     if skill.guide:
         lines += [skill.guide, ""]
     lines += ["Run in the shell; every command prints JSON (exit 0), or an error on stderr (exit 1).", ""]
-    for a in skill.actions_at(level):
+    for a in skill.actions_at(level, kind):
         lines.append(f"- `{_usage(skill, a)}`: {a.description}")
         for p in a.params:
             enum = f" One of: {', '.join(p.enum)}." if p.enum else ""
@@ -219,12 +240,12 @@ def skill_md(skill: Skill, level: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def agents_md(level: str) -> str:
+def agents_md(level: str, kind: str = REPORT_KIND) -> str:
     """The AGENTS.md section naming every installed skill (for harnesses that read AGENTS.md)."""
     lines = ["# Research skills", "", f"Capability level `{level}`. These commands are installed in this sandbox:", ""]
-    for s in skills_at(level):
+    for s in skills_at(level, kind):
         lines.append(f"## {s.title}: {s.summary}")
-        lines += [f"- `{_usage(s, a)}`: {a.description}" for a in s.actions_at(level)]
+        lines += [f"- `{_usage(s, a)}`: {a.description}" for a in s.actions_at(level, kind)]
         lines.append("")
     return "\n".join(lines)
 

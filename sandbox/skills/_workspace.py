@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _media, _report, _speech, _web
+from . import _answer, _media, _report, _speech, _web
 from ._manifest import installed
 
 FETCH_KINDS_BELOW_MULTIMODAL = ("web",)
@@ -57,6 +57,7 @@ class Workspace:
     captions: list[str] = field(default_factory=list)  # caption files fetched with the video (OMNIDR_CAPTIONS)
     door: str | None = None  # the search door, PROVIDER@BASE_URL (OMNIDR_SEARCH_DOOR); None: the offline index
     denylist: list[str] = field(default_factory=list)  # hosts whose results the door leaves out
+    output_dir: Path | None = None  # the agent's /output (answer.json of a short-answer task); None: OMNIDR_OUTPUT_DIR
     probe: dict | None = None
     fetched: dict[str, dict] = field(default_factory=dict)  # url -> {status, text, title, kind}
     evidence: list[dict] = field(default_factory=list)
@@ -304,6 +305,11 @@ class Workspace:
         web = installed(self.level, "text_web")
         return _report.check_report(self.report_dir, self.contract_dir, self.contract, dur,
                                     self.fetched if web else None, self.workflow, self.budgets)
+
+    # -- short answer -------------------------------------------------------------------------------
+    def answer_submit(self, text: str) -> dict:
+        """Deliver the short answer (`/output/answer.json`); an empty one raises `_answer.EmptyAnswer`."""
+        return _answer.submit_answer(text, self.output_dir or _answer.output_dir())
 
     # -- orchestration ------------------------------------------------------------------------------
     def research_status(self) -> dict:

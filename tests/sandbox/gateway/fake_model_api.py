@@ -3,12 +3,14 @@
 `FakeModelApi("openai", key)` speaks OpenAI Chat Completions and Responses (and lists models);
 `FakeModelApi("anthropic", key)` speaks Anthropic Messages. Both check the real key the way the
 real APIs do, answer with the usage figures and tool calls a test sets, stream realistic SSE
-events (with optional pauses), can fail the next requests with chosen statuses, and keep every
-request they received. `LoopThread` runs them (and the gateway) on an event loop in a thread so
+events (with optional pauses), can fail the next requests with chosen statuses, can give the next
+model answers other settings (`next_answers`: a tool call, an empty text, an answer cut at the token
+cap), and keep every request they received. `LoopThread` runs them (and the gateway) on an event loop in a thread so
 that tests can stay plain synchronous functions.
 """
 
 import asyncio
+import dataclasses
 import json
 import threading
 import time
@@ -59,7 +61,11 @@ class FakeModelApi:
     message_deltas: int = 1  # Anthropic: how many (cumulative) message_delta events close a stream
     break_after_events: int | None = None  # cut the connection after this many stream events
     fail_next: list[int] = field(default_factory=list)  # statuses to answer the next requests with, in order
+    truncated: bool = False  # the answer stops at the token cap (length / max_tokens / incomplete)
+    # settings for the next model answers, in order, e.g. {"tool_calls": 1}, {"pieces": []}, {"truncated": True}
+    next_answers: list[dict[str, Any]] = field(default_factory=list)
     fail_headers: dict[str, str] = field(default_factory=dict)  # headers sent with those failures
+    fail_message: str | None = None  # the failures' message (default: "fake upstream failure STATUS")
     echo_key: bool = False  # quote the presented key in answers, as an API quoting a bad key would
     received: list[Received] = field(default_factory=list)
     abandoned_streams: int = 0  # streams whose reader hung up before the end
@@ -115,8 +121,13 @@ class FakeModelApi:
         if self.fail_next:
             status = self.fail_next.pop(0)
             note = f" (key {presented})" if self.echo_key else ""
-            return self._error(status, f"fake upstream failure {status}{note}", self.fail_headers)
+            return self._error(status, self.fail_message or f"fake upstream failure {status}{note}", self.fail_headers)
         path = request.path.removeprefix("/v1")
+        if path in ("/chat/completions", "/responses", "/messages") and self.next_answers:
+            return await dataclasses.replace(self, next_answers=[], **self.next_answers.pop(0))._model(path, request, body)
+        return await self._model(path, request, body)
+
+    async def _model(self, path: str, request: web.Request, body: Any) -> web.StreamResponse:
         if request.method == "GET" and path == "/models":
             return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
         if self.family == "openai" and path == "/chat/completions":
@@ -223,7 +234,8 @@ class FakeModelApi:
                 "created": int(time.time()),
                 "model": body.get("model"),
                 "choices": [
-                    {"index": 0, "message": message, "finish_reason": "tool_calls" if self.tool_calls else "stop"}
+                    {"index": 0, "message": message,
+                     "finish_reason": "length" if self.truncated else "tool_calls" if self.tool_calls else "stop"}
                 ],
                 "usage": self._chat_usage(),
             }
@@ -271,11 +283,14 @@ class FakeModelApi:
                     "action": {"type": "search", "query": "x"}} for i in range(self.web_searches)]
         if (tool := self._search_tool(body)) is not None and self.search_results:
             output = self._responses_search_items(tool) + output
-        done = status == "completed"
+        if status == "completed" and self.truncated:
+            status = "incomplete"
+        done = status in ("completed", "incomplete")
         return {
             "id": "resp_fake",
             "object": "response",
             "status": status,
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
             "model": body.get("model"),
             "output": output if done else [],
             "usage": {
@@ -323,7 +338,7 @@ class FakeModelApi:
                 "role": "assistant",
                 "model": body.get("model"),
                 "content": self._content(body),
-                "stop_reason": "tool_use" if self.tool_calls else "end_turn",
+                "stop_reason": "max_tokens" if self.truncated else "tool_use" if self.tool_calls else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                           **({"server_tool_use": {"web_search_requests": 1}}

@@ -558,20 +558,32 @@ def test_total_token_budget(gateway, openai_api):
     assert (state.total_tokens, state.budget_exhausted, state.requests) == (360, "max_total_tokens", 3)
 
 
-def test_tool_call_budget_counts_tool_use_blocks(gateway, openai_api, anthropic_api):
+def test_tool_call_budget_counts_tool_use_blocks_and_ends_research_at_the_limit(gateway, openai_api, anthropic_api):
+    """OpenDS-World's research ends at 100 tool calls (paper 002, Sec. 3.1): the answer that reaches the limit is
+    delivered (the agent may run its calls), and the next request is refused; the model never asks for one more."""
     gw = gateway(budget={"max_tool_calls": 3})
     openai_api.tool_calls = 2
     anthropic_api.tool_calls = 1
     assert gw.chat().status == 200  # 2 tool calls
-    got = gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [], "stream": True}, anthropic=True)
-    assert got.status == 200  # 3: the limit reached, not passed; the agent may still send the results
     assert gw.state().budget_exhausted is None
-    assert gw.message().status == 200  # 4 > 3
-    refused = gw.chat()
-    assert refused.status == 400 and "max_tool_calls" in refused.json["error"]["message"]
-    assert [line.tool_calls for line in gw.exchanges()] == [2, 1, 1, 0]
+    got = gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [], "stream": True}, anthropic=True)
+    assert got.status == 200  # 3: the limit reached; this answer is delivered whole
+    assert gw.state().budget_exhausted == "max_tool_calls"
+    refused = gw.message()
+    assert refused.status == 400 and refused.json["error"]["type"] == "budget_exhausted"
+    assert "max_tool_calls" in refused.json["error"]["message"]
+    assert [line.tool_calls for line in gw.exchanges()] == [2, 1, 0]
     state = gw.state()
-    assert (state.tool_calls, state.budget_exhausted) == (4, "max_tool_calls")
+    assert (state.tool_calls, state.budget_exhausted, state.requests) == (3, "max_tool_calls", 2)
+
+
+def test_answers_without_tool_calls_never_spend_the_tool_call_budget(gateway, openai_api):
+    gw = gateway(budget={"max_tool_calls": 1})
+    assert gw.chat().status == 200 and gw.chat().status == 200  # no tool calls: the budget stays
+    openai_api.tool_calls = 1
+    assert gw.chat().status == 200
+    assert gw.chat().status == 400
+    assert gw.state().budget_exhausted == "max_tool_calls"
 
 
 def test_streamed_chat_and_responses_tool_calls_are_counted(gateway, openai_api):

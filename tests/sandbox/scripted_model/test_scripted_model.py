@@ -2,10 +2,15 @@
 writes only what its tools gave (no Docker, no network)."""
 
 import json
+import threading
+import urllib.request
+from http.server import ThreadingHTTPServer
 
+import pytest
 from testkit import DEMO
 
-from sandbox.scripted_model import answer, load_scripts
+from sandbox.models import FINAL_ANSWER_PROMPT, FINALIZATION_RETRY_NOTE
+from sandbox.scripted_model import Script, answer, finalization_answer, is_finalization, load_scripts, make_handler
 
 
 def _tools(*names):
@@ -96,3 +101,79 @@ def test_the_scripted_model_writes_only_what_its_tools_gave_and_names_the_briefs
     unavailable = next(f.claim for f in facts.facts if f.id == "W10")
     assert r3["overview"].startswith(r2["overview"]) and r3["overview"].endswith(unavailable)
     assert {k: v for k, v in r3.items() if k != "overview"} == {k: v for k, v in r2.items() if k != "overview"}
+
+
+# ---- the finalization stage (paper 002, App. C.2.3) ------------------------------------------------------------
+
+FINAL = Script("bridge", "bridge-video.mp4", "scripted-demo",
+               [{"content": "", "tool_calls": [{"id": "s1", "name": "search_web", "arguments": {"query": "bridge"}}]}],
+               finalization="The bridge crosses the Vltava.",
+               finalization_first={"tool_calls": [{"name": "search_web", "arguments": {"query": "more"}}]})
+
+
+def _serve(scripts: list[Script]):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(scripts))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def _post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _conversation(api: str, last: str) -> dict:
+    question = "Which river does the bridge in bridge-video.mp4 cross?"
+    if api == "responses":
+        return {"model": "m", "input": [{"type": "message", "role": "user", "content": question},
+                                        {"type": "message", "role": "user",
+                                         "content": [{"type": "input_text", "text": last}]}]}
+    if api == "messages":
+        return {"model": "m", "max_tokens": 4000, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": question}, {"type": "text", "text": last}]}]}
+    return {"model": "m", "messages": [{"role": "user", "content": question}, {"role": "user", "content": last}]}
+
+
+def _said(api: str, answer: dict) -> tuple[str, list[str], str]:
+    """(text, tool names, how it ended) of an answer in any of the three APIs."""
+    if api == "responses":
+        text = "".join(p["text"] for i in answer["output"] if i["type"] == "message" for p in i["content"])
+        return text, [i["name"] for i in answer["output"] if i["type"] == "function_call"], answer["status"]
+    if api == "messages":
+        text = "".join(b["text"] for b in answer["content"] if b["type"] == "text")
+        return text, [b["name"] for b in answer["content"] if b["type"] == "tool_use"], answer["stop_reason"]
+    message = answer["choices"][0]["message"]
+    return (message["content"] or "", [c["function"]["name"] for c in message.get("tool_calls") or []],
+            answer["choices"][0]["finish_reason"])
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("api, path", [("chat_completions", "/chat/completions"), ("messages", "/messages"),
+                                       ("responses", "/responses")])
+def test_a_finalization_request_gets_the_first_answer_then_the_scripts_finalization(api, path):
+    server, url = _serve([FINAL])
+    try:
+        first = _said(api, _post(url + path, _conversation(api, FINAL_ANSWER_PROMPT)))
+        retry = FINAL_ANSWER_PROMPT + "\n\n" + FINALIZATION_RETRY_NOTE.format(reason="the answer called a tool")
+        second = _said(api, _post(url + path, _conversation(api, retry)))
+    finally:
+        server.shutdown()
+    assert first[:2] == ("", ["search_web"]) and first[2] in ("tool_calls", "tool_use", "completed")
+    assert second[:2] == ("The bridge crosses the Vltava.", []) and second[2] in ("stop", "end_turn", "completed")
+
+
+def test_an_empty_or_cut_first_answer_and_the_fallbacks():
+    empty = Script("e", "bridge-video.mp4", "m", [{"content": "Its last step says: Vltava."}], finalization_first="")
+    cut = Script("c", "bridge-video.mp4", "m", [], finalization="Vltava.",
+                 finalization_first={"content": "The bridge cross", "truncated": True})
+    body = _conversation("chat_completions", FINAL_ANSWER_PROMPT)
+    assert is_finalization("chat_completions", body)
+    assert not is_finalization("chat_completions", _conversation("chat_completions", "Please go on."))
+    assert _said("chat_completions", finalization_answer("chat_completions", body, [empty]))[0] == ""
+    assert _said("messages", finalization_answer("messages", _conversation("messages", FINAL_ANSWER_PROMPT), [cut])) == (
+        "The bridge cross", [], "max_tokens")
+    retry = _conversation("chat_completions", FINAL_ANSWER_PROMPT + "\n\n" + FINALIZATION_RETRY_NOTE.format(reason="x"))
+    assert _said("chat_completions", finalization_answer("chat_completions", retry, [empty]))[0] == (
+        "Its last step says: Vltava.")  # no finalization text: the script's last words
+    assert "no script" in _said("chat_completions", finalization_answer("chat_completions", body, []))[0]

@@ -260,12 +260,50 @@ def test_the_demo_web_is_not_the_answer_key_and_the_index_covers_all_of_it():
     assert len(cited) == 21 and len(distractors) == 13
     assert {p["content_type"].split(";")[0] for p in distractors} == {"text/html", "image/png"}
     assert sum("/watch?v=" in p["url"] for p in distractors) == 3
-    from types import SimpleNamespace
+    from sandbox.models import CorpusPage
 
-    index = SearchIndex(search_index([SimpleNamespace(**p) for p in pages]))
+    index = SearchIndex(search_index([CorpusPage(**p) for p in pages]))
     assert len(index.entries) == len(pages)
     top = index.search("pendant chain length")[0]["url"]
     assert top == "https://www.example-jewelry.com/guides/pendant-chain-length"  # a word in common, off topic
     assert "https://forum.example-diyers.net/t/do-i-really-need-a-fan-rated-box" in [
         r["url"] for r in index.search("rated box heavy pendant")]
     assert index.search("island pendants photo", "image")[0]["url"].endswith("island-pendants.png")
+
+
+# ---- the short-answer delivery -------------------------------------------------------------------------------
+
+def _answer_cli(tmp_path: Path, *args: str, kind: str | None = "short_answer") -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "OMNIDR_TASK_KIND"}
+    env.update(OMNIDR_CAPABILITY="interface_only", OMNIDR_OUTPUT_DIR=str(tmp_path / "output"),
+               OMNIDR_SKILL_STATE=str(tmp_path / "state"), OMNIDR_REPORT_DIR=str(tmp_path / "output" / "report"),
+               PYTHONPATH=str(ROOT), **({"OMNIDR_TASK_KIND": kind} if kind else {}))
+    return subprocess.run([sys.executable, "-m", "sandbox.skills", *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_answer_submit_writes_answer_json_and_refuses_an_empty_answer(tmp_path):
+    from sandbox.models import AnswerFile
+
+    done = _answer_cli(tmp_path, "answer", "submit", "  The bridge crosses the Vltava.  ")
+    assert done.returncode == 0, done.stderr
+    written = AnswerFile.model_validate_json((tmp_path / "output" / "answer.json").read_text())
+    assert (written.answer, written.termination, written.source) == (
+        "The bridge crosses the Vltava.", "complete_answer", "research")
+    assert json.loads(done.stdout)["words"] == 5
+    assert calls(tmp_path)[-1]["skill"] == "answer" and calls(tmp_path)[-1]["exit"] == 0
+
+    empty = _answer_cli(tmp_path, "answer", "submit", "   ")
+    assert empty.returncode == 2 and len(empty.stderr.strip().splitlines()) == 1
+    assert "the answer is empty" in empty.stderr and "Traceback" not in empty.stderr
+    assert AnswerFile.model_validate_json((tmp_path / "output" / "answer.json").read_text()) == written  # kept
+
+
+def test_the_answer_skill_is_installed_for_short_answer_tasks_only(tmp_path):
+    short = json.loads(_answer_cli(tmp_path, "list").stdout)
+    report = json.loads(_answer_cli(tmp_path, "list", kind=None).stdout)
+    assert "answer" in [s["skill"] for s in short["skills"]] and short["task_kind"] == "short_answer"
+    assert "answer" not in [s["skill"] for s in report["skills"]] and report["task_kind"] == "report"
+    answer = next(s for s in SKILLS if s.name == "answer")
+    assert "omnidr-skill answer submit TEXT" in skill_md(answer, "interface_only", "short_answer")
+    assert skills_at("full") == [s for s in skills_at("full", "short_answer") if s.name != "answer"]
