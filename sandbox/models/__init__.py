@@ -7,7 +7,8 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_corpus`: a web corpus's `corpus.json` (replay, record, a snapshot's `web/`);
 - `_gateway`: `gateway.jsonl` exchanges and `gateway_state.json`;
 - `_report`: the report's `window.DATA` and its contract version;
-- `_answer`: a short answer's `answer.json` and the gateway's finalization stage.
+- `_answer`: a short answer's `answer.json` and the gateway's finalization stage;
+- `_artifacts`: the agent's artifact folder (`/output/artifacts/`) and its download index.
 """
 
 from sandbox.models._answer import (
@@ -18,6 +19,11 @@ from sandbox.models._answer import (
     FinalizationResult,
     FinalizeRequest,
     TerminationReason,
+)
+from sandbox.models._artifacts import (
+    ARTIFACT_INDEX,
+    ARTIFACTS_DIR,
+    ArtifactRecord,
 )
 from sandbox.models._corpus import (
     CORPUS_FILE,
@@ -97,7 +103,10 @@ __all__ = [
     "TerminationReason",
     "API_FAMILY",
     "API_LABEL",
+    "ARTIFACTS_DIR",
+    "ARTIFACT_INDEX",
     "Anchor",
+    "ArtifactRecord",
     "AttemptOpen",
     "BlockReason",
     "Budget",

@@ -19,7 +19,7 @@ from sandbox.skills import WINDOW_S, SearchIndex
 from sandbox.skills.__main__ import budgets_from
 
 from ._capability import LEVELS, capability
-from ._loop import NativeLog, run_agent
+from ._loop import IMAGE_TOOLS, NativeLog, run_agent
 from ._tools import ToolBox
 
 LOG_FILE = "reference.jsonl"
@@ -95,10 +95,13 @@ def main(argv: list[str] | None = None) -> int:
                     captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c], door=door,
                     denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
     t0 = time.monotonic()
-    summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
-                        max_steps=None if args.max_steps is None else max(1, args.max_steps),
-                        max_repairs=args.max_repairs,
-                        attach_frames=args.attach_frames and "read_window" in cap.tools)
+    try:
+        summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
+                            max_steps=None if args.max_steps is None else max(1, args.max_steps),
+                            max_repairs=args.max_repairs,
+                            attach_frames=args.attach_frames and any(t in cap.tools for t in IMAGE_TOOLS))
+    finally:
+        tools.close()
     summary["wall_time_s"] = round(time.monotonic() - t0, 3)
     summary["report"] = (report_dir / "index.html").is_file()
     log.write({"type": "run_end", "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **summary})

@@ -58,9 +58,11 @@ def test_each_level_installs_the_skills_of_the_ladder():
         "interface_only": ["report"],
         "video": ["report", "video"],
         "text_web": ["report", "video", "search", "fetch", "evidence"],
-        "multimodal": ["report", "video", "search", "fetch", "doc", "media", "evidence"],
-        "full": ["report", "video", "search", "fetch", "doc", "media", "evidence", "research"],
-    }
+        "multimodal": ["report", "video", "search", "fetch", "doc", "media", "download", "artifact", "browser",
+                       "evidence"],
+        "full": ["report", "video", "search", "fetch", "doc", "media", "download", "artifact", "browser", "evidence",
+                 "research"],
+    }  # download, artifact and browser: OpenDS-World's environment (paper 002, App. C.1), for both task kinds
     search = next(s for s in SKILLS if s.name == "search")
     assert "omnidr-skill search web QUERY" in skill_md(search, "text_web")
     assert "search videos" not in skill_md(search, "text_web") and "search videos" in skill_md(search, "multimodal")
