@@ -4,8 +4,8 @@ OpenDS-World's environment gives agents "persistent browser interaction" (paper 
 its evidence is reached only by interacting with a site: following links (the access type *hypermedia
 transitions*), filling and submitting forms (*parameterized updates*, a GET form being a query string), or
 downloading what a page offers (*artifact transfer*, App. B.4). Each `omnidr-skill` call is a separate process, so
-the browser cannot live in it: the first `browser open` starts a background daemon (`python -m
-sandbox.skills._browser`) that holds one headless Chromium (Debian's /usr/bin/chromium, OMNIDR_CHROMIUM to change
+the browser cannot live in it: the first `browser open` starts a background daemon (`main` below, in a
+process of its own) that holds one headless Chromium (Debian's /usr/bin/chromium, OMNIDR_CHROMIUM to change
 it, driven by Playwright through `executable_path`) with one browser context, so cookies, the current page, its
 history and the form state persist from one call to the next. Later calls talk to the daemon over a Unix socket
 in the skills' state folder (`browser.sock`, mode 0600), one JSON line each way. `browser close` stops it; it also
@@ -71,6 +71,8 @@ LAUNCH_ARGS = [
     "--mute-audio",
 ]
 OPS = ("open", "click", "fill", "submit", "read", "back", "close")
+DAEMON = "import sys; from sandbox.skills._browser import main; sys.exit(main())"
+"""The daemon's command (`python -c`: `-m` would import this module twice, through the package first)."""
 
 
 class BrowserError(RuntimeError):
@@ -91,6 +93,7 @@ def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     for line in text.splitlines():
         line = re.sub(r"^(Error|TimeoutError):\s*", "", line.strip())
+        line = re.sub(r"^[A-Z]\w*\.\w+: ", "", line)  # Playwright's "Page.goto: " and the like
         if line and not line.startswith("="):
             return line
     return type(exc).__name__
@@ -141,7 +144,7 @@ class BrowserClient:
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         with open(self.log, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "sandbox.skills._browser", "--socket", str(self.socket), "--artifacts",
+                [sys.executable, "-c", DAEMON, "--socket", str(self.socket), "--artifacts",
                  str(self.artifacts_dir), "--max-bytes", str(self.max_bytes), "--idle-s", str(self.idle_s),
                  "--status-fd", str(write_fd)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=str(self.state_dir),
@@ -177,10 +180,9 @@ class BrowserClient:
                 return {"closed": False, "note": "no browser was open"}
             if op != "open":
                 if stale:
-                    tail = self._log_tail()
-                    raise BrowserError("the browser is no longer running (it stopped or crashed"
-                                       + (f": {tail}" if tail else "") + "); `browser open URL` starts a new one, "
-                                       "without the old pages and cookies")
+                    raise BrowserError(f"the browser is no longer running (it stopped or crashed; its log is "
+                                       f"{self.log}); `browser open URL` starts a new one, without the old pages "
+                                       f"and cookies")
                 raise BrowserError("no browser is open: start one with `browser open URL`")
             self._start()
             conn, _stale = self._connect()
@@ -195,9 +197,8 @@ class BrowserClient:
             except OSError:
                 reply = b""  # the daemon went away mid-call
         if not reply:
-            tail = self._log_tail()
-            raise BrowserError(f"the browser stopped while doing `{op}`" + (f" ({tail})" if tail else "")
-                               + "; `browser open URL` starts a new one")
+            raise BrowserError(f"the browser stopped while doing `{op}` (its log is {self.log}); `browser open URL` "
+                               f"starts a new one")
         answer = json.loads(reply)
         if not answer.get("ok"):
             raise BrowserError(answer.get("error") or "the browser failed")
@@ -364,7 +365,7 @@ class Session:
                 self.status[page] = resp.status
 
         page.on("response", on_response)
-        page.on("download", self.downloads.append)
+        page.on("download", lambda download: self.downloads.append(download))
 
     @property
     def page(self):
@@ -656,7 +657,7 @@ def serve(sock: Path, artifacts_dir: Path, max_bytes: int, idle_s: float, status
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sandbox.skills._browser", description="The browser daemon.")
+    p = argparse.ArgumentParser(prog="omnidr-browser-daemon", description="The browser daemon.")
     p.add_argument("--socket", type=Path, required=True)
     p.add_argument("--artifacts", type=Path, required=True)
     p.add_argument("--max-bytes", type=int, default=_artifacts.MAX_DOWNLOAD_BYTES)

@@ -8,14 +8,11 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import pytest
-from testkit import DEMO, ROOT
+from testkit import DEMO, ROOT, ProxyWeb
 
 from omnidr.benchmark._kinds import BUILT_KINDS
 from sandbox.reference_agent._capability import capability
@@ -28,47 +25,10 @@ PENDANT = DEMO / "tasks" / "pendant-lamp-safety" / "video.mp4"
 HOST = "http://files.opends.test"
 
 
-class ProxyWeb(ThreadingHTTPServer):
-    """A forward proxy standing in for the egress proxy and the web behind it: serves `pages` by path for
-    absolute-URI requests to any host, and records every request line it gets."""
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.pages: dict[str, tuple[int, dict[str, str], bytes]] = {}
-        self.seen: list[str] = []
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.0"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        server: ProxyWeb = self.server  # type: ignore[assignment]
-        server.seen.append(f"{self.command} {self.path}")
-        if not self.path.startswith("http://"):  # only a proxy is asked for absolute URIs
-            self.send_error(400, "not a proxy request")
-            return
-        parts = urlsplit(self.path)
-        status, headers, body = server.pages.get(unquote(parts.path), (404, {"Content-Type": "text/plain"}, b"not found"))
-        self.send_response(status)
-        for k, v in headers.items():
-            self.send_header(k, v)
-        if "Content-Length" not in headers and not headers.get("X-No-Length"):
-            self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture
 def web():
-    server = ProxyWeb()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with ProxyWeb() as server:
+        yield server
 
 
 def skill(tmp_path: Path, *args: str, proxy: str | None = None, level: str = "multimodal",
