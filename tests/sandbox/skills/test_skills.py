@@ -201,7 +201,11 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
                  (["evidence", "add", "--claim", "c", "--modality", "web", "--source-url", page, "--excerpt", excerpt],
                   None),
                  (["evidence", "list"], None), (["research", "status"], None),
-                 (["report", "render", "--data", "-"], json.dumps(data)), (["report", "check"], None)]
+                 (["report", "render", "--data", "-"], json.dumps(data)), (["report", "check"], None),
+                 # OpenDS-World's tools: the interval reader, downloads and their readers, Chromium
+                 (["video", "sample", "--count", "3"], None), (["video", "subtitles", "--start", "6", "--end", "12"], None),
+                 (["download", "get", pdf], None), (["artifact", "read", "orla-12-datasheet-rev-b.pdf"], None),
+                 (["browser", "open", page], None), (["browser", "close"], None)]
         index = {"pages": [{"url": page, "title": "Safe isolation: test before you touch"},
                            {"url": pdf, "title": "Orla 12 Glass Pendant - Product Data Sheet", "content_type":
                             "application/pdf"}]}
@@ -216,7 +220,7 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
             entrypoint=[], environment={"OMNIDR_CAPABILITY": "full", "OMNIDR_VIDEO": "/input/video.mp4",
                                         "OMNIDR_REPORT_DIR": "/out/report", "OMNIDR_CONTRACT": "/input/contract",
                                         "OMNIDR_SKILL_STATE": "/out/skills", "OMNIDR_SEARCH_INDEX": json.dumps(index),
-                                        "OMNIDR_CAPTIONS": "/input/video.en.vtt"},
+                                        "OMNIDR_CAPTIONS": "/input/video.en.vtt", "OMNIDR_ARTIFACTS_DIR": "/out/artifacts"},
             volumes={str(PENDANT): {"bind": "/input/video.mp4", "mode": "ro"}, str(captions): {
                          "bind": "/input/video.en.vtt", "mode": "ro"},
                      str(DEMO / "contract"): {"bind": "/input/contract", "mode": "ro"},
@@ -239,6 +243,12 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
     assert got["research status"]["opened"]["document"] == 1
     assert got["report render"]["check"]["ok"] and got["report check"]["ok"], got["report check"]
     assert (out / "report" / "data.js").is_file() and (out / "report" / "assets" / "w000_00.jpg").is_file()
+    assert [f["time_s"] for f in got["video sample"]["frames"]] == [6.0, 18.0, 30.0]
+    assert got["video subtitles"]["lines"][0]["timestamp"] == "00:00:06.200"
+    assert got["download get"]["path"] == "/out/artifacts/orla-12-datasheet-rev-b.pdf"
+    assert got["artifact read"]["pages"] == 1 and "Orla 12" in got["artifact read"]["text"]
+    assert got["browser open"]["title"] == "Safe isolation: test before you touch - Home Wiring Standards Board"
+    assert got["browser close"] == {"closed": True}
     assert len((out / "skills" / "calls.jsonl").read_text().splitlines()) == len(steps) - 1  # `list` logs nothing
 
 
