@@ -613,6 +613,7 @@ def serve(sock: Path, artifacts_dir: Path, max_bytes: int, idle_s: float, status
     print(f"browser daemon {os.getpid()}: Chromium {session.browser.version} ready on {sock}", file=sys.stderr,
           flush=True)
     _report(status_fd, "ok")
+    gone = False
     try:
         while True:
             try:
@@ -644,14 +645,20 @@ def serve(sock: Path, artifacts_dir: Path, max_bytes: int, idle_s: float, status
                     else:
                         reply = {"ok": False, "error": _first_line(exc)}
                     print(f"browser daemon: {op}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+                if stop:  # no call may reach a daemon that is going: the socket goes before the reply
+                    server.close()
+                    with contextlib.suppress(OSError):
+                        sock.unlink()
+                    gone = True
                 with contextlib.suppress(OSError):
                     conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
                 if stop:
                     break
     finally:
-        server.close()
-        with contextlib.suppress(OSError):
-            sock.unlink()
+        if not gone:  # (a socket a new daemon made at the same path after the reply is not ours to remove)
+            server.close()
+            with contextlib.suppress(OSError):
+                sock.unlink()
         session.close()
     return 0
 
