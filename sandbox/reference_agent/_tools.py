@@ -43,11 +43,7 @@ class ToolBox:
 
     def close(self) -> None:
         """Stop what outlives a call: the browser daemon, when one was started."""
-        if self.ws._browser is not None:
-            try:
-                self.ws.browser_close()
-            except SkillError:
-                pass
+        self.ws.close()
 
     def call(self, name: str, arguments: dict) -> dict:
         if name not in self.cap.tools or name not in TOOL_ACTIONS:

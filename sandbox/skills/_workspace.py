@@ -13,6 +13,7 @@ import hashlib
 import json
 import mimetypes
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,7 @@ class Workspace:
         path = self.contract_dir / "contract.json"
         self.contract = json.loads(path.read_text("utf-8")) if path.is_file() else {}
         self._browser: _browser.BrowserClient | None = None
+        self._own_dir: Path | None = None
 
     # -- state on disk (command line) ---------------------------------------------------------------
     STATE_FILE = "state.json"
@@ -351,9 +353,21 @@ class Workspace:
     # -- the persistent browser (paper 002 App. C.1.1) -------------------------------------------------
     def browser(self) -> _browser.BrowserClient:
         if self._browser is None:
-            home = self.state_dir or Path(tempfile.mkdtemp(prefix="omnidr-skills-"))
+            home = self.state_dir
+            if home is None:  # an in-memory workspace (the reference agent): a folder of its own for the socket
+                home = self._own_dir = Path(tempfile.mkdtemp(prefix="omnidr-skills-"))
             self._browser = _browser.BrowserClient(home, self.artifacts_dir, self.max_download_bytes)
         return self._browser
+
+    def close(self) -> None:
+        """Stop what outlives a call (the browser daemon) and remove the workspace's own temporary folder."""
+        if self._browser is not None:
+            with contextlib.suppress(_browser.BrowserError):
+                self._browser.call("close")
+            self._browser = None
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+            self._own_dir = None
 
     def _browse(self, op: str, **args) -> dict:
         try:

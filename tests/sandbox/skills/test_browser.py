@@ -170,7 +170,8 @@ def test_the_reference_agent_browses_in_process_with_the_same_tools(tmp_path, si
         assert "Station 204 in the 1980s: no record." in page["text"]  # the select kept its first option
         with pytest.raises(ToolError, match="no field matches 'depth'"):
             box.call("browser_fill", {"selector": "depth", "value": "3"})
+        box.close()  # as the agent's run ends
+        with pytest.raises(ToolError, match="no browser is open"):
+            box.call("browser_read", {})
     finally:
         box.close()
-    with pytest.raises(ToolError, match="no browser is open"):
-        box.call("browser_read", {})
