@@ -362,7 +362,7 @@ class Session:
 
         def on_response(resp) -> None:
             if resp.request.is_navigation_request() and resp.frame == page.main_frame:
-                self.status[page] = resp.status
+                self.status[page] = (resp.status, (resp.headers.get("content-type") or "").split(";")[0].strip())
 
         page.on("response", on_response)
         page.on("download", lambda download: self.downloads.append(download))
@@ -444,8 +444,12 @@ class Session:
         page = self.page
         data = page.evaluate(VIEW_JS, [MAX_LINKS, MAX_FIELDS])
         text = re.sub(r"\n\s*\n+", "\n\n", data["text"] or "").strip()
-        out: dict = {"url": page.url, "title": data["title"], "status": self.status.get(page),
+        status, ctype = self.status.get(page, (None, ""))
+        out: dict = {"url": page.url, "title": data["title"], "status": status,
                      **_artifacts.paged(text, offset, max_chars), "links": data["links"]}
+        if ctype and not re.search(r"html|xml|text/|json", ctype):  # a PDF or an image shown by the browser itself
+            out["note"] = (f"this page is a file ({ctype}) whose text the browser does not expose: `download get URL` "
+                           f"saves it and `artifact read PATH` reads it")
         if data["linksTotal"] > len(data["links"]):
             out["links_total"] = data["linksTotal"]
         out.update(forms=data["forms"], fields=data["fields"])

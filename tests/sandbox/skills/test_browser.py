@@ -51,6 +51,9 @@ def site():
               <button type="submit">Look up</button>
             </form>""")
         web.pages["/results"] = _results
+        web.pages["/files/report.pdf"] = (200, {"Content-Type": "application/pdf"},
+                                          (DEMO / "web" / "www.example-optics.com" / "pdf" /
+                                           "clearline-nd1000-datasheet.pdf").read_bytes())
         web.pages["/gauge/118"] = _html("Gauge 118", "<p>Gauge 118 stands on pier 4.</p>")
         web.pages["/files/readings-118.csv"] = (200, {"Content-Type": "text/csv", "Content-Disposition":
                                                       "attachment; filename=readings-118.csv"},
@@ -154,6 +157,8 @@ def test_a_browser_that_died_is_reported_in_one_line_and_open_starts_a_new_one(b
         f"{browser_cli.state / 'browser.log'}); `browser open URL` starts a new one, without the old pages and cookies")
     again = ok(browser_cli("open", f"{SITE}/search"))
     assert again["title"] == "Search" and _daemon_pid(sock) not in (None, pid)
+    web_pdf = ok(browser_cli("open", f"{SITE}/files/report.pdf"))  # Chromium shows a PDF in its own viewer
+    assert web_pdf["text"] == "" and web_pdf["note"].startswith("this page is a file (application/pdf) whose text")
     bad = browser_cli("open", "file:///etc/passwd")
     assert bad.returncode == 1 and "only http:// and https:// URLs can be opened" in bad.stderr
 
