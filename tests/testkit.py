@@ -5,7 +5,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "snapshots" / "demo"
@@ -73,3 +77,52 @@ def follow_links(page_file: Path, selector: str, **expressions: str) -> tuple[di
             opened[label] = page.inner_text("body")
         browser.close()
     return values, links, opened
+
+
+Page = tuple[int, dict[str, str], bytes]
+
+
+class ProxyWeb(ThreadingHTTPServer):
+    """A loopback forward proxy standing in for the egress proxy and the web behind it: it answers only proxy
+    requests (absolute URIs, any made-up host) from `pages`, by path: a (status, headers, body) or a function of
+    (query, request headers) giving one; and it records every request line, so a test sees what went through
+    the proxy. Use as a context manager; `url` is the proxy's address."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _ProxyWebHandler)
+        self.pages: dict[str, Page | Callable[[dict[str, list[str]], dict[str, str]], Page]] = {}
+        self.seen: list[str] = []
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+    def __enter__(self) -> "ProxyWeb":
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _ProxyWebHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        server: ProxyWeb = self.server  # type: ignore[assignment]
+        server.seen.append(f"{self.command} {self.path}")
+        if not self.path.startswith(("http://", "https://")):  # only a proxy is asked for absolute URIs
+            self.send_error(400, "not a proxy request")
+            return
+        parts = urlsplit(self.path)
+        page = server.pages.get(unquote(parts.path), (404, {"Content-Type": "text/plain"}, b"not found"))
+        status, headers, body = page(parse_qs(parts.query), dict(self.headers)) if callable(page) else page
+        self.send_response(status)
+        for k, v in headers.items():
+            if k != "X-No-Length":
+                self.send_header(k, v)
+        if "Content-Length" not in headers and "X-No-Length" not in headers:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)

@@ -8,7 +8,8 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_gateway`: `gateway.jsonl` exchanges and `gateway_state.json`;
 - `_report`: the report's `window.DATA` and its contract version;
 - `_answer`: a short answer's `answer.json`, its protocol (`/input/protocol.json`), its research and final-answer
-  prompts, and the gateway's finalization stage.
+  prompts, and the gateway's finalization stage;
+- `_artifacts`: the agent's artifact folder (`/output/artifacts/`) and its download index.
 """
 
 from sandbox.models._answer import (
@@ -28,6 +29,11 @@ from sandbox.models._answer import (
     ShortAnswerProtocol,
     TerminationReason,
     read_answer_file,
+)
+from sandbox.models._artifacts import (
+    ARTIFACT_INDEX,
+    ARTIFACTS_DIR,
+    ArtifactRecord,
 )
 from sandbox.models._corpus import (
     CORPUS_FILE,
@@ -118,7 +124,10 @@ __all__ = [
     "TerminationReason",
     "API_FAMILY",
     "API_LABEL",
+    "ARTIFACTS_DIR",
+    "ARTIFACT_INDEX",
     "Anchor",
+    "ArtifactRecord",
     "AttemptOpen",
     "BlockReason",
     "Budget",

@@ -24,7 +24,7 @@ from sandbox.skills import WINDOW_S, SearchIndex, output_dir, write_answer_file
 from sandbox.skills.__main__ import budgets_from
 
 from ._capability import LEVELS, Capability, capability
-from ._loop import NativeLog, run_agent
+from ._loop import IMAGE_TOOLS, NativeLog, run_agent
 from ._short_answer import config_record, load_protocol, protocol_path, research, short_answer_capability
 from ._tools import ToolBox
 
@@ -98,10 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
     tools = _toolbox(cap, args, video, report_dir, contract_dir, search, door)
     t0 = time.monotonic()
-    summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
-                        max_steps=None if args.max_steps is None else max(1, args.max_steps),
-                        max_repairs=args.max_repairs,
-                        attach_frames=args.attach_frames and "read_window" in cap.tools)
+    try:
+        summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
+                            max_steps=None if args.max_steps is None else max(1, args.max_steps),
+                            max_repairs=args.max_repairs,
+                            attach_frames=args.attach_frames and any(t in cap.tools for t in IMAGE_TOOLS))
+    finally:
+        tools.close()
     summary["wall_time_s"] = round(time.monotonic() - t0, 3)
     summary["report"] = (report_dir / "index.html").is_file()
     log.write({"type": "run_end", "at": datetime.now(UTC).isoformat(timespec="milliseconds"), **summary})
@@ -150,8 +153,11 @@ def short_answer_main(args: argparse.Namespace) -> int:
         from openai import OpenAI  # imported late: --help works without it
 
         client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
-        run = research(client, args.model, tools, question, video, log, protocol,
-                       max_steps=None if args.max_steps is None else max(1, args.max_steps))
+        try:
+            run = research(client, args.model, tools, question, video, log, protocol,
+                           max_steps=None if args.max_steps is None else max(1, args.max_steps))
+        finally:
+            tools.close()  # the persistent browser's daemon, when one was started
         answer, summary = run.answer, run.summary()
     except Exception as exc:  # a fault of the run itself: recorded as the execution error, the file still written
         error = f"{type(exc).__name__}: {exc}"

@@ -13,7 +13,7 @@ Every level gets the same model, instruction, contract and limits; only tools an
 
 from dataclasses import dataclass
 
-from sandbox.skills import LEVELS, installed, tool_schemas
+from sandbox.skills import DEFAULT_KIND, LEVELS, installed, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -22,17 +22,18 @@ class Capability:
     tools: tuple[str, ...]
     media_search: bool  # search_web may filter by kind (image, video, document)
     workflow: bool  # seven-stage guidance, required-process checks, automatic repair turn
+    kind: str = DEFAULT_KIND  # the task kind the tools serve (report, short_answer)
 
     def as_record(self) -> dict:
         return {"name": self.name, "tools": list(self.tools), "media_search": self.media_search,
-                "workflow": self.workflow}
+                "workflow": self.workflow, "task_kind": self.kind}
 
 
-def capability(name: str) -> Capability:
+def capability(name: str, kind: str = DEFAULT_KIND) -> Capability:
     if name not in LEVELS:
         raise ValueError(f"unknown capability {name!r}; choose one of {', '.join(LEVELS)}")
-    tools = tuple(t["function"]["name"] for t in tool_schemas(name))  # the skill manifests' tools at this level
-    return Capability(name, tools, media_search=installed(name, "multimodal"), workflow=name == "full")
+    tools = tuple(t["function"]["name"] for t in tool_schemas(name, kind=kind))  # the manifests' tools at this level
+    return Capability(name, tools, media_search=installed(name, "multimodal"), workflow=name == "full", kind=kind)
 
 
 BASE_PROMPT = """You are a research agent that writes an interactive, source-cited HTML report about a video.

@@ -42,20 +42,34 @@ def _safe_check(tools: ToolBox) -> dict:
                 "warnings": []}
 
 
-def frames_message(result: dict, report_dir: Path) -> dict | None:
-    """A user message showing a window's frames as images (for models that read images)."""
+IMAGE_TOOLS = ("read_window", "sample_video", "read_artifact")
+"""Tools whose results carry images the model is shown: a window's frames, sampled frames, an image file's view
+and a downloaded video's frames (JPEG files)."""
+
+
+def frames_message(result: dict, report_dir: Path, tool: str = "read_window") -> dict | None:
+    """A user message showing the images of a tool result (for models that read images): frames under the report
+    folder (`src`) or anywhere (`path`), and an image's view."""
+    shots = [(f"Frame at {f['time_s']:.2f} s ({f.get('src') or Path(f['path']).name}):",
+              report_dir / f["src"] if "src" in f else Path(f["path"])) for f in result.get("frames", [])]
+    if isinstance(result.get("image"), dict):
+        shots.append((f"The image {result.get('member') or result.get('path')}:", Path(result["image"]["path"])))
     parts: list[dict] = []
-    for f in result.get("frames", []):
-        path = report_dir / f["src"]
+    for label, path in shots:
         if path.is_file():
-            parts.append({"type": "text", "text": f"Frame at {f['time_s']:.2f} s ({f['src']}):"})
+            parts.append({"type": "text", "text": label})
             parts.append({"type": "image_url", "image_url": {
                 "url": "data:image/jpeg;base64," + base64.b64encode(path.read_bytes()).decode()}})
     if not parts:
         return None
-    head = {"type": "text", "text": f"Frames of window {result.get('window')} "
-                                    f"({result.get('start_s')} to {result.get('end_s')} s), as returned by read_window."}
-    return {"role": "user", "content": [head, *parts]}
+    if tool == "read_window":
+        text = (f"Frames of window {result.get('window')} ({result.get('start_s')} to {result.get('end_s')} s), "
+                f"as returned by read_window.")
+    elif tool == "sample_video":
+        text = f"Frames from {result.get('start_s')} to {result.get('end_s')} s, as returned by sample_video."
+    else:
+        text = f"{result.get('member') or result.get('path')}, as returned by {tool}."
+    return {"role": "user", "content": [{"type": "text", "text": text}, *parts]}
 
 
 def execute(tools: ToolBox, call, step: int, log: NativeLog) -> tuple[str, dict | None]:
@@ -129,7 +143,7 @@ def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message:
                     continue
             end = "final_answer"
             break
-        shown: list[dict] = []
+        shown: list[tuple[str, dict]] = []
         for c in calls:
             content, result = execute(tools, c, step, log)
             counts["tool_calls"] += 1
@@ -137,10 +151,10 @@ def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message:
             messages.append({"role": "tool", "tool_call_id": c.id, "content": content})
             if c.function.name == "check_report" and result is not None:
                 last_check = result
-            if attach_frames and c.function.name == "read_window" and result is not None:
-                shown.append(result)
-        for result in shown:  # after all tool results: a user message may not sit between them
-            extra = frames_message(result, tools.report_dir)
+            if attach_frames and c.function.name in IMAGE_TOOLS and result is not None:
+                shown.append((c.function.name, result))
+        for tool, result in shown:  # after all tool results: a user message may not sit between them
+            extra = frames_message(result, tools.report_dir, tool)
             if extra is not None:
                 messages.append(extra)
     if last_check is None and "check_report" in cap.tools and (tools.report_dir / "index.html").exists():

@@ -63,7 +63,7 @@ def protocol_path() -> Path:
 
 def short_answer_capability(level: str) -> Capability:
     """The short-answer tools the manifest offers at capability `level`, in `SHORT_ANSWER_TOOLS` order."""
-    offered = {t["function"]["name"] for t in tool_schemas(level)}
+    offered = {t["function"]["name"] for t in tool_schemas(level, kind=SHORT_ANSWER_KIND)}
     return Capability(level, tuple(t for t in SHORT_ANSWER_TOOLS if t in offered),
                       media_search=installed(level, "multimodal"), workflow=False)
 

@@ -20,13 +20,16 @@ class ToolBox:
                  search: SearchIndex | None = None, window_s: float = WINDOW_S,
                  frames_per_window: int = 6, budgets: dict[str, int] | None = None, max_repairs: int = 3,
                  state_dir: Path | None = None, speech_url: str | None = None, speech_key: str | None = None,
-                 captions: Sequence[str] = (), door: str | None = None, denylist: Sequence[str] = ()):
+                 captions: Sequence[str] = (), door: str | None = None, denylist: Sequence[str] = (),
+                 artifacts_dir: Path | None = None):
         self.cap = cap
         self.ws = Workspace(cap.name, video, report_dir, contract_dir, search=search, window_s=window_s,
                             frames_per_window=frames_per_window, budgets=dict(budgets or {}),
                             max_repairs=max_repairs, workflow=cap.workflow, state_dir=state_dir,
                             speech_url=speech_url, speech_key=speech_key, captions=list(captions), door=door,
-                            denylist=list(denylist))
+                            denylist=list(denylist), kind=cap.kind)
+        if artifacts_dir is not None:
+            self.ws.artifacts_dir = artifacts_dir
 
     report_dir = property(lambda self: self.ws.report_dir)
     fetched = property(lambda self: self.ws.fetched)
@@ -35,8 +38,12 @@ class ToolBox:
     budgets = property(lambda self: self.ws.budgets, lambda self, value: setattr(self.ws, "budgets", value))
 
     def schemas(self) -> list[dict]:
-        return [s for s in tool_schemas(self.cap.name, self.cap.media_search)
+        return [s for s in tool_schemas(self.cap.name, self.cap.media_search, self.cap.kind)
                 if s["function"]["name"] in self.cap.tools]
+
+    def close(self) -> None:
+        """Stop what outlives a call: the browser daemon, when one was started."""
+        self.ws.close()
 
     def call(self, name: str, arguments: dict) -> dict:
         if name not in self.cap.tools or name not in TOOL_ACTIONS:

@@ -14,8 +14,13 @@ OMNIDR_SKILL_BUDGETS (`web=25,video=5,document=3,anchor=3`), OMNIDR_MAX_REPAIRS,
 OMNIDR_SPEECH_KEY (speech-to-text; default the gateway's OPENAI_BASE_URL and the attempt's OPENAI_API_KEY,
 which every agent container gets), OMNIDR_SPEECH_MODEL (default whisper-1), OMNIDR_SKILL_STATE
 (the shared research state and `calls.jsonl`, one line per call; default `$OMNIDR_LOGS_DIR/skills`),
-OMNIDR_TASK_KIND (the task kind: `list` and `install` show its skills; default `report`) and OMNIDR_OUTPUT_DIR
-(the agent's /output, where `answer submit` writes answer.json).
+OMNIDR_TASK_KIND (`report` when unset, or `short_answer`: which skills serve the task), OMNIDR_OUTPUT_DIR
+(the agent's /output, where `answer submit` writes answer.json),
+OMNIDR_ARTIFACTS_DIR (downloads, sampled frames and views of files; default /output/artifacts),
+OMNIDR_MAX_DOWNLOAD_BYTES (one download's cap; default 256 MiB), OMNIDR_PROTOCOL (a short-answer snapshot's
+protocol, default /input/protocol.json: the video reader's frame defaults, `video_frames` and
+`video_frames_max`), OMNIDR_BROWSER_IDLE_S (the browser daemon stops after this long unused) and
+OMNIDR_CHROMIUM (the browser; default /usr/bin/chromium).
 
 Exit codes: 0 done, 1 the action failed (the reason on stderr, as for a tool error), 2 bad usage (an empty
 `answer submit` too), 127 the action is not installed at this capability level (as a missing command).
@@ -29,10 +34,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sandbox.models import TASK_KIND_ENV
+from sandbox.models import ARTIFACTS_DIR, TASK_KIND_ENV
 
 from ._answer import EmptyAnswer
-from ._manifest import LEVELS, REPORT_KIND, SKILLS, agents_md, find_action, skill_md, skills_at
+from ._artifacts import MAX_DOWNLOAD_BYTES
+from ._manifest import DEFAULT_KIND, LEVELS, SKILLS, TASK_KINDS, agents_md, find_action, skill_md, skills_at
+from ._media import SAMPLE_FRAMES, SAMPLE_FRAMES_MAX
 from ._speech import DEFAULT_MODEL
 from ._web import SearchIndex
 from ._workspace import NotInstalled, SkillError, Workspace
@@ -68,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
             for prm in a.params:
                 kind = {"integer": int, "number": float}.get(prm.type, str)
                 if prm.positional:
-                    ap.add_argument(prm.name, type=kind, help=prm.description)
+                    ap.add_argument(prm.name, type=kind, help=prm.description, nargs=None if prm.required else "?")
                 elif prm.type == "boolean":
                     ap.add_argument(f"--{prm.name.replace('_', '-')}", dest=prm.name, action="store_true",
                                     help=prm.description)
@@ -78,10 +85,21 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _workspace(level: str) -> Workspace:
+def _frames_protocol(path: Path) -> tuple[int, int]:
+    """The video reader's (default, most) frames from a short-answer snapshot's protocol (ShortAnswerProtocol's
+    `video_frames` and `video_frames_max`), App. C.1.2's 10 and 100 when there is none."""
+    if not path.is_file():
+        return SAMPLE_FRAMES, SAMPLE_FRAMES_MAX
+    data = json.loads(path.read_text("utf-8"))
+    most = int(data.get("video_frames_max", SAMPLE_FRAMES_MAX))
+    return min(int(data.get("video_frames", SAMPLE_FRAMES)), most), most
+
+
+def _workspace(level: str, kind: str) -> Workspace:
     env = os.environ
     logs = env.get("OMNIDR_LOGS_DIR", "/output/harness-logs")
     budgets = budgets_from(env.get("OMNIDR_SKILL_BUDGETS", ""))
+    frames, frames_max = _frames_protocol(Path(env.get("OMNIDR_PROTOCOL") or "/input/protocol.json"))
     return Workspace(level, env.get("OMNIDR_VIDEO", "/input/video.mp4"),
                      Path(env.get("OMNIDR_REPORT_DIR", "/output/report")),
                      Path(env.get("OMNIDR_CONTRACT", "/input/contract")),
@@ -94,7 +112,10 @@ def _workspace(level: str) -> Workspace:
                      speech_model=env.get("OMNIDR_SPEECH_MODEL") or DEFAULT_MODEL,
                      door=env.get("OMNIDR_SEARCH_DOOR") or None,
                      captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c],
-                     denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
+                     denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d], kind=kind,
+                     artifacts_dir=Path(env.get("OMNIDR_ARTIFACTS_DIR") or Path("/output") / ARTIFACTS_DIR),
+                     max_download_bytes=int(env.get("OMNIDR_MAX_DOWNLOAD_BYTES") or MAX_DOWNLOAD_BYTES),
+                     sample_frames=frames, sample_frames_max=frames_max)
 
 
 def _arguments(ns: argparse.Namespace) -> dict:
@@ -121,7 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"omnidr-skill: OMNIDR_CAPABILITY={level!r} is no capability level; use one of {', '.join(LEVELS)}",
               file=sys.stderr)
         return 2
-    kind = os.environ.get(TASK_KIND_ENV) or REPORT_KIND
+    kind = os.environ.get(TASK_KIND_ENV) or DEFAULT_KIND
+    if kind not in TASK_KINDS:
+        print(f"omnidr-skill: OMNIDR_TASK_KIND={kind!r} is no task kind; use one of {', '.join(TASK_KINDS)}",
+              file=sys.stderr)
+        return 2
     ns = _parser().parse_args(argv)
     if ns.skill == "list":
         print(json.dumps({"capability": level, "task_kind": kind, "skills": [
@@ -146,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"capability": level, "written": written}))
         return 0
     try:
-        ws = _workspace(level)
+        ws = _workspace(level, kind)
         args = _arguments(ns)
     except (OSError, ValueError) as exc:
         print(f"omnidr-skill: {exc}", file=sys.stderr)

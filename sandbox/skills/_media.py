@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WINDOW_S = 300.0  # T_win of the paper (App. A.1): the timeline is read in windows of this length
+SAMPLE_FRAMES = 10  # OpenDS-World's video reader: 10 frames by default (paper 002, App. C.1.2) ...
+SAMPLE_FRAMES_MAX = 100  # ... and 1 to 100 frames a call
 
 
 class MediaError(RuntimeError):
@@ -86,6 +88,66 @@ def extract_frame(video: str, time_s: float, dest: Path, width: int = 640) -> Pa
           "-fflags", "+bitexact", "-flags:v", "+bitexact", str(dest)])
     if not dest.is_file() or dest.stat().st_size == 0:
         raise MediaError(f"ffmpeg wrote no frame at {time_s:.3f} s")
+    return dest
+
+
+def clock(seconds: float) -> str:
+    """12.5 -> "00:00:12.500"."""
+    ms = round(seconds * 1000)
+    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+
+
+def sample_frames(video: str, start_s: float, end_s: float, count: int, frames_dir: Path, prefix: str = "video") -> list[dict]:
+    """OpenDS-World's video reader (paper 002, App. C.1.2): `count` frames at the midpoints of `count` equal
+    intervals of [start_s, end_s], each read by its own ffmpeg call that seeks to the computed time (no decoding
+    of the whole file). Written as frames_dir/{prefix}-t{milliseconds}.jpg; returns [{time_s, timestamp, path}]."""
+    out = []
+    for t in sample_times(start_s, end_s, count):
+        path = extract_frame(video, t, frames_dir / f"{prefix}-t{round(t * 1000):09d}ms.jpg")
+        out.append({"time_s": t, "timestamp": clock(t), "path": str(path)})
+    return out
+
+
+def probe_media(path: str) -> dict:
+    """What ffprobe knows of an audio, video or image file: container, duration, size, streams (a cover picture
+    of an audio file is not a video stream) and the file's tags (title, artist, ...)."""
+    raw = _run(["ffprobe", "-v", "error", "-show_entries",
+                "format=format_name,duration,bit_rate:format_tags:stream=index,codec_type,codec_name,width,height,"
+                "r_frame_rate,sample_rate,channels:stream_disposition=attached_pic:stream_tags=language",
+                "-of", "json", path])
+    info = json.loads(raw or b"{}")
+    fmt = info.get("format", {})
+    streams = []
+    for st in info.get("streams", []):
+        kind = st.get("codec_type")
+        if kind == "video" and (st.get("disposition") or {}).get("attached_pic"):
+            kind = "cover"
+        entry = {"index": st.get("index"), "type": kind, "codec": st.get("codec_name")}
+        if kind in ("video", "cover"):
+            entry.update(width=st.get("width"), height=st.get("height"))
+            if kind == "video" and "/" in str(st.get("r_frame_rate", "")):
+                num, den = st["r_frame_rate"].split("/")
+                entry["fps"] = round(int(num) / int(den), 3) if int(den) else None
+        elif kind == "audio":
+            entry.update(sample_rate=int(st["sample_rate"]) if st.get("sample_rate") else None,
+                         channels=st.get("channels"))
+        if (st.get("tags") or {}).get("language"):
+            entry["language"] = st["tags"]["language"]
+        streams.append(entry)
+    duration = fmt.get("duration")
+    return {"container": fmt.get("format_name"), "duration_s": round(float(duration), 3) if duration else None,
+            "bit_rate": int(fmt["bit_rate"]) if str(fmt.get("bit_rate", "")).isdigit() else None,
+            "streams": streams, "tags": {k.lower(): v for k, v in (fmt.get("tags") or {}).items()}}
+
+
+def image_view(path: str, dest: Path, width: int = 1024) -> Path:
+    """A JPEG rendering of an image file (any format ffmpeg reads), at most `width` pixels wide: what a model
+    that reads JPEG or PNG is shown of a GIF, WebP, BMP or TIFF as well."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", path, "-frames:v", "1",
+          "-vf", f"scale='min({width},iw)':-2", "-q:v", "3", "-map_metadata", "-1", str(dest)])
+    if not dest.is_file() or dest.stat().st_size == 0:
+        raise MediaError("ffmpeg wrote no image")
     return dest
 
 

@@ -220,6 +220,26 @@ def _pdf_unescape(raw: bytes) -> str:
     return out.decode("cp1252", "replace")
 
 
+_TJ_PART = re.compile(rb"\((?P<s>(?:\\.|[^\\)])*)\)|(?P<n>-?\d+(?:\.\d*)?|-?\.\d+)")
+
+
+def _content_lines(body: bytes) -> list[str]:
+    """The strings a content stream shows with Tj and TJ, one text operator a line."""
+    lines = []
+    for t in _PDF_STRING.finditer(body):
+        if t.group("s") is not None:
+            lines.append(_pdf_unescape(t.group("s")))
+        else:  # a TJ array: strings and kerning adjustments; a large gap (a quarter em or more) is a space
+            text = ""
+            for part in _TJ_PART.finditer(t.group("a")):
+                if part.group("s") is not None:
+                    text += _pdf_unescape(part.group("s"))
+                elif text and not text.endswith(" ") and float(part.group("n")) <= -250:
+                    text += " "
+            lines.append(text)
+    return lines
+
+
 def pdf_to_text(data: bytes) -> str:
     """Text shown by Tj/TJ operators of (Flate or plain) content streams, one text operator a line.
     Minimal by design: enough for simple text PDFs, nothing for scans or CID fonts."""
@@ -231,13 +251,102 @@ def pdf_to_text(data: bytes) -> str:
                 body = zlib.decompress(body)
             except zlib.error:
                 continue
-        for t in _PDF_STRING.finditer(body):
-            if t.group("s") is not None:
-                lines.append(_pdf_unescape(t.group("s")))
-            else:
-                parts = re.findall(rb"\(((?:\\.|[^\\)])*)\)", t.group("a"))
-                lines.append("".join(_pdf_unescape(p) for p in parts))
+        lines += _content_lines(body)
     return "\n".join(ln.strip() for ln in lines if ln.strip())
+
+
+_OBJ = re.compile(rb"(\d+)\s+\d+\s+obj\b")
+_REF = re.compile(rb"(\d+)\s+\d+\s+R\b")
+_STREAM_START = re.compile(rb">>\s*stream\r?\n")
+
+
+def _pdf_decode(head: bytes, raw: bytes) -> bytes | None:
+    """A stream's bytes: plain, or Flate-decoded; None for filters this reader does not know (images)."""
+    filters = re.findall(rb"/(\w+Decode)\b", head)
+    if not filters:
+        return raw
+    if filters != [b"FlateDecode"]:
+        return None
+    try:
+        return zlib.decompressobj().decompress(raw)  # tolerant of a missing end of stream
+    except zlib.error:
+        return None
+
+
+def _pdf_objects(data: bytes) -> dict[int, tuple[bytes, bytes | None]]:
+    """Indirect objects: number -> (its text before any stream, its decoded stream or None). A later
+    revision of an object wins; objects packed in object streams (PDF 1.5 and later) are unpacked."""
+    objs: dict[int, tuple[bytes, bytes | None]] = {}
+    marks = list(_OBJ.finditer(data))
+    for i, m in enumerate(marks):
+        body = data[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(data)]
+        start = _STREAM_START.search(body)
+        if start is None:
+            objs[int(m.group(1))] = (body.split(b"endobj", 1)[0], None)
+            continue
+        head = body[:start.start() + 2]
+        raw = body[start.end():]
+        length = re.search(rb"/Length\s+(\d+)(?!\s+\d+\s+R)", head)
+        if length and raw[int(length.group(1)):].lstrip().startswith(b"endstream"):
+            raw = raw[:int(length.group(1))]
+        else:
+            raw = raw[:raw.rfind(b"endstream")].rstrip(b"\r\n")
+        objs[int(m.group(1))] = (head, _pdf_decode(head, raw))
+    for head, stream in list(objs.values()):
+        if stream is None or not re.search(rb"/Type\s*/ObjStm\b", head):
+            continue
+        n, first = re.search(rb"/N\s+(\d+)", head), re.search(rb"/First\s+(\d+)", head)
+        if not (n and first):
+            continue
+        nums = [int(x) for x in stream[:int(first.group(1))].split()]
+        pairs = list(zip(nums[0::2], nums[1::2], strict=False))[:int(n.group(1))]
+        for k, (num, off) in enumerate(pairs):
+            end = pairs[k + 1][1] if k + 1 < len(pairs) else len(stream) - int(first.group(1))
+            base = int(first.group(1))
+            objs.setdefault(num, (stream[base + off:base + end], None))
+    return objs
+
+
+def pdf_pages(data: bytes) -> list[str] | None:
+    """The text of each page, in page order (the same Tj/TJ reading as `pdf_to_text`, page by page through the
+    document's page tree). None when the page tree cannot be found (a damaged or unusual file)."""
+    objs = _pdf_objects(data)
+    catalogs = [h for h, _s in objs.values() if re.search(rb"/Type\s*/Catalog\b", h)]
+    root = re.search(rb"/Pages\s+(\d+)\s+\d+\s+R", catalogs[-1]) if catalogs else None
+    if root is None:
+        return None
+    pages: list[int] = []
+    seen: set[int] = set()
+
+    def walk(num: int) -> None:
+        if num in seen or num not in objs or len(seen) > 100_000:
+            return
+        seen.add(num)
+        head = objs[num][0]
+        if re.search(rb"/Type\s*/Pages\b", head):
+            kids = re.search(rb"/Kids\s*\[(.*?)\]", head, re.DOTALL)
+            for ref in _REF.finditer(kids.group(1) if kids else b""):
+                walk(int(ref.group(1)))
+        elif re.search(rb"/Type\s*/Page\b", head):
+            pages.append(num)
+
+    walk(int(root.group(1)))
+    if not pages:
+        return None
+    out = []
+    for num in pages:
+        head = objs[num][0]
+        contents = re.search(rb"/Contents\s*(\[.*?\]|\d+\s+\d+\s+R)", head, re.DOTALL)
+        refs = [int(r.group(1)) for r in _REF.finditer(contents.group(1))] if contents else []
+        if len(refs) == 1 and objs.get(refs[0], (b"", None))[1] is None:  # an array of streams held elsewhere
+            refs = [int(r.group(1)) for r in _REF.finditer(objs.get(refs[0], (b"", None))[0])]
+        lines: list[str] = []
+        for ref in refs:
+            stream = objs.get(ref, (b"", None))[1]
+            if stream is not None:
+                lines += _content_lines(stream)
+        out.append("\n".join(ln.strip() for ln in lines if ln.strip()))
+    return out
 
 
 def fetch(url: str, timeout_s: float = 30.0) -> dict:

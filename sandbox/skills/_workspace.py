@@ -13,11 +13,15 @@ import hashlib
 import json
 import mimetypes
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _answer, _media, _report, _speech, _web
-from ._manifest import installed
+from sandbox.models import ARTIFACTS_DIR
+
+from . import _answer, _artifacts, _browser, _media, _report, _speech, _web
+from ._manifest import DEFAULT_KIND, check_kind, installed
 
 FETCH_KINDS_BELOW_MULTIMODAL = ("web",)
 
@@ -58,6 +62,11 @@ class Workspace:
     door: str | None = None  # the search door, PROVIDER@BASE_URL (OMNIDR_SEARCH_DOOR); None: the offline index
     denylist: list[str] = field(default_factory=list)  # hosts whose results the door leaves out
     output_dir: Path | None = None  # the agent's /output (answer.json of a short-answer task); None: OMNIDR_OUTPUT_DIR
+    kind: str = DEFAULT_KIND  # the task kind (OMNIDR_TASK_KIND): which actions serve it
+    artifacts_dir: Path = Path("/output") / ARTIFACTS_DIR  # downloads, sampled frames, views of files
+    max_download_bytes: int = _artifacts.MAX_DOWNLOAD_BYTES
+    sample_frames: int = _media.SAMPLE_FRAMES  # the video reader's default count (App. C.1.2) ...
+    sample_frames_max: int = _media.SAMPLE_FRAMES_MAX  # ... and its most per call
     probe: dict | None = None
     fetched: dict[str, dict] = field(default_factory=dict)  # url -> {status, text, title, kind}
     evidence: list[dict] = field(default_factory=list)
@@ -66,8 +75,11 @@ class Workspace:
     checks: int = 0
 
     def __post_init__(self):
+        check_kind(self.kind)
         path = self.contract_dir / "contract.json"
         self.contract = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+        self._browser: _browser.BrowserClient | None = None
+        self._own_dir: Path | None = None
 
     # -- state on disk (command line) ---------------------------------------------------------------
     STATE_FILE = "state.json"
@@ -167,6 +179,16 @@ class Workspace:
             raise SkillError(f"window {window} does not exist; the video has {len(wins)} window(s) "
                              f"of {self.window_s:g} s")
         chosen = wins if window is None else [wins[int(window)]]
+        kind, cues = self._cues([(w.start_s, w.end_s) for w in chosen], source)
+        out: dict[str, object] = {"transcript_source": kind, "transcript": cues}
+        if window is not None:
+            out = {"window": int(window), "start_s": chosen[0].start_s, "end_s": chosen[0].end_s, **out}
+        return out
+
+    def _cues(self, spans: list[tuple[float, float]], source: str) -> tuple[str, list[dict]]:
+        """(transcript source, cues) of the speech within `spans` (seconds), from `source` (see video_transcript):
+        speech-to-text reads each span; the other sources keep the cues that overlap a span."""
+        probe = self.ensure_probe()
         if source == "auto":
             source = ("subtitles" if probe.get("subtitles") else "captions" if self.captions
                       else "speech" if self.speech_url else "none")
@@ -174,29 +196,75 @@ class Workspace:
             if not self.speech_url:
                 raise SkillError("no speech-to-text endpoint is configured in this sandbox")
             cues = []
-            for w in chosen:
+            for start_s, end_s in spans:
                 try:
-                    cues += _speech.transcribe(self.video, w.start_s, w.end_s, self.speech_url,
+                    cues += _speech.transcribe(self.video, start_s, end_s, self.speech_url,
                                                self.speech_key or "", self.speech_model)
                 except (RuntimeError, _media.MediaError) as exc:
                     raise SkillError(str(exc)) from None
-            kind = "speech_to_text"
-        else:
-            if source == "captions" and not self.captions:
-                raise SkillError("no caption track was fetched with this video; use --source subtitles or speech")
-            try:
-                if source == "captions":
-                    kind, cues = "captions", _media.caption_cues(self.captions[0])
-                else:
-                    kind, cues = _media.transcript(self.video, probe.get("subtitles", []) if source == "subtitles" else [])
-            except _media.MediaError as exc:
-                raise SkillError(str(exc)) from None
-            if source == "subtitles" and kind == "none":
-                raise SkillError(f"the video has no subtitle track; use --source {'captions' if self.captions else 'speech'}")
-            cues = [c for c in cues if any(c["end_s"] > w.start_s and c["start_s"] < w.end_s for w in chosen)]
-        out: dict[str, object] = {"transcript_source": kind, "transcript": cues}
-        if window is not None:
-            out = {"window": int(window), "start_s": chosen[0].start_s, "end_s": chosen[0].end_s, **out}
+            return "speech_to_text", cues
+        if source == "captions" and not self.captions:
+            raise SkillError("no caption track was fetched with this video; use --source subtitles or speech")
+        try:
+            if source == "captions":
+                kind, cues = "captions", _media.caption_cues(self.captions[0])
+            else:
+                kind, cues = _media.transcript(self.video, probe.get("subtitles", []) if source == "subtitles" else [])
+        except _media.MediaError as exc:
+            raise SkillError(str(exc)) from None
+        if source == "subtitles" and kind == "none":
+            raise SkillError(f"the video has no subtitle track; use --source {'captions' if self.captions else 'speech'}")
+        return kind, [c for c in cues if any(c["end_s"] > a and c["start_s"] < b for a, b in spans)]
+
+    def _interval(self, start: float | None, end: float | None) -> tuple[float, float, str | None]:
+        """[start, end] of the video in seconds (default the whole video): refused when it is empty or starts
+        outside the video; an end past the video is cut to its end (the note says so)."""
+        duration = float(self.ensure_probe()["duration_s"])
+        start_s = 0.0 if start is None else float(start)
+        end_s = duration if end is None else float(end)
+        if not 0 <= start_s < duration:
+            raise SkillError(f"--start {start_s:g} is outside the video, which lasts {duration:g} s")
+        if end_s <= start_s:
+            raise SkillError(f"--end {end_s:g} must be after --start {start_s:g}")
+        note = None
+        if end_s > duration:
+            note, end_s = f"--end {end_s:g} is past the end of the video; cut to {duration:g} s", duration
+        return round(start_s, 3), round(end_s, 3), note
+
+    def video_sample(self, start: float | None = None, end: float | None = None, count: int | None = None) -> dict:
+        """OpenDS-World's video reader (paper 002, App. C.1.2): `count` frames (default 10, 1 to 100) at the
+        midpoints of `count` equal intervals of [start, end] (default the whole video), as JPEG files under the
+        artifact folder's frames/, each with its time."""
+        n = self.sample_frames if count is None else int(count)
+        if not 1 <= n <= self.sample_frames_max:
+            raise SkillError(f"--count {n} is outside 1 to {self.sample_frames_max}: the video reader samples "
+                             f"between 1 and {self.sample_frames_max} frames a call")
+        start_s, end_s, note = self._interval(start, end)
+        try:
+            frames = _media.sample_frames(self.video, start_s, end_s, n, self.artifacts_dir / "frames")
+        except _media.MediaError as exc:
+            raise SkillError(str(exc)) from None
+        out: dict = {"start_s": start_s, "end_s": end_s, "count": n, "frames": frames}
+        if note:
+            out["note"] = note
+        return out
+
+    def video_subtitles(self, start: float | None = None, end: float | None = None) -> dict:
+        """Timestamped lines of speech within [start, end] (default the whole video), from the first source the
+        sandbox has: the video's subtitle track, the caption track fetched with it, speech-to-text (in spans of
+        at most one reading window)."""
+        start_s, end_s, note = self._interval(start, end)
+        spans, t = [], start_s
+        while t < end_s - 1e-6:
+            spans.append((t, min(end_s, t + self.window_s)))
+            t = spans[-1][1]
+        kind, cues = self._cues(spans, "auto")
+        lines = [{**c, "timestamp": _media.clock(c["start_s"])} for c in cues]
+        out: dict = {"start_s": start_s, "end_s": end_s, "source": kind, "lines": lines}
+        if kind == "none":
+            out["note"] = "the video has no subtitle track, no caption track and no speech-to-text endpoint here"
+        if note:
+            out["note"] = note
         return out
 
     def video_read(self, index: int, frames: int | None = None) -> dict:
@@ -256,6 +324,78 @@ class Workspace:
             except _media.MediaError as exc:
                 out["probe_error"] = str(exc)
         return out
+
+    # -- artifacts (OpenDS-World, paper 002 App. C.1.1) ------------------------------------------------
+    def download_get(self, url: str) -> dict:
+        try:
+            record = _artifacts.download(url, self.artifacts_dir, self.max_download_bytes)
+        except _artifacts.ArtifactError as exc:
+            raise SkillError(f"download failed: {exc}") from None
+        return record.model_dump(include={"path", "url", "content_type", "bytes", "sha256"})
+
+    def artifact_list(self) -> dict:
+        return _artifacts.listing(self.artifacts_dir)
+
+    def artifact_read(self, path: str, member: str | None = None, where: str | None = None,
+                      offset: int | None = None, max_chars: int | None = None) -> dict:
+        file = Path(path)
+        if not file.is_absolute():
+            file = self.artifacts_dir / file
+        if not file.is_file():
+            raise SkillError(f"no file {path}: give a path as `download get` returned it (`artifact list` shows them)")
+        record = next((r for r in _artifacts.read_index(self.artifacts_dir) if Path(r.path) == file), None)
+        try:
+            return _artifacts.read_artifact(file, record.content_type if record else "", member, where, offset,
+                                            max_chars, self.artifacts_dir / "views", self.max_download_bytes,
+                                            self.max_tool_chars)
+        except _artifacts.ArtifactError as exc:
+            raise SkillError(str(exc)) from None
+
+    # -- the persistent browser (paper 002 App. C.1.1) -------------------------------------------------
+    def browser(self) -> _browser.BrowserClient:
+        if self._browser is None:
+            home = self.state_dir
+            if home is None:  # an in-memory workspace (the reference agent): a folder of its own for the socket
+                home = self._own_dir = Path(tempfile.mkdtemp(prefix="omnidr-skills-"))
+            self._browser = _browser.BrowserClient(home, self.artifacts_dir, self.max_download_bytes)
+        return self._browser
+
+    def close(self) -> None:
+        """Stop what outlives a call (the browser daemon) and remove the workspace's own temporary folder."""
+        if self._browser is not None:
+            with contextlib.suppress(_browser.BrowserError):
+                self._browser.call("close")
+            self._browser = None
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+            self._own_dir = None
+
+    def _browse(self, op: str, **args) -> dict:
+        try:
+            return self.browser().call(op, **{k: v for k, v in args.items() if v is not None})
+        except _browser.BrowserError as exc:
+            raise SkillError(str(exc)) from None
+
+    def browser_open(self, url: str) -> dict:
+        return self._browse("open", url=url)
+
+    def browser_click(self, target: str) -> dict:
+        return self._browse("click", target=target)
+
+    def browser_fill(self, selector: str, value: str) -> dict:
+        return self._browse("fill", selector=selector, value=value)
+
+    def browser_submit(self, selector: str | None = None) -> dict:
+        return self._browse("submit", selector=selector)
+
+    def browser_read(self, offset: int | None = None, max_chars: int | None = None) -> dict:
+        return self._browse("read", offset=offset, max_chars=max_chars)
+
+    def browser_back(self) -> dict:
+        return self._browse("back")
+
+    def browser_close(self) -> dict:
+        return self._browse("close")
 
     # -- evidence -----------------------------------------------------------------------------------
     def evidence_add(self, claim: str, modality: str, excerpt: str, source_url: str | None = None,
@@ -335,6 +475,9 @@ class Workspace:
         except KeyError as exc:
             raise SkillError(str(exc.args[0])) from None
         self.need(a.level, f"`{skill} {action}`")
+        if self.kind not in a.kinds:
+            raise NotInstalled(f"`{skill} {action}` is not installed for {self.kind} tasks (it serves "
+                               f"{' and '.join(a.kinds)} tasks)")
         if skill == "search":
             kind = {"web": "web", "images": "image", "videos": "video", "documents": "document"}[action]
             return self.search_kind(args["query"], kind)

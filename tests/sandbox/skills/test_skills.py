@@ -58,9 +58,11 @@ def test_each_level_installs_the_skills_of_the_ladder():
         "interface_only": ["report"],
         "video": ["report", "video"],
         "text_web": ["report", "video", "search", "fetch", "evidence"],
-        "multimodal": ["report", "video", "search", "fetch", "doc", "media", "evidence"],
-        "full": ["report", "video", "search", "fetch", "doc", "media", "evidence", "research"],
-    }
+        "multimodal": ["report", "video", "search", "fetch", "doc", "media", "download", "artifact", "browser",
+                       "evidence"],
+        "full": ["report", "video", "search", "fetch", "doc", "media", "download", "artifact", "browser", "evidence",
+                 "research"],
+    }  # download, artifact and browser: OpenDS-World's environment (paper 002, App. C.1), for both task kinds
     search = next(s for s in SKILLS if s.name == "search")
     assert "omnidr-skill search web QUERY" in skill_md(search, "text_web")
     assert "search videos" not in skill_md(search, "text_web") and "search videos" in skill_md(search, "multimodal")
@@ -199,7 +201,11 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
                  (["evidence", "add", "--claim", "c", "--modality", "web", "--source-url", page, "--excerpt", excerpt],
                   None),
                  (["evidence", "list"], None), (["research", "status"], None),
-                 (["report", "render", "--data", "-"], json.dumps(data)), (["report", "check"], None)]
+                 (["report", "render", "--data", "-"], json.dumps(data)), (["report", "check"], None),
+                 # OpenDS-World's tools: the interval reader, downloads and their readers, Chromium
+                 (["video", "sample", "--count", "3"], None), (["video", "subtitles", "--start", "6", "--end", "12"], None),
+                 (["download", "get", pdf], None), (["artifact", "read", "orla-12-datasheet-rev-b.pdf"], None),
+                 (["browser", "open", page], None), (["browser", "close"], None)]
         index = {"pages": [{"url": page, "title": "Safe isolation: test before you touch"},
                            {"url": pdf, "title": "Orla 12 Glass Pendant - Product Data Sheet", "content_type":
                             "application/pdf"}]}
@@ -214,7 +220,7 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
             entrypoint=[], environment={"OMNIDR_CAPABILITY": "full", "OMNIDR_VIDEO": "/input/video.mp4",
                                         "OMNIDR_REPORT_DIR": "/out/report", "OMNIDR_CONTRACT": "/input/contract",
                                         "OMNIDR_SKILL_STATE": "/out/skills", "OMNIDR_SEARCH_INDEX": json.dumps(index),
-                                        "OMNIDR_CAPTIONS": "/input/video.en.vtt"},
+                                        "OMNIDR_CAPTIONS": "/input/video.en.vtt", "OMNIDR_ARTIFACTS_DIR": "/out/artifacts"},
             volumes={str(PENDANT): {"bind": "/input/video.mp4", "mode": "ro"}, str(captions): {
                          "bind": "/input/video.en.vtt", "mode": "ro"},
                      str(DEMO / "contract"): {"bind": "/input/contract", "mode": "ro"},
@@ -237,6 +243,12 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
     assert got["research status"]["opened"]["document"] == 1
     assert got["report render"]["check"]["ok"] and got["report check"]["ok"], got["report check"]
     assert (out / "report" / "data.js").is_file() and (out / "report" / "assets" / "w000_00.jpg").is_file()
+    assert [f["time_s"] for f in got["video sample"]["frames"]] == [6.0, 18.0, 30.0]
+    assert got["video subtitles"]["lines"][0]["timestamp"] == "00:00:06.200"
+    assert got["download get"]["path"] == "/out/artifacts/orla-12-datasheet-rev-b.pdf"
+    assert got["artifact read"]["pages"] == 1 and "Orla 12" in got["artifact read"]["text"]
+    assert got["browser open"]["title"] == "Safe isolation: test before you touch - Home Wiring Standards Board"
+    assert got["browser close"] == {"closed": True}
     assert len((out / "skills" / "calls.jsonl").read_text().splitlines()) == len(steps) - 1  # `list` logs nothing
 
 
@@ -306,4 +318,6 @@ def test_the_answer_skill_is_installed_for_short_answer_tasks_only(tmp_path):
     assert "answer" not in [s["skill"] for s in report["skills"]] and report["task_kind"] == "report"
     answer = next(s for s in SKILLS if s.name == "answer")
     assert "omnidr-skill answer submit TEXT" in skill_md(answer, "interface_only", "short_answer")
-    assert skills_at("full") == [s for s in skills_at("full", "short_answer") if s.name != "answer"]
+    report_skills = {s.name for s in skills_at("full")}
+    short_skills = {s.name for s in skills_at("full", "short_answer")}
+    assert "report" in report_skills - short_skills and "answer" in short_skills - report_skills
