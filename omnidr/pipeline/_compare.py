@@ -5,7 +5,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from omnidr.benchmark import TaskKind
 from omnidr.errors import UserError
+from omnidr.paths import SUMMARY_FILE
 
 from ._eval import EvalOutcome, EvalRequest, judge_key
 from ._results import (
@@ -26,6 +28,17 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
     if root is None:
         raise UserError("the evaluation made no run root, so there is nothing to compare")
     task_ids = list(request.tasks or outcome.systems[0].records)
+    if _is_short_answer(request.snapshot):
+        from ._answer_results import collect_answer_systems
+
+        key = judge_key(request.judge, TaskKind.short_answer)
+        answers, _ = collect_answer_systems(root, key, task_ids)
+        by_name = {f.folder.name: f for f in answers}
+        missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_name]
+        if missing:
+            raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
+        return compare_answers([by_name[s.spec.label] for s in outcome.systems], task_ids, root, request.budget,
+                               request.budget_label, key, console)
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
     by_folder = {f.folder.name: f for f in found}
     missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_folder]
@@ -52,6 +65,8 @@ def evaluated_folders(folders) -> bool:
 
 def compare_folders(folders, snapshot: Path, console: Console):
     """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
+    if any(_scored_short_answers(Path(f)) for f in folders):
+        return _compare_answer_folders(folders, console)
     got: list[ScoredSystem] = []
     for f in folders:
         system = read_system(Path(f))
@@ -75,6 +90,74 @@ def compare_folders(folders, snapshot: Path, console: Console):
     assert first is not None  # read_system gives every system folder of `omnidr eval` its eval.json
     return compare_chosen(got, snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
                           first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
+
+
+def _is_short_answer(snapshot: Path) -> bool:
+    from omnidr.benchmark import open_snapshot
+
+    return open_snapshot(snapshot).kind is TaskKind.short_answer
+
+
+def _scored_short_answers(folder: Path) -> bool:
+    """Whether a system folder's evaluation holds short answers (its summary's task kind)."""
+    import json
+
+    try:
+        return json.loads((folder / "evaluation" / SUMMARY_FILE).read_text("utf-8")).get("task_kind") == \
+            TaskKind.short_answer.value
+    except (OSError, ValueError):
+        return False
+
+
+def _compare_answer_folders(folders, console: Console):
+    """`omnidr compare` on scored short-answer system folders: one judge, one task set, each against the first."""
+    from ._answer_results import read_answer_system
+
+    got = []
+    for f in folders:
+        system = read_answer_system(Path(f))
+        if isinstance(system, str):
+            raise UserError(f"{f}: {system}; run `omnidr eval` for it first (folders of one task kind compare)")
+        got.append(system)
+    judges = {g.judge for g in got}
+    if len(judges) > 1:
+        raise UserError(f"the folders were judged by different judges ({', '.join(sorted(judges))}); judge them "
+                        "with one judge before comparing")
+    if len({tuple(sorted(g.config.tasks)) for g in got}) > 1:
+        raise UserError("the folders were evaluated on different tasks; compare systems run on the same tasks")
+    budgets = {g.config.budget for g in got}
+    if len(budgets) > 1:
+        console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
+                      "budget-matched[/yellow]")
+    first = got[0].config
+    return compare_answers(got, list(first.tasks), Path(folders[0]).resolve().parent, first.budget,
+                           first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
+
+
+def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
+    """Short-answer systems, each minus the first: accuracy difference (percentage points) with its paired
+    task-bootstrap interval and wins/ties/losses, and each task's verdicts; written like a report comparison."""
+    from omnidr.scoring import compare_answer_systems, comparisons_grid
+
+    comparisons = [compare_answer_systems(c.system, chosen[0].system, task_ids) for c in chosen[1:]]
+    correct = {c.label: {o.task_id: o.correct for o in c.system.outcomes} for c in chosen}
+    per_task = {t: {label: 100.0 if got.get(t) else 0.0 for label, got in correct.items()} for t in task_ids}
+    name = comparison_name([c.folder.name for c in chosen])
+    files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
+    if refresh_index(root):
+        files.append(root / "index.html")
+    console.print(comparisons_grid(comparisons, "Paired accuracy differences (each system minus the first, "
+                                                "percentage points; task bootstrap)").rich())
+    table = Table(title=f"answers per task (budget: {budget_label})")
+    table.add_column("task")
+    for c in chosen:
+        table.add_column(c.label, justify="right")
+    for t, row in per_task.items():
+        table.add_row(t, *("correct" if v else "wrong" for v in row.values()))
+    console.print(table)
+    for path in files:
+        console.print(f"wrote {path}", soft_wrap=True)
+    return comparisons, files
 
 
 MAX_NAME = 200  # bytes of a comparison's file name before `.json`; file systems allow 255 in all
