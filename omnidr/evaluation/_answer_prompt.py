@@ -9,10 +9,9 @@ the instruction or the input's layout changes: the judge cache and the judge ide
 """
 
 import json
-import re
 
 from ._answer_baseline import AnswerVerdict
-from ._judge import AnswerError
+from ._judge import AnswerError, json_object
 
 ANSWER_PROMPT_VERSION = "omnidr-answer-judge-1"
 
@@ -75,25 +74,13 @@ def answer_messages(question: str, reference: str, candidate: str, execution_err
             {"role": "user", "content": answer_input(question, reference, candidate, execution_error)}]
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 _TRUTH = {"true": True, "false": False, "yes": True, "no": False, "correct": True, "incorrect": False}
 
 
 def parse_answer_verdict(content: str | None) -> AnswerVerdict:
     """The verdict in the judge's reply: the structured answer, or the first JSON object in a plain-text reply
     (an endpoint that ignores the schema). AnswerError when there is none, or it lacks a usable field."""
-    if not content or not content.strip():
-        raise AnswerError("empty answer")
-    text = _FENCE.sub("", content.strip())
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise AnswerError("no JSON object in the answer")
-    try:
-        data = json.loads(text[start:end + 1])
-    except json.JSONDecodeError as exc:
-        raise AnswerError(f"malformed JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise AnswerError("the answer is not a JSON object")
+    data = json_object(content)
     correct = data.get("correct")
     if isinstance(correct, str):
         correct = _TRUTH.get(correct.strip().lower())

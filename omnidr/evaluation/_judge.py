@@ -91,8 +91,9 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 _VERDICTS: dict[str, Verdict] = {"yes": "yes", "no": "no", "n/a": "na", "na": "na", "not applicable": "na"}
 
 
-def parse_answer(content: str | None, atom_id: str) -> tuple[Verdict, str, str]:
-    """(verdict, rationale, quote) from the judge's reply; AnswerError when it is not usable."""
+def json_object(content: str | None) -> dict:
+    """The JSON object of a judge's reply: the structured answer, or the first object in a plain-text reply (an
+    endpoint that ignores the schema, a fenced block). AnswerError when there is none."""
     if not content or not content.strip():
         raise AnswerError("empty answer")
     text = _FENCE.sub("", content.strip())
@@ -105,6 +106,12 @@ def parse_answer(content: str | None, atom_id: str) -> tuple[Verdict, str, str]:
         raise AnswerError(f"malformed JSON: {exc.msg}") from None
     if not isinstance(data, dict):
         raise AnswerError("the answer is not a JSON object")
+    return data
+
+
+def parse_answer(content: str | None, atom_id: str) -> tuple[Verdict, str, str]:
+    """(verdict, rationale, quote) from the judge's reply; AnswerError when it is not usable."""
+    data = json_object(content)
     raw = data.get("verdict")
     verdict = _VERDICTS.get(raw.strip().lower()) if isinstance(raw, str) else None
     if verdict is None:
