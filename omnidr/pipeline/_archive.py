@@ -232,13 +232,16 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, w
 
 
 def _rescore(archive: Path, out: Path, judge, manifest, progress):
-    from omnidr.evaluation import EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
+    from omnidr.benchmark import TaskKind, open_snapshot
+    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
 
+    from ._answer_results import build_answer_results, write_answer_results
     from ._eval import judge_key, judge_settings
 
     t0 = time.monotonic()
     snapshot = Path(archive) / SNAPSHOT_DIR
-    key = judge_key(judge)
+    short = open_snapshot(snapshot).kind is TaskKind.short_answer  # frozen answers are judged, not reports scored
+    key = judge_key(judge, TaskKind.short_answer if short else TaskKind.report)
     settings = judge_settings(judge)
     for label, config in manifest.systems.items():
         progress(f"{label}: re-scoring {len(config.tasks)} frozen report(s) with judge {judge.spec}")
@@ -253,12 +256,19 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress):
         score_run(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot, judge_settings=settings,
                   tasks=config.tasks, progress=progress)
     first = next(iter(manifest.systems.values()))
-    board, results = build_results(out, snapshot, manifest.snapshot_id, key, first.tasks, traces=Path(archive))
-    if board is None:
-        raise UserError(f"nothing in {archive} could be scored")
-    write_results(out, board, results)
+    if short:
+        board, results = build_answer_results(out, snapshot, manifest.snapshot_id, key, first.tasks)
+        if board is None or results is None:
+            raise UserError(f"nothing in {archive} could be scored")
+        write_answer_results(out, board, results)
+    else:
+        board, results = build_results(out, snapshot, manifest.snapshot_id, key, first.tasks, traces=Path(archive))
+        if board is None:
+            raise UserError(f"nothing in {archive} could be scored")
+        write_results(out, board, results)
     record = RescoreRecord(archive=str(Path(archive).resolve()), archive_id=manifest.archive_id, judge=key,
-                           evaluator_version=EVALUATOR_VERSION, created_at=datetime.now(UTC),
+                           evaluator_version=ANSWER_EVALUATOR_VERSION if short else EVALUATOR_VERSION,
+                           created_at=datetime.now(UTC),
                            elapsed_s=round(time.monotonic() - t0, 2))
     write_atomic(out / RESCORE_FILE, record.model_dump_json(indent=2))
     return board, results, record

@@ -75,7 +75,7 @@ def archive_verify(archive_dir: Path) -> None:
 def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path, wait: bool) -> None:
     """Re-score the frozen reports of ARCHIVE with a judge (and this evaluator version) into a new
     results folder; no agent runs and no Docker engine is needed."""
-    from omnidr.scoring import leaderboard_grids
+    from omnidr.scoring import AnswerLeaderboard, answer_grids, leaderboard_grids
 
     from ._specs import parse_judge, require_key
 
@@ -87,6 +87,7 @@ def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: P
             out.print(f"  {m}", soft_wrap=True)
 
         board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait, progress=progress)
-    out.print(leaderboard_grids(board)[0].rich())
+    out.print(answer_grids(board)["leaderboard"].rich() if isinstance(board, AnswerLeaderboard)
+              else leaderboard_grids(board)[0].rich())
     out.print(f"re-scored {record.archive_id} with judge {record.judge} (evaluator {record.evaluator_version}) in "
               f"{record.elapsed_s:.1f} s; results in {out_dir} (leaderboard.md, index.html)", soft_wrap=True)

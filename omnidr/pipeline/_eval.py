@@ -279,7 +279,8 @@ def _record_command(root: Path, request: EvalRequest) -> None:
         f.write(json.dumps(line) + "\n")
 
 
-def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, images: dict, env: dict) -> dict:
+def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, images: dict, env: dict,
+                  kind: TaskKind = TaskKind.report) -> dict:
     from omnidr.evaluation import EVALUATOR_VERSION
     from omnidr.tracking import KEY_PACKAGES
 
@@ -292,7 +293,8 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
         "web": request.web, "search_door": request.search_door.agent_value() if request.search_door else "offline index",
         "provider_tools": str(request.tools_policy),
         **{f"provider_tools.{k}": v for k, v in request.tools_policy.model_dump().items()},
-        "snapshot_id": snapshot_id, "judge": judge_key(request.judge), "judge_endpoint": request.judge.base_url,
+        "snapshot_id": snapshot_id, "task_kind": kind.value, "judge": judge_key(request.judge, kind),
+        "judge_endpoint": request.judge.base_url,
         "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],
         "executor": "local" if isinstance(request.executor, LocalExecutor) else json.dumps(request.executor.describe()),
         **{f"image.{name}": tag for name, tag in images.items()},
@@ -368,7 +370,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
         folder = root / spec.label
         out = SystemOutcome(spec, folder)
         outcome.systems.append(out)
-        out.parent_run = tracker.system_run(spec.label, system_params(request, spec, snapshot_id, images, env),
+        out.parent_run = tracker.system_run(spec.label, system_params(request, spec, snapshot_id, images, env, kind),
                                             tags={"omnidr.snapshot": snapshot_id})
         progress.system(spec.label, len(task_ids))
         progress.note(f"{spec.label}: running {len(task_ids)} task(s) in the sandbox; folder {folder}")

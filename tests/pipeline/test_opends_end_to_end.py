@@ -94,3 +94,17 @@ def test_a_research_budget_of_three_calls_ends_in_an_accepted_finalization_answe
     assert record["budget_use"]["tool_calls"] == 3 and record["budget_use"]["exhausted"] == "max_tool_calls"
     assert (record["termination"], record["answer_source"]) == ("budget_exhausted", "finalization")
     assert record["finalization"]["accepted"] and 1 <= record["finalization"]["requests"] <= 2
+
+
+def test_the_answers_archive_and_rescore_to_the_same_verdicts_without_docker(opends_runs, tmp_path):
+    root, _, _ = opends_runs
+    archive = tmp_path / "archive"
+    r = run_cli("archive", root, "--out", archive)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "reference-full-scripted/attempts/coffee-lot-buyer/1/output/answer.json" in \
+        json.loads((archive / "ARCHIVE.json").read_text())["files"]
+    same = run_cli("rescore", archive, "--out", tmp_path / "same", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert same.returncode == 0, same.stdout + same.stderr
+    before = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]
+    after = json.loads((tmp_path / "same" / "leaderboard.json").read_text())["leaderboard"]["rows"]
+    assert [(r["label"], r["correct"]) for r in after] == [(r["label"], r["correct"]) for r in before]
