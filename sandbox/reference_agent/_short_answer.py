@@ -11,6 +11,7 @@ Before each model request the conversation is compacted as the paper does (`_com
 protocol's settings. The tools are those of the skill manifest named in `SHORT_ANSWER_TOOLS` (App. C.1.1).
 """
 
+import json
 import os
 import re
 import time
@@ -174,11 +175,21 @@ def research(client, model: str, tools, question: str, video: str, log: NativeLo
             {"id": c.id, "type": "function", "function": {"name": c.function.name,
                                                           "arguments": c.function.arguments or "{}"}}
             for c in calls]})
+        spent = False
         for c in calls:
+            if run.tool_calls >= protocol.research_tool_calls:  # Sec. 3.1: research ends at 100 calls; a call
+                spent = True  # past it is answered, not run, so the conversation stays whole for finalization
+                messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(
+                    {"error": f"not run: the research budget of {protocol.research_tool_calls} tool calls is spent"})})
+                continue
             content, result = execute(tools, c, run.steps, log)
             run.tool_calls += 1
             run.tool_errors += result is None
             messages.append({"role": "tool", "tool_call_id": c.id, "content": content})
+        if spent or run.tool_calls >= protocol.research_tool_calls:
+            run.answer = _ended("budget_exhausted")
+            run.detail["reason"] = f"the research budget of {protocol.research_tool_calls} tool calls"
+            return run
 
 
 def config_record(protocol: ShortAnswerProtocol, source: Path) -> dict:

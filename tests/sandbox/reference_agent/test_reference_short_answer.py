@@ -155,6 +155,23 @@ def test_a_spent_tool_call_budget_ends_research_and_the_finalization_stage_answe
     assert log[-1]["type"] == "run_end" and log[-1]["termination"] == "budget_exhausted"
 
 
+def test_the_agent_runs_no_call_past_the_protocols_research_budget(loop, tmp_path, scripted):
+    """Sec. 3.1: research ends at the protocol's tool-call budget; the agent itself stops there, so a harness
+    whose gateway allows more (or a response holding several calls) runs no call past it."""
+    running, config = _gateway(loop, tmp_path, scripted)  # no gateway budget: only the protocol's
+    try:
+        done = _agent(tmp_path, running.url, {"research_tool_calls": 2})
+    finally:
+        loop.run(running.stop())
+    assert done.returncode == 0, done.stderr
+    ended = _answer_file(tmp_path)
+    assert (ended.answer, ended.termination, ended.source) == ("", "budget_exhausted", "none")
+    log = [json.loads(x) for x in (tmp_path / "output" / "harness-logs" / "reference.jsonl").read_text().splitlines()]
+    assert sum(1 for e in log if e["type"] == "tool_call") == 2
+    assert sum(1 for e in log if e["type"] == "model_call") == 2  # no request after the budget was spent
+    assert len(config.log_path.read_text().splitlines()) == 2
+
+
 def test_a_final_message_without_tool_calls_is_the_answer(loop, tmp_path, scripted):
     running, _config = _gateway(loop, tmp_path, scripted)
     try:
