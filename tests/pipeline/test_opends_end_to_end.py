@@ -61,7 +61,7 @@ def test_make_eval_answers_the_demo_and_prints_the_accuracy_leaderboard_with_its
     # the board: 3 of 4 right (calculator-capacitor's scripted answer is the distractor's 470 µF)
     board = json.loads((root / "leaderboard.json").read_text())
     assert board["judge"].startswith("offline-baseline") and board["task_kind"] == "short_answer"
-    [row] = board["leaderboard"]["rows"]
+    row = next(r for r in board["leaderboard"]["rows"] if r["label"] == "scripted-demo / reference / full / default")
     assert (row["correct"], row["tasks"], row["accuracy"]) == (3, 4, 75.0)
     assert row["process"]["terminations"] == {"budget_exhausted": 1, "complete_answer": 3}
     assert row["process"]["budget_exhausted_share"] == 0.25
