@@ -32,7 +32,7 @@ from sandbox.skills import installed, tool_schemas
 
 from ._capability import Capability
 from ._compaction import CONTEXT_HANDLING, compact_messages
-from ._loop import NativeLog, execute
+from ._loop import IMAGE_TOOLS, NativeLog, execute, frames_message
 
 SHORT_ANSWER_TOOLS = (
     "sample_video", "read_subtitles", "search_web", "fetch_url", "download_file", "read_artifact",
@@ -175,7 +175,7 @@ def research(client, model: str, tools, question: str, video: str, log: NativeLo
             {"id": c.id, "type": "function", "function": {"name": c.function.name,
                                                           "arguments": c.function.arguments or "{}"}}
             for c in calls]})
-        spent = False
+        spent, shown = False, []
         for c in calls:
             if run.tool_calls >= protocol.research_tool_calls:  # Sec. 3.1: research ends at 100 calls; a call
                 spent = True  # past it is answered, not run, so the conversation stays whole for finalization
@@ -186,6 +186,12 @@ def research(client, model: str, tools, question: str, video: str, log: NativeLo
             run.tool_calls += 1
             run.tool_errors += result is None
             messages.append({"role": "tool", "tool_call_id": c.id, "content": content})
+            if c.function.name in IMAGE_TOOLS and result is not None:
+                shown.append((c.function.name, result))
+        for tool, result in shown:  # the sampled frames and viewed images, as images (App. C.1.2; capped by the
+            extra = frames_message(result, tools.report_dir, tool)  # compaction's image limit, App. C.2.1)
+            if extra is not None:
+                messages.append(extra)
         if spent or run.tool_calls >= protocol.research_tool_calls:
             run.answer = _ended("budget_exhausted")
             run.detail["reason"] = f"the research budget of {protocol.research_tool_calls} tool calls"

@@ -252,3 +252,29 @@ def test_the_research_wall_clock_ends_research_as_a_spent_budget(loop, tmp_path,
     finally:
         loop.run(running.stop())
     assert run.answer.termination == "budget_exhausted" and run.model_calls == 3  # at 1000, 2000 and 3000 s of 3600
+
+
+@pytest.mark.media
+def test_sampled_frames_reach_the_model_as_images(loop, tmp_path):
+    """App. C.1.2: the video reader's frames are shown to the model (image parts after the tool results)."""
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=duration=4:size=160x120:rate=10",
+                    "-pix_fmt", "yuv420p", str(tmp_path / "video.mp4")], check=True)
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    (folder / "frames.json").write_text(json.dumps({
+        "task": "frames", "match": "task bridge-river", "model": "scripted-demo",
+        "steps": [{"content": "", "tool_calls": [{"id": "v1", "name": "sample_video", "arguments": {"count": 2}}]},
+                  {"content": "The bridge crosses the Vltava."}]}), "utf-8")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(load_scripts(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    running, config = _gateway(loop, tmp_path, f"http://127.0.0.1:{server.server_address[1]}/v1")
+    try:
+        done = _agent(tmp_path, running.url)
+    finally:
+        loop.run(running.stop())
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    second = GatewayExchange.model_validate_json(config.log_path.read_text().splitlines()[1]).request_body
+    images = [p for m in second["messages"] if isinstance(m.get("content"), list) for p in m["content"]
+              if p.get("type") == "image_url"]
+    assert len(images) == 2 and images[0]["image_url"]["url"].startswith("data:image/jpeg;base64,")
