@@ -172,7 +172,7 @@ def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harne
         protocol_file = Path(snap.root) / HYPERPARAMETERS_FILE  # mounted as /input/protocol.json
         return dict(common, task_kind=TaskKind.short_answer.value, contract_dir=None, protocol_file=protocol_file,
                     instruction=answer_instruction(question, f"/input/{video.file}", protocol),
-                    finalize=protocol.finalize_request(question.question),
+                    finalize=protocol.finalize_request(question.question, config.model),
                     context_handling="paper-compaction" if harness.name == "reference" else "harness-native")
     task = bundle.task
     assert task is not None and snap.contract_file is not None

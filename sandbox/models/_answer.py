@@ -176,9 +176,10 @@ class ShortAnswerProtocol(BaseModel):
         return Budget(max_tool_calls=self.research_tool_calls, wall_time_s=self.research_wall_s,
                       attempts_per_task=self.attempts_per_task)
 
-    def finalize_request(self, question: str) -> "FinalizeRequest":
-        """The gateway's finalization call for a task whose research ended without a complete answer."""
-        return FinalizeRequest(question=question, max_requests=self.finalization_requests,
+    def finalize_request(self, question: str, model: str | None = None) -> "FinalizeRequest":
+        """The gateway's finalization call for a task whose research ended without a complete answer (`model`: the
+        one to ask when research sent no request the conversation could be taken from)."""
+        return FinalizeRequest(question=question, model=model, max_requests=self.finalization_requests,
                                total_tokens=self.finalization_tokens, first_tokens=self.finalization_first_tokens)
 
 
