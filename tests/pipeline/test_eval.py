@@ -22,8 +22,8 @@ def test_eval_stops_on_an_invalid_snapshot(demo_copy):
     task = first_task(demo_copy)
     edit_json(demo_copy / "tasks" / task / "rubric.json", lambda d: d["atoms"][0].update(direction="Q-Q"))
     r = run_cli("eval", demo_copy)
-    assert r.returncode == 1
-    assert "unknown direction 'Q-Q'" in r.stdout
+    assert r.returncode == 2  # bad input: one line, no run
+    assert "unknown direction 'Q-Q'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.docker  # a full eval pings the Docker engine before it reads the snapshot
