@@ -471,14 +471,13 @@ def _metric_name(label: str) -> str:
 def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker,
                    out) -> StageResult:
     """Judge every task's answer (paper 002, App. C.4); kept when already judged by this judge on the last attempts."""
-    from omnidr.errors import UserError as _UserError
     from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, read_answer_run, score_run
 
     kept = None
     if RunPaths(folder).scored:
         try:
             kept = read_answer_run(RunPaths(folder).evaluation)
-        except _UserError:
+        except UserError:
             kept = None
     last = {t: (rs[-1].attempt if rs else None) for t, rs in out.records.items()}
     if kept is not None:
