@@ -362,6 +362,8 @@ def run_attempts(
     except KeyboardInterrupt:
         stop_run(client, config.run_id())  # this node's containers (the local executor stopped its threads' too)
         raise
+    # a lost Ray worker's request the engine finished after the worker died leaves a container nobody owns
+    cleanup_run(client, config.run_id())
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

@@ -134,12 +134,15 @@ def _now() -> datetime:
 
 
 def _start_ticks(pid: int) -> str | None:
-    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), None if it is gone."""
+    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), None if it is gone. A
+    zombie (state Z: killed, not yet reaped by its parent, as a SIGKILLed Ray worker is for a moment) is gone:
+    it makes nothing more."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def owner_id() -> str:

@@ -32,10 +32,15 @@ def test_cleanup_removes_what_gone_drivers_left_and_never_a_live_drivers_objects
     gone_owner = _owner(gone.pid)
     gone.kill()
     gone.wait()
+    zombie = subprocess.Popen(["sleep", "300"])  # killed and not yet reaped, as a SIGKILLed Ray worker is for a moment
+    zombie_owner = _owner(zombie.pid)
+    zombie.kill()
+    while open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
     made = {}
     try:
         for name, owner in (("live", _owner(other_driver.pid)), ("gone", gone_owner), ("unlabelled", None),
-                            ("mine", owner_id())):
+                            ("zombie", zombie_owner), ("mine", owner_id())):
             labels = {LABEL_RUN: run_id, LABEL_ATTEMPT: f"t/{name}"}
             if owner:
                 labels.update({LABEL_OWNER: owner, LABEL_DRIVER: owner})
@@ -47,7 +52,8 @@ def test_cleanup_removes_what_gone_drivers_left_and_never_a_live_drivers_objects
             found = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
             return {c.labels[LABEL_ATTEMPT].split("/")[1] for c in found}
 
-        assert cleanup_run(client, run_id) == 3  # the gone driver's container and network, the unlabelled one
+        # the gone and the killed-not-reaped drivers' containers, the gone one's network, the unlabelled one
+        assert cleanup_run(client, run_id) == 4
         assert left() == {"live", "mine"}
         assert not client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
         assert cleanup_run(client, run_id, mine=True) == 1  # Ctrl-C: this driver's own, still not the other's
@@ -55,6 +61,7 @@ def test_cleanup_removes_what_gone_drivers_left_and_never_a_live_drivers_objects
     finally:
         other_driver.kill()
         other_driver.wait()
+        zombie.wait()
         for container in made.values():
             try:
                 container.remove(force=True)
