@@ -7,8 +7,24 @@ from ._calibration import CALIBRATION_FILE, Calibration, CalibrationScores, cali
 from ._contract import ReportContract, ReportDataError, data_schema, is_skeleton, read_report_data, report_problem
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
-from ._kinds import BUILT_KINDS, TaskKind
+from ._kinds import ANSWER_KINDS, BUILT_KINDS, TaskKind
 from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
+from ._mcq import (
+    CCL_BINS,
+    CHANCE_ACCURACY,
+    VIDEOS_FILE,
+    AudioType,
+    CclWindow,
+    InputSetting,
+    McqProtocol,
+    McqSubtitles,
+    McqTask,
+    McqVideo,
+    McqVideos,
+    QuestionDimension,
+    Subset,
+    ccl_bin,
+)
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
 from ._release import RELEASE_DENYLIST
 from ._review import REVIEW_FILE, WarningReview, WarningReviews
@@ -41,6 +57,8 @@ from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
 __all__ = [
+    "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
+    "McqProtocol", "McqSubtitles", "McqTask", "McqVideo", "McqVideos", "QuestionDimension", "Subset", "ccl_bin",
     "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
     "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",

@@ -6,10 +6,11 @@ stage it belongs to and chosen there by the kind:
     kind          task model (benchmark)   delivery contract (attempts)      evaluator (evaluation)    aggregation (scoring)
     report        Task + facts + rubric    /output/report/ (the contract)    probes + rubric judge     Omni-ART score table
     short_answer  ShortAnswerTask          /output/answer.json (AnswerFile)  answer judge (App. C.4)   accuracy + breakdowns
-    mcq           (VideoOdyssey, next)     one option letter                 exact match               accuracy by CCL bin
+    mcq           McqTask (+ videos.json)  /output/answer.json (AnswerFile)  option exact match        accuracy by CCL bin
 
 `report` is OmniDR-Bench (paper 000); `short_answer` is OpenDS-World (paper 002); `mcq` is VideoOdyssey (paper
-004), declared here so that stages dispatch on a closed set, and refused by the loader until it is built.
+004). The two answer kinds share the answer file, the evaluation records and the accuracy leaderboard; they differ
+in what the agent is given, how an answer is checked and which breakdowns are reported.
 """
 
 from enum import Enum
@@ -21,5 +22,8 @@ class TaskKind(str, Enum):
     mcq = "mcq"
 
 
-BUILT_KINDS = (TaskKind.report, TaskKind.short_answer)
-"""The kinds the sandbox runs end to end today."""
+BUILT_KINDS = (TaskKind.report, TaskKind.short_answer, TaskKind.mcq)
+"""The kinds the sandbox runs end to end."""
+
+ANSWER_KINDS = (TaskKind.short_answer, TaskKind.mcq)
+"""The kinds whose tasks are answered in `/output/answer.json` and scored by accuracy."""

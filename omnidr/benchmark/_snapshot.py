@@ -14,6 +14,7 @@ from ._contract import ReportContract
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
 from ._kinds import TaskKind
+from ._mcq import VIDEOS_FILE, McqProtocol, McqTask, McqVideo, McqVideos
 from ._review import REVIEW_FILE, WarningReviews
 from ._rubric import RubricTree
 from ._short_answer import ShortAnswerTask
@@ -44,17 +45,19 @@ class Problem:
 @dataclass
 class TaskBundle:
     """The files of one task, as models (None where a file failed to load). A report task has `task`, `facts`
-    and `rubric`; a short-answer task has `question` only."""
+    and `rubric`; a short-answer task has `question` only; a multiple-choice task has `mcq` only (its video is
+    the snapshot's, `Snapshot.videos`)."""
 
     folder: Path
     task: Task | None
     facts: FactLibrary | None
     rubric: RubricTree | None
     question: ShortAnswerTask | None = None
+    mcq: McqTask | None = None
 
     @property
     def video(self) -> SourceVideo | None:
-        """The task's source video, whatever its kind."""
+        """The task's source video, of a report or short-answer task (a question's is in `Snapshot.videos`)."""
         item = self.task or self.question
         return item.video if item is not None else None
 
@@ -74,6 +77,13 @@ class Snapshot:
     reviews: WarningReviews | None = None  # reviewed-warnings.json, when the snapshot has one
     calibration: Calibration | None = None  # calibration.json, when the snapshot has one
     protocol: ShortAnswerProtocol | None = None  # hyperparameters.json of a short-answer snapshot
+    mcq_protocol: McqProtocol | None = None  # hyperparameters.json of a multiple-choice snapshot
+    videos: dict[str, McqVideo] = field(default_factory=dict)  # videos.json of a multiple-choice snapshot
+
+    def mcq_video(self, task_id: str) -> McqVideo | None:
+        """The video a multiple-choice question is about, None when it or the question did not load."""
+        bundle = self.tasks.get(task_id)
+        return self.videos.get(bundle.mcq.video) if bundle is not None and bundle.mcq is not None else None
 
     @property
     def kind(self) -> TaskKind:
@@ -130,14 +140,19 @@ def load_snapshot(root: Path | str) -> Snapshot:
     problems: list[Problem] = []
     info = load_model(root, SNAPSHOT_FILE, SnapshotInfo, problems)
     kind = info.task_kind if info is not None else TaskKind.report
-    hyper = protocol = None
+    hyper = protocol = mcq_protocol = None
     if kind is TaskKind.short_answer:
         protocol = load_model(root, HYPERPARAMETERS_FILE, ShortAnswerProtocol, problems)
+    elif kind is TaskKind.mcq:
+        mcq_protocol = load_model(root, HYPERPARAMETERS_FILE, McqProtocol, problems)
     else:
         hyper = load_model(root, HYPERPARAMETERS_FILE, Hyperparameters, problems)
     corpus = load_model(root, SNAPSHOT_CORPUS_FILE, WebCorpus, problems) if (root / SNAPSHOT_CORPUS_FILE).exists() else None
     contract = None
-    snap = Snapshot(root, info, hyper, None, corpus, problems=problems, protocol=protocol)
+    snap = Snapshot(root, info, hyper, None, corpus, problems=problems, protocol=protocol, mcq_protocol=mcq_protocol)
+    if kind is TaskKind.mcq:
+        videos = load_model(root, VIDEOS_FILE, McqVideos, problems)
+        snap.videos = {v.id: v for v in videos.videos} if videos is not None else {}
     if (root / REVIEW_FILE).exists():
         snap.reviews = load_model(root, REVIEW_FILE, WarningReviews, problems)
     if (root / CALIBRATION_FILE).exists():
@@ -162,6 +177,13 @@ def load_snapshot(root: Path | str) -> Snapshot:
                 problems.append(Problem("error", f"{base}/task.json", "id", f"'{question.id}' differs from its folder "
                                         f"name '{task_id}'"))
             snap.tasks[task_id] = TaskBundle(folder, None, None, None, question=question)
+            continue
+        if kind is TaskKind.mcq:
+            mcq = load_model(root, f"{base}/task.json", McqTask, problems)
+            if mcq is not None and mcq.id != task_id:
+                problems.append(Problem("error", f"{base}/task.json", "id", f"'{mcq.id}' differs from its folder "
+                                        f"name '{task_id}'"))
+            snap.tasks[task_id] = TaskBundle(folder, None, None, None, mcq=mcq)
             continue
         task = load_model(root, f"{base}/task.json", Task, problems)
         facts = load_model(root, f"{base}/facts.json", FactLibrary, problems)

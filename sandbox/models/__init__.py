@@ -9,7 +9,9 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_report`: the report's `window.DATA` and its contract version;
 - `_answer`: a short answer's `answer.json`, its protocol (`/input/protocol.json`), its research and final-answer
   prompts, and the gateway's finalization stage;
-- `_artifacts`: the agent's artifact folder (`/output/artifacts/`) and its download index.
+- `_artifacts`: the agent's artifact folder (`/output/artifacts/`) and its download index;
+- `_mcq`: a multiple-choice question's inputs (`/input/question.json`, `/input/media/`) and the direct runner's
+  prompt.
 """
 
 from sandbox.models._answer import (
@@ -54,6 +56,21 @@ from sandbox.models._gateway import (
     SpendCounts,
     TokenUsage,
 )
+from sandbox.models._mcq import (
+    MCQ_KIND,
+    MCQ_PROMPT,
+    MEDIA_DIR,
+    MEDIA_MANIFEST,
+    MODALITIES,
+    OPTION_LETTERS,
+    QUESTION_FILE,
+    WINDOW_MODES,
+    McqQuestion,
+    MediaInputs,
+    SampledFrame,
+    WindowMode,
+)
+from sandbox.models._mcq import Modality as McqModality
 from sandbox.models._network import (
     NETWORK_EVENT,
     NETWORK_LOG,
@@ -105,6 +122,8 @@ from sandbox.models._report import (
 )
 
 __all__ = [
+    "MCQ_KIND", "MCQ_PROMPT", "MEDIA_DIR", "MEDIA_MANIFEST", "MODALITIES", "OPTION_LETTERS", "QUESTION_FILE",
+    "WINDOW_MODES", "McqModality", "McqQuestion", "MediaInputs", "SampledFrame", "WindowMode",
     "ANSWER_FILE",
     "AnswerFile",
     "Compaction",

@@ -34,7 +34,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sandbox.models import ARTIFACTS_DIR, TASK_KIND_ENV
+from sandbox.models import ARTIFACTS_DIR, MCQ_KIND, TASK_KIND_ENV
 
 from ._answer import EmptyAnswer
 from ._artifacts import MAX_DOWNLOAD_BYTES
@@ -143,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     kind = os.environ.get(TASK_KIND_ENV) or DEFAULT_KIND
+    if kind == MCQ_KIND:  # VideoOdyssey's questions go to the model directly (paper 004, Sec. 4.1)
+        print(f"omnidr-skill: {MCQ_KIND} questions are answered without tools, so no skill serves them; use one of "
+              f"{', '.join(TASK_KINDS)}", file=sys.stderr)
+        return 2
     if kind not in TASK_KINDS:
         print(f"omnidr-skill: OMNIDR_TASK_KIND={kind!r} is no task kind; use one of {', '.join(TASK_KINDS)}",
               file=sys.stderr)

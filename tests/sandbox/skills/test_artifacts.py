@@ -261,7 +261,8 @@ def test_video_subtitles_gives_the_timed_lines_of_an_interval(tmp_path):
 # ---- task kinds -------------------------------------------------------------------------------------------
 
 def test_the_skills_serve_the_task_kinds_the_benchmark_runs():
-    assert set(TASK_KINDS) == {k.value for k in BUILT_KINDS}
+    # every kind an agent with tools runs; mcq questions go to the model directly, without tools (paper 004)
+    assert set(TASK_KINDS) == {k.value for k in BUILT_KINDS} - {"mcq"}
     short = [t["function"]["name"] for t in tool_schemas("full", kind="short_answer")]
     assert short == ["probe_video", "sample_video", "read_subtitles", "search_web", "fetch_url", "download_file",
                      "read_artifact", "browser_open", "browser_click", "browser_fill", "browser_submit", "browser_read",
@@ -281,8 +282,11 @@ def test_a_skill_of_the_other_kind_fails_as_a_missing_command_and_install_writes
     assert r.returncode == 127 and r.stderr.strip() == ("omnidr-skill report check: `report check` is not installed "
                                                         "for short_answer tasks (it serves report tasks)")
     bad = skill(tmp_path, "list", kind="mcq")
+    assert bad.returncode == 2 and bad.stderr.strip() == ("omnidr-skill: mcq questions are answered without tools, "
+                                                          "so no skill serves them; use one of report, short_answer")
+    bad = skill(tmp_path, "list", kind="essay")
     assert bad.returncode == 2 and bad.stderr.strip() == (
-        "omnidr-skill: OMNIDR_TASK_KIND='mcq' is no task kind; use one of report, short_answer")
+        "omnidr-skill: OMNIDR_TASK_KIND='essay' is no task kind; use one of report, short_answer")
     done = skill(tmp_path, "install", "--claude-code", str(tmp_path / "cc"), "--agents-md", str(tmp_path / "AGENTS.md"),
                  level="full", kind="short_answer")
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,234 @@
+"""A multiple-choice task (task kind `mcq`): VideoOdyssey's question on a long video (paper 004).
+
+Each question has four options, one of them correct (Sec. 3.2), and is labelled with its subset (V, visual; AV,
+audio-visual), task type, dimension (perception, cognition, summarization, temporal grounding), the video's domain
+and subcategory, for AV its audio type (speech, sound, music), and its continuous certificate length (CCL): the
+shortest stretch of video a person must watch without a break to answer it (Sec. 3.2, App. E.1), stored as the
+window (start, end) and binned from it, never typed by hand.
+
+The paper names its 14 V and 18 AV task types and its 11 domains (54 subcategories) only in figures that are not
+in its text, so task types, domains and subcategories are lowercase labels here, checked for form but not against
+a closed list; the subsets, dimensions and audio types are closed.
+
+Layout: `videos.json` lists the snapshot's videos (a question names one by id), `tasks/<id>/task.json` holds one
+question, `hyperparameters.json` the input protocol (`McqProtocol`).
+"""
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from sandbox.models import MODALITIES, OPTION_LETTERS, WINDOW_MODES, McqModality, WindowMode
+
+from ._base import Record
+
+VIDEOS_FILE = "videos.json"
+LABEL = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class Subset(str, Enum):
+    """VideoOdyssey-V (pure visual, 14 task types) and VideoOdyssey-AV (audio-visual, 18 task types)."""
+
+    V = "V"
+    AV = "AV"
+
+
+class QuestionDimension(str, Enum):
+    """The four dimensions the questions evaluate (Sec. 3.2, Fig. 3)."""
+
+    perception = "perception"
+    cognition = "cognition"
+    summarization = "summarization"
+    temporal_grounding = "temporal_grounding"
+
+
+class AudioType(str, Enum):
+    """The three audio types of the AV subset (Sec. 1, Fig. 4)."""
+
+    speech = "speech"
+    sound = "sound"
+    music = "music"
+
+
+CCL_BINS: tuple[tuple[str, float], ...] = (
+    ("[0, 0.5)", 0.5), ("[0.5, 3)", 3.0), ("[3, 15)", 15.0), ("[15, 60)", 60.0), ("[60, inf)", float("inf")))
+"""The five CCL levels as the paper's figures draw them (Fig. 4, 5; App. F.1): intervals in minutes, as (label,
+upper bound in minutes, exclusive)."""
+
+CHANCE_ACCURACY = 25.0
+"""The chance level of a four-option question, in percent (App. D.4: "the 25% chance level")."""
+
+
+def ccl_bin(minutes: float) -> str:
+    """The CCL bin of a certificate `minutes` long."""
+    return next(label for label, upper in CCL_BINS if minutes < upper)
+
+
+class CclWindow(Record):
+    """The certificate window: the shortest continuous stretch holding all the evidence (App. E.1), in seconds."""
+
+    start_s: float = Field(ge=0)
+    end_s: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "CclWindow":
+        if self.end_s <= self.start_s:
+            raise ValueError(f"end_s {self.end_s:g} is not after start_s {self.start_s:g}")
+        return self
+
+    @property
+    def minutes(self) -> float:
+        return (self.end_s - self.start_s) / 60.0
+
+    @property
+    def bin(self) -> str:
+        return ccl_bin(self.minutes)
+
+
+class McqSubtitles(Record):
+    """The subtitle track of a video (SRT or WebVTT), downloaded with it or made by speech recognition (Sec. 3.1:
+    downloaded where available, else Whisper-large-v3)."""
+
+    file: str = Field(description="Path relative to the snapshot root.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    source: Literal["downloaded", "speech_recognition"]
+
+
+class McqVideo(Record):
+    """One video of `videos.json`."""
+
+    id: str = Field(pattern=LABEL)
+    url: str = Field(description="Public URL the video was taken from.")
+    file: str = Field(description="Path of the local copy, relative to the snapshot root.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    duration_s: float = Field(gt=0, description="Duration as probed by ffprobe.")
+    domain: str = Field(pattern=LABEL, description="One of the benchmark's 11 domains, as a lowercase label.")
+    subcategory: str = Field(pattern=LABEL, description="The domain's fine-grained subcategory (54 in all).")
+    subtitles: McqSubtitles | None = Field(None, description="None for a video without speech (11 of the 100).")
+
+
+class McqVideos(Record):
+    """`videos.json`."""
+
+    videos: list[McqVideo] = Field(min_length=1)
+
+    @field_validator("videos")
+    @classmethod
+    def _distinct(cls, videos: list[McqVideo]) -> list[McqVideo]:
+        ids = [v.id for v in videos]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"video id(s) listed twice: {', '.join(twice)}")
+        return videos
+
+
+class McqTask(Record):
+    """`tasks/<id>/task.json` of a multiple-choice snapshot."""
+
+    id: str = Field(pattern=LABEL, description="Question id, equal to its folder name.")
+    video: str = Field(pattern=LABEL, description="Id of the video in videos.json.")
+    subset: Subset
+    question: str = Field(min_length=1)
+    options: list[str] = Field(min_length=4, max_length=4, description="The four options, A to D in order.")
+    answer: Literal["A", "B", "C", "D"] = Field(description="The letter of the correct option.")
+    task_type: str = Field(pattern=LABEL, description="One of the subset's task types (14 V, 18 AV), as a label.")
+    dimension: QuestionDimension
+    audio_type: AudioType | None = Field(None, description="The audio the question needs: AV questions only.")
+    ccl: CclWindow = Field(description="The continuous certificate window; its bin is computed from it.")
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _four_distinct(cls, options: list[str]) -> list[str]:
+        if any(not o.strip() for o in options):
+            raise ValueError("an option is blank")
+        folded = [" ".join(o.casefold().split()) for o in options]
+        if len(set(folded)) != len(folded):
+            raise ValueError("two options are the same; the four options must be distinct")
+        return options
+
+    @model_validator(mode="after")
+    def _audio_type(self) -> "McqTask":
+        if self.subset is Subset.AV and self.audio_type is None:
+            raise ValueError("an AV question names its audio_type (speech, sound or music)")
+        if self.subset is Subset.V and self.audio_type is not None:
+            raise ValueError("a V question is purely visual and has no audio_type")
+        return self
+
+    @property
+    def answer_index(self) -> int:
+        return OPTION_LETTERS.index(self.answer)
+
+    @property
+    def ccl_bin(self) -> str:
+        return self.ccl.bin
+
+
+class McqProtocol(Record):
+    """`hyperparameters.json` of a multiple-choice snapshot: how inputs are prepared (App. D.5: deterministic
+    uniform sampling; Sec. 4.1: 128 frames for V with proprietary models, 64 for AV; budgets 64/128/256)."""
+
+    frame_budgets: list[int] = Field([64, 128, 256], min_length=1, description="The frame budgets a system may use.")
+    default_frames: int = Field(64, ge=1, description="The frame budget of the default system.")
+    frame_format: Literal["png", "jpeg"] = Field("jpeg", description="Image format of the sampled frames: png is "
+                                                 "lossless, jpeg smaller (the paper leaves it open).")
+    frame_max_side: int = Field(768, ge=16, description="Frames larger than this on their longer side are scaled "
+                                "down to it (the paper leaves the resolution open).")
+    audio_sample_rate: int = Field(16000, ge=8000, description="Sample rate of the WAV audio given to the model.")
+    attempts_per_task: int = Field(1, ge=1)
+    request_timeout_s: float = Field(600.0, gt=0, description="The one request's wall-clock budget.")
+
+    @model_validator(mode="after")
+    def _default_in_budgets(self) -> "McqProtocol":
+        if self.default_frames not in self.frame_budgets:
+            raise ValueError(f"default_frames {self.default_frames} is not one of frame_budgets {self.frame_budgets}")
+        return self
+
+
+class InputSetting(Record):
+    """One system of the ablation matrix (App. D.2, D.5, F.1): the frame budget, the modalities and the window
+    mode. Spelled `MODALITY-NNNf-WINDOW`, e.g. `video+subtitles-64f-full` or `video-128f-cw-rate`; `full` alone is
+    every modality over the whole video at the protocol's default budget."""
+
+    modality: McqModality
+    frames: int = Field(ge=1)
+    window: WindowMode
+
+    @property
+    def label(self) -> str:
+        return f"{self.modality}-{self.frames}f-{self.window}"
+
+    @property
+    def subtitles(self) -> bool:
+        return "subtitles" in self.modality
+
+    @property
+    def audio(self) -> bool:
+        return "audio" in self.modality
+
+    @classmethod
+    def parse(cls, text: str, protocol: McqProtocol | None = None) -> "InputSetting":
+        """`full`, or `MODALITY-NNNf-WINDOW`; ValueError (one line) when it is neither."""
+        protocol = protocol or McqProtocol()
+        if text == "full":
+            return cls(modality="video+subtitles+audio", frames=protocol.default_frames, window="full")
+        example = "e.g. video+subtitles-64f-full or video-128f-cw-rate"
+        head, sep, rest = text.partition("f-")
+        modality, dash, frames = head.rpartition("-")
+        if not sep or not dash or not frames.isdigit():
+            raise ValueError(f"input setting {text!r} is not MODALITY-NNNf-WINDOW ({example})")
+        if modality not in MODALITIES:
+            raise ValueError(f"modality {modality!r} is not one of {', '.join(MODALITIES)}")
+        if rest not in WINDOW_MODES:
+            raise ValueError(f"window {rest!r} is not one of {', '.join(WINDOW_MODES)}")
+        if int(frames) not in protocol.frame_budgets:
+            raise ValueError(f"{frames} frames is not a budget of this snapshot "
+                             f"({', '.join(map(str, protocol.frame_budgets))})")
+        return cls(modality=modality, frames=int(frames), window=rest)
