@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 SNAPSHOT ?= snapshots/demo
 # `make eval` settings (see README, "Evaluating a model"); the defaults run the offline demo.
 MODEL ?= scripted
-HARNESS ?= reference
+HARNESS ?= auto
 CAPABILITY ?= full
 JUDGE ?= offline-baseline
 BUDGET ?= default

@@ -161,8 +161,11 @@ def _set_aside(folder: Path) -> None:
 def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harness) -> dict:
     """What an attempt of `task_id` is given and must deliver, by the snapshot's task kind: a report task's
     video, instruction (App. G.1) and report contract; a short-answer task's video, research prompt (paper 002,
-    App. C.3.1), protocol file and finalization stage (App. C.2.3)."""
+    App. C.3.1), protocol file and finalization stage (App. C.2.3); a multiple-choice question's prepared inputs
+    (paper 004: sampled frames, subtitles, audio) and its question file."""
     bundle = snap.tasks[task_id]
+    if snap.kind is TaskKind.mcq:
+        return _question_fields(snap, task_id, harness)
     video = bundle.video
     assert video is not None  # a loaded snapshot has every task's model
     common = dict(video=bundle.folder / video.file, captions=tuple(bundle.folder / c.file for c in video.captions))
@@ -182,6 +185,35 @@ def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harne
         + ("\n" + evidence_brief(bundle.facts, task.language) if config.evidence_brief and bundle.facts else ""),
         report_entry=snap.contract.entry if snap.contract else "index.html",
         report_data_file=snap.contract.data_file if snap.contract else "data.js")
+
+
+def media_cache() -> Path:
+    """Where prepared question inputs are kept, by content hash ($OMNIDR_MEDIA_CACHE, else the user's cache):
+    every run and system that needs the same frames of the same video reuses them."""
+    import os
+
+    if os.environ.get("OMNIDR_MEDIA_CACHE"):
+        return Path(os.environ["OMNIDR_MEDIA_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "media"
+
+
+def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
+    """A multiple-choice question's attempt: the inputs its system's setting asks for, prepared on the host once
+    per (video, frames, window) and mounted read-only (paper 004, App. D.5 and F.1); the question without its key."""
+    from omnidr.benchmark import InputSetting
+    from omnidr.media import prepare_inputs
+    from sandbox.direct_agent import question_text
+    from sandbox.models import McqQuestion
+
+    task, video, protocol = snap.tasks[task_id].mcq, snap.mcq_video(task_id), snap.mcq_protocol
+    assert task is not None and video is not None and protocol is not None  # a loaded snapshot has them
+    setting = InputSetting.parse(getattr(harness, "setting", "full"), protocol)
+    subtitles = Path(snap.root) / video.subtitles.file if video.subtitles is not None else None
+    media = prepare_inputs(Path(snap.root) / video.file, video.sha256, subtitles, setting,
+                           task.ccl if setting.window != "full" else None, protocol, media_cache())
+    question = McqQuestion(id=task.id, question=task.question, options=list(task.options))
+    return dict(video=Path(snap.root) / video.file, task_kind=TaskKind.mcq.value, contract_dir=None,
+                instruction=question_text(question), question=question, media_dir=media)
 
 
 def run_task_attempts(

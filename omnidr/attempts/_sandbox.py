@@ -34,9 +34,13 @@ from sandbox.egress import AGENT_CA_PATH, CA_FILE, OpenGeneration, agent_ca_envi
 from sandbox.models import (
     GATEWAY_LOG,
     GATEWAY_STATE,
+    MCQ_KIND,
+    MEDIA_DIR,
     NETWORK_LOG,
     PROTOCOL_FILE,
     PROVIDER_WEB_LOG,
+    QUESTION_FILE,
+    SHORT_ANSWER_KIND,
     TASK_KIND_ENV,
     AnswerFile,
     AttemptOpen,
@@ -45,6 +49,7 @@ from sandbox.models import (
     FinalizeRequest,
     GatewayExchange,
     GatewayState,
+    McqQuestion,
     ProviderToolsPolicy,
     ProxyMode,
     SearchDoor,
@@ -89,6 +94,7 @@ RESOLV_CONF = ("# OmniDR sandbox: no resolver. The model gateway and the egress 
                "# resolves the web's names.\nnameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
 AGENT_UID = "1000:1000"
 HELPER_START_TIMEOUT_S = 60.0
+ANSWER_KIND_VALUES = (SHORT_ANSWER_KIND, MCQ_KIND)  # kinds delivered as /output/answer.json (TaskKind's ANSWER_KINDS)
 PROTOCOL_PATH = f"/input/{PROTOCOL_FILE}"  # a short-answer snapshot's protocol, as the agent sees it
 FINALIZE_TIMEOUT_S = 900.0  # two requests of at most 4,000 output tokens each, with the gateway's retries
 
@@ -127,6 +133,8 @@ class AttemptSpec:
     protocol_file: Path | None = None  # short_answer: the protocol, mounted at /input/protocol.json
     finalize: FinalizeRequest | None = None  # short_answer: the finalization stage run when research gave no answer
     context_handling: str | None = None  # short_answer: paper-compaction (reference agent) or harness-native
+    question: McqQuestion | None = None  # mcq: written to input/question.json, mounted at /input/question.json
+    media_dir: Path | None = None  # mcq: the prepared frames, subtitles and audio, mounted at /input/media
 
 
 def _now() -> datetime:
@@ -291,6 +299,8 @@ class AttemptSandbox:
             logs_dir=f"/output/{HARNESS_LOGS}",
         )
         (dirs.input / "instruction.txt").write_text(spec.instruction, "utf-8")
+        if spec.question is not None:
+            (dirs.input / QUESTION_FILE).write_text(spec.question.model_dump_json(indent=2), "utf-8")
         record = dict(
             task_id=spec.task_id, attempt=spec.attempt, harness=self.harness.name, command=[], task_kind=spec.task_kind,
             started_at=started, budget=spec.budget, limits=spec.limits, proxy_mode=spec.proxy_mode,
@@ -342,14 +352,14 @@ class AttemptSandbox:
                 except (DockerException, requests.exceptions.RequestException):
                     vanished = None
                 fault = fault or vanished or f"the attempt's output could not be copied from the Docker engine: {_short(exc)}"
-            if spec.task_kind == "short_answer" and fault is None:
+            if spec.task_kind in ANSWER_KIND_VALUES and fault is None:
                 self._settle_answer(dirs, record, timed_out, exit_code)
             self._end_helpers(dirs)
             use = self._gateway_state(dirs)
             if fault is not None:
                 return self._finish(record, AttemptReason.infra_error, fault, exit_code, t0, image_ids, dirs,
                                     wall_s=wall, use=use)
-            if spec.task_kind == "short_answer":
+            if spec.task_kind in ANSWER_KIND_VALUES:
                 reason, detail = self._answer_reason(dirs, record, use)
             else:
                 reason, detail = self._reason(dirs, timed_out, exit_code, wall, use)
@@ -620,6 +630,9 @@ class AttemptSandbox:
             str((dirs.input / "instruction.txt").resolve()): {"bind": ctx.instruction_path, "mode": "ro"},
             **({str(spec.contract_dir.resolve()): {"bind": ctx.contract_dir, "mode": "ro"}} if spec.contract_dir else {}),
             **({str(spec.protocol_file.resolve()): {"bind": PROTOCOL_PATH, "mode": "ro"}} if spec.protocol_file else {}),
+            **({str((dirs.input / QUESTION_FILE).resolve()): {"bind": f"/input/{QUESTION_FILE}", "mode": "ro"}}
+               if spec.question is not None else {}),
+            **({str(spec.media_dir.resolve()): {"bind": f"/input/{MEDIA_DIR}", "mode": "ro"}} if spec.media_dir else {}),
             **{str(c.resolve()): {"bind": f"/input/{c.name}", "mode": "ro"} for c in spec.captions},
             output.name: {"bind": ctx.output_dir, "mode": "rw"},
         }

@@ -50,14 +50,14 @@ from ._short_answer import (
     duration_group,
     format_category,
 )
-from ._snapshot import HYPERPARAMETERS_FILE, SNAPSHOT_CORPUS_FILE, Problem, Snapshot, TaskBundle
+from ._snapshot import HYPERPARAMETERS_FILE, SNAPSHOT_CORPUS_FILE, SNAPSHOT_FILE, Problem, Snapshot, TaskBundle
 from ._snapshot_info import SnapshotInfo
 from ._task import Captions, Language, QueryForm, SourceVideo, Task
 from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file
 
 __all__ = [
-    "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
+    "SNAPSHOT_FILE", "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
     "McqProtocol", "McqSubtitles", "McqTask", "McqVideo", "McqVideos", "QuestionDimension", "Subset", "ccl_bin",
     "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
     "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.models import MODALITIES, OPTION_LETTERS, WINDOW_MODES, McqModality, WindowMode
+from sandbox.models import MODALITIES, OPTION_LETTERS, WINDOW_MODES, Budget, McqModality, WindowMode
 
 from ._base import Record
 
@@ -185,6 +185,11 @@ class McqProtocol(Record):
     attempts_per_task: int = Field(1, ge=1)
     request_timeout_s: float = Field(600.0, gt=0, description="The one request's wall-clock budget.")
 
+    def budget(self) -> Budget:
+        """One model request per question and no tool call (paper 004, Sec. 4.1), within `request_timeout_s`."""
+        return Budget(max_iterations=1, max_tool_calls=0, wall_time_s=self.request_timeout_s,
+                      attempts_per_task=self.attempts_per_task)
+
     @model_validator(mode="after")
     def _default_in_budgets(self) -> "McqProtocol":
         if self.default_frames not in self.frame_budgets:
@@ -215,10 +220,11 @@ class InputSetting(Record):
 
     @classmethod
     def parse(cls, text: str, protocol: McqProtocol | None = None) -> "InputSetting":
-        """`full`, or `MODALITY-NNNf-WINDOW`; ValueError (one line) when it is neither."""
-        protocol = protocol or McqProtocol()
+        """`full`, or `MODALITY-NNNf-WINDOW`; ValueError (one line) when it is neither, or (with `protocol`) when
+        the budget is not one of the protocol's."""
         if text == "full":
-            return cls(modality="video+subtitles+audio", frames=protocol.default_frames, window="full")
+            return cls(modality="video+subtitles+audio", frames=(protocol or McqProtocol()).default_frames,
+                       window="full")
         example = "e.g. video+subtitles-64f-full or video-128f-cw-rate"
         head, sep, rest = text.partition("f-")
         modality, dash, frames = head.rpartition("-")
@@ -228,7 +234,7 @@ class InputSetting(Record):
             raise ValueError(f"modality {modality!r} is not one of {', '.join(MODALITIES)}")
         if rest not in WINDOW_MODES:
             raise ValueError(f"window {rest!r} is not one of {', '.join(WINDOW_MODES)}")
-        if int(frames) not in protocol.frame_budgets:
+        if protocol is not None and int(frames) not in protocol.frame_budgets:
             raise ValueError(f"{frames} frames is not a budget of this snapshot "
                              f"({', '.join(map(str, protocol.frame_budgets))})")
         return cls(modality=modality, frames=int(frames), window=rest)

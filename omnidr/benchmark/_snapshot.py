@@ -80,6 +80,15 @@ class Snapshot:
     mcq_protocol: McqProtocol | None = None  # hyperparameters.json of a multiple-choice snapshot
     videos: dict[str, McqVideo] = field(default_factory=dict)  # videos.json of a multiple-choice snapshot
 
+    def default_budget(self):
+        """The attempt budget the snapshot's protocol gives when the user names none (short answers: paper 002,
+        Sec. 3.1; questions: one request), None for a report snapshot (the run's own default)."""
+        if self.protocol is not None:
+            return self.protocol.budget()
+        if self.mcq_protocol is not None:
+            return self.mcq_protocol.budget()
+        return None
+
     def mcq_video(self, task_id: str) -> McqVideo | None:
         """The video a multiple-choice question is about, None when it or the question did not load."""
         bundle = self.tasks.get(task_id)

@@ -10,6 +10,7 @@ from omnidr.attempts import AgentContext, Harness
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
+from ._direct import DirectHarness
 from ._openclaw import OpenClawHarness
 from ._reference import CAPABILITIES, ReferenceHarness, ScriptedModel, start_scripted_model
 from ._registry import (
@@ -19,6 +20,7 @@ from ._registry import (
     HarnessInfo,
     SystemRun,
     Upstream,
+    check_kind,
     harness_info,
     run_command_harness,
     run_harness,
@@ -26,6 +28,6 @@ from ._registry import (
     run_system,
 )
 
-__all__ = ["AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
+__all__ = ["DirectHarness", "check_kind", "AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
            "HARNESSES", "HarnessInfo", "OpenClawHarness", "ReferenceHarness", "ScriptedModel", "SystemRun", "Upstream",
            "harness_info", "Endpoints", "run_command_harness", "run_harness", "run_reference", "run_system", "start_scripted_model"]

@@ -21,6 +21,7 @@ from sandbox.models import API_FAMILY, ModelApi, ProxyMode, translation_label
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
+from ._direct import DirectHarness
 from ._openclaw import OpenClawHarness
 from ._reference import (
     CAPABILITIES,
@@ -60,6 +61,19 @@ class HarnessInfo:
     # provider search the web (provider-side tools policy not `deny`), so the CLI offers its built-in search
     make: Callable[..., Harness] | None = field(repr=False, default=None)  # None: the command harness
     note: str = ""
+    settings: bool = False  # its capability is an input setting of the mcq ablation matrix (InputSetting), not a level
+
+    def check_capability(self, capability: str) -> None:
+        """UserError (one line) when this harness cannot run at `capability`."""
+        if self.settings:
+            from omnidr.benchmark import InputSetting
+
+            try:
+                InputSetting.parse(capability)
+            except ValueError as exc:
+                raise UserError(f"the {self.name} harness takes an input setting: {exc}") from None
+        elif capability not in self.capabilities:
+            raise UserError(f"the {self.name} harness runs at {', '.join(self.capabilities)} only, not {capability!r}")
 
     @property
     def family(self) -> Family:
@@ -88,6 +102,11 @@ def _codex(image: str, capability: str, search: list[dict], hp, provider_search:
     return CodexHarness(image_ref=image, web_search=provider_search, skills=setup_from(capability, search, hp))
 
 
+def _direct(image: str, setting: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
+    del provider_search  # one request, no tools of any kind (paper 004, Sec. 4.1)
+    return DirectHarness(image_ref=image, setting=setting)
+
+
 def _openclaw(image: str, _capability: str, _search: list[dict], _hp, provider_search: bool = False) -> Harness:
     del provider_search  # its image is not built here; its web tools are its own
     return OpenClawHarness(image_ref=image)
@@ -103,6 +122,10 @@ HARNESSES: dict[str, HarnessInfo] = {h.name: h for h in (
                 SKILLS.format("Bash, Read, Write, WebFetch", "$CLAUDE_CONFIG_DIR/skills"), True, _claude),
     HarnessInfo("codex", "responses", "codex", tuple(NATIVE_LOG_GLOBS["codex"]), CAPABILITIES,
                 SKILLS.format("exec_command, view_image", "$CODEX_HOME/skills and AGENTS.md"), True, _codex),
+    HarnessInfo("direct", "chat_completions", "reference", (), ("full",),
+                "none: one request per question with the prepared frames, subtitles and audio (paper 004)", True,
+                _direct, note="multiple-choice snapshots only; its capability is the input setting, e.g. "
+                "video+subtitles-64f-full", settings=True),
     HarnessInfo("openclaw", "chat_completions", "openclaw", tuple(NATIVE_LOG_GLOBS["openclaw"]), ("full",),
                 NO_SKILLS.format("read, write, web_fetch"), False, _openclaw, note="its image needs the npm registry"),
     HarnessInfo("command", "chat_completions", None, (), ("full",), "whatever the image holds", False, None,
@@ -190,11 +213,11 @@ def run_system(
     from sandbox.models import Budget
 
     info = harness_info(harness)
-    if capability not in info.capabilities:
-        raise UserError(f"the {harness} harness runs at {', '.join(info.capabilities)} only, not {capability!r}")
+    info.check_capability(capability)
     snap = open_snapshot(Path(snapshot))
     if not snap.ok:
         raise UserError(f"{snapshot}: the snapshot does not load; run `omnidr snapshot validate {snapshot}`")
+    check_kind(info, snap, capability)
     task_ids = list(tasks or snap.tasks)
     unknown = [t for t in task_ids if t not in snap.tasks]
     if unknown:
@@ -275,7 +298,7 @@ def run_system(
             config = RunConfig(
                 snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
                 command=command, model=out.model, upstreams=upstreams,
-                budget=budget or (snap.protocol.budget() if snap.protocol else Budget()), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+                budget=budget or snap.default_budget() or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
                 egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
                 provider_tools=provider_tools, search_door=search_door,
@@ -294,6 +317,24 @@ def run_system(
             if scripted is not None:
                 scripted.stop()
         return out
+
+
+def check_kind(info: HarnessInfo, snap, capability: str) -> None:
+    """The direct harness answers multiple-choice questions, and they are answered by it alone (paper 004 evaluates
+    models, not agents); its input setting must use a frame budget of the snapshot's protocol."""
+    from omnidr.benchmark import InputSetting, TaskKind
+
+    if info.settings and snap.kind is not TaskKind.mcq:
+        raise UserError(f"the {info.name} harness answers multiple-choice (mcq) snapshots only; {snap.root} holds "
+                        f"{snap.kind.value} tasks: pick another harness, e.g. reference")
+    if snap.kind is TaskKind.mcq and not info.settings:
+        raise UserError(f"{snap.root} holds multiple-choice questions, which go to the model directly (paper 004): "
+                        f"use the direct harness (HARNESS=direct), not {info.name}")
+    if info.settings:
+        try:
+            InputSetting.parse(capability, snap.mcq_protocol)
+        except ValueError as exc:
+            raise UserError(f"{snap.root}: {exc}") from None
 
 
 _DNS_WARNED: set[str] = set()  # engines already warned of in this process: the warning is said once

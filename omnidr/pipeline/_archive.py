@@ -232,7 +232,7 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, w
 
 
 def _rescore(archive: Path, out: Path, judge, manifest, progress):
-    from omnidr.benchmark import TaskKind, open_snapshot
+    from omnidr.benchmark import ANSWER_KINDS, open_snapshot
     from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
 
     from ._answer_results import build_answer_results, write_answer_results
@@ -240,8 +240,9 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress):
 
     t0 = time.monotonic()
     snapshot = Path(archive) / SNAPSHOT_DIR
-    short = open_snapshot(snapshot).kind is TaskKind.short_answer  # frozen answers are judged, not reports scored
-    key = judge_key(judge, TaskKind.short_answer if short else TaskKind.report)
+    kind = open_snapshot(snapshot).kind
+    short = kind in ANSWER_KINDS  # frozen answers are judged (or checked), not reports scored
+    key = judge_key(judge, kind)
     settings = judge_settings(judge)
     for label, config in manifest.systems.items():
         progress(f"{label}: re-scoring {len(config.tasks)} frozen report(s) with judge {judge.spec}")

@@ -4,6 +4,7 @@ Loaded on demand by the main group (STAGE_COMMANDS in omnidr/cli.py). Bad input 
 which `omnidr.cli.main` turns into one line and exit code 2.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -80,6 +81,20 @@ def default_snapshot() -> Path:
         return here
     bundled = Path(__file__).resolve().parents[2] / "snapshots" / "demo"
     return bundled if bundled.is_dir() else here
+
+
+def auto_harness(harness: str, snapshot: Path) -> str:
+    """`auto`: the direct harness for a multiple-choice snapshot (paper 004 evaluates models directly), else the
+    reference agent; any other name as given."""
+    if harness != "auto":
+        return harness
+    from omnidr.benchmark import SNAPSHOT_FILE, TaskKind
+
+    try:
+        kind = json.loads((Path(snapshot) / SNAPSHOT_FILE).read_text("utf-8")).get("task_kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None  # the snapshot check names what is wrong with it
+    return "direct" if kind == TaskKind.mcq.value else "reference"
 
 
 def eval_options(f):
@@ -172,8 +187,8 @@ def open_hints(outcome) -> list[str]:
 
 @click.command("eval")
 @click.argument("snapshot", type=click.Path(path_type=Path), default=None, required=False)
-@click.option("--harness", default="reference", show_default=True, envvar="OMNIDR_HARNESS",
-              help=f"One of {', '.join(HARNESSES)}.")
+@click.option("--harness", default="auto", show_default=True, envvar="OMNIDR_HARNESS",
+              help=f"One of {', '.join(HARNESSES)}; auto: direct for a multiple-choice snapshot, else reference.")
 @click.option("--capability", default="full", show_default=True,
               help=f"Capability level (the paper's ladder; the research skills installed for reference, claude-code and codex): {', '.join(CAPABILITIES)}.")
 @eval_options
@@ -199,7 +214,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
         result.stages += check_snapshot(snapshot, lambda m: out.print(f"  {m}", soft_wrap=True)).stages
         _stages(result)
         sys.exit(1 if result.failed else 0)
-    system = make_system(harness, capability, parse_model(model, model_key_env))
+    system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca)

@@ -21,7 +21,7 @@ from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
 from omnidr.attempts import LocalExecutor, RayExecutor, is_loopback_url
-from omnidr.benchmark import SNAPSHOT_CORPUS_FILE, TaskKind
+from omnidr.benchmark import ANSWER_KINDS, SNAPSHOT_CORPUS_FILE, InputSetting, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
 from sandbox.models import CORPUS_FILE, Budget, ProviderToolsPolicy, SearchDoor
@@ -316,9 +316,11 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     unknown = [t for t in task_ids if t not in snap.tasks]
     if unknown:
         raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
-    if request.budget_label == "default" and snap.protocol is not None:
-        # a short-answer snapshot's protocol is its default budget (paper 002, Sec. 3.1: 3,600 s or 100 calls)
-        request.budget = snap.protocol.budget()
+    if request.budget_label == "default" and snap.default_budget() is not None:
+        # a short-answer snapshot's protocol is its default budget (paper 002, Sec. 3.1: 3,600 s or 100 calls); a
+        # multiple-choice snapshot's is one request per question (paper 004, Sec. 4.1)
+        request.budget = snap.default_budget()
+    request.systems = [resolved_setting(spec, snap) for spec in request.systems]
     preflight(request, task_ids, progress.note)
 
     root = (Path(request.runs_root) / snapshot_id).resolve()
@@ -330,11 +332,24 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
             return _run_root(request, outcome, root, snapshot_id, task_ids, progress, snap.kind)
 
 
+def resolved_setting(spec: SystemSpec, snap) -> SystemSpec:
+    """A direct system's input setting as the snapshot's protocol makes it (`full` -> every modality at the default
+    frame budget), so that its label says what it was given; UserError when the protocol does not allow it. Other
+    systems as they are; the harness and the snapshot's kind must go together."""
+    from omnidr.harness import HARNESSES, check_kind
+
+    info = HARNESSES[spec.harness]
+    check_kind(info, snap, spec.capability)
+    if not info.settings:
+        return spec
+    return spec.model_copy(update={"capability": InputSetting.parse(spec.capability, snap.mcq_protocol).label})
+
+
 def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, task_ids: list[str],
               progress, kind: TaskKind = TaskKind.report) -> EvalOutcome:
     """The systems of `request` in `root`, its leaderboard and tracking (the caller holds the root's lock)."""
     key = judge_key(request.judge, kind)
-    deliverable = "an answer" if kind is TaskKind.short_answer else "a report"
+    deliverable = "an answer" if kind in ANSWER_KINDS else "a report"
     configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
                                       budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id,
                                       provider_tools=request.tools_policy, web=request.web,
@@ -386,8 +401,8 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
         if request.web == "record":
             outcome.result.add(gather_recordings(folder, progress))
-        if kind is TaskKind.short_answer:
-            outcome.result.add(_score_answers(request, spec, folder, task_ids, progress, tracker, out))
+        if kind in ANSWER_KINDS:
+            outcome.result.add(_score_answers(request, spec, folder, task_ids, progress, tracker, out, kind))
         else:
             outcome.result.add(_score(request, spec, folder, task_ids, progress, tracker, out))
         _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
@@ -398,7 +413,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                 tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
-    if kind is TaskKind.short_answer:
+    if kind in ANSWER_KINDS:
         _answer_board(request, outcome, root, snapshot_id, key, task_ids, tracker)
         return _tracked(outcome, snapshot_id)
     board, results = build_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
@@ -469,7 +484,7 @@ def _metric_name(label: str) -> str:
 
 
 def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker,
-                   out) -> StageResult:
+                   out, kind: TaskKind = TaskKind.short_answer) -> StageResult:
     """Judge every task's answer (paper 002, App. C.4); kept when already judged by this judge on the last attempts."""
     from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, read_answer_run, score_run
 
@@ -483,7 +498,7 @@ def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_id
     if kept is not None:
         summary, evaluations = kept
         judged = {ev.task_id: ev for ev in evaluations}
-        if (summary.judge.key != judge_key(request.judge, TaskKind.short_answer)
+        if (summary.judge.key != judge_key(request.judge, kind)
                 or summary.evaluator_version != ANSWER_EVALUATOR_VERSION or set(judged) != set(last)
                 or any(ev.incomplete for ev in evaluations) or any(judged[t].attempt != a for t, a in last.items())):
             kept = None

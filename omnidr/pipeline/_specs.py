@@ -182,9 +182,14 @@ class SystemSpec(BaseModel):
 def make_system(harness: str, capability: str, model: Endpoint, brief: bool = False) -> SystemSpec:
     if harness not in HARNESSES:
         raise UserError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
+    info = REGISTRY[harness]
+    if info.settings:  # the direct harness: an input setting of the ablation matrix, checked by the registry
+        info.check_capability(capability)
+        if model.offline and not info.scripted:
+            raise UserError(f"the scripted model does not drive the {harness} harness; give it a real model")
+        return SystemSpec(harness=harness, capability=capability, model=model, brief=brief)
     if capability not in CAPABILITIES:
         raise UserError(f"unknown capability {capability!r}; choose one of {', '.join(CAPABILITIES)}")
-    info = REGISTRY[harness]
     if capability not in info.capabilities:
         raise UserError(f"the {harness} harness runs at {', '.join(info.capabilities)} only; drop CAPABILITY "
                         "(the ladder's levels are for the reference harness)")

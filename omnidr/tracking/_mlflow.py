@@ -140,7 +140,7 @@ class Tracker:
                 "proxy_mode": record.proxy_mode,
                 **{f"image.{role}": image_id for role, image_id in record.image_ids.items()},
                 **({"termination": record.termination, "answer_source": record.answer_source,
-                    "context_handling": record.context_handling} if record.task_kind == "short_answer" else {}),
+                    "context_handling": record.context_handling} if record.task_kind in ("short_answer", "mcq") else {}),
             })
             self._metrics(run_id, {
                 "success": 1.0 if record.delivered else 0.0, "input_tokens": use.input_tokens,
