@@ -55,6 +55,8 @@ class AnswerOutcome(ScoringModel):
     elapsed_s: float | None = Field(None, description="Wall time of the attempt, seconds; None when unknown.")
     tool_use: ToolUse | None = Field(None, description="Tool calls of the attempt's trajectory; None when it has none "
                                      "to read.")
+    unparseable: bool = Field(False, exclude_if=lambda v: not v, description="Multiple choice: the answer named no "
+                              "single option (counted as wrong).")
 
 
 class AnswerSystem(ScoringModel):
