@@ -5,7 +5,14 @@ chance level, unparseable answers, and leave-one-video-out accuracy with its max
 import pytest
 
 from omnidr.benchmark import McqTask, McqVideo
-from omnidr.scoring import AnswerOutcome, AnswerSystem, ScoringInputError, SystemKey, answer_grids, build_answer_leaderboard
+from omnidr.scoring import (
+    AnswerOutcome,
+    AnswerSystem,
+    ScoringInputError,
+    SystemKey,
+    answer_grids,
+    build_answer_leaderboard,
+)
 
 CHECKER = "mcq-exact-match:option-letter-parser-1:no-prompt"
 OPTIONS = ["one", "two", "three", "four"]
