@@ -43,14 +43,19 @@ def _number(x: float | None, digits: int = 0) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
+def _provisional_note(board: AnswerLeaderboard) -> str:
+    """The title's note naming the provisional rows and their tasks that are not final, or ""."""
+    provisional = [r for r in board.rows if r.provisional]
+    return "; * provisional, not ranked: " + "; ".join(
+        f"{r.label} ({len(r.incomplete)} task(s) not final: {', '.join(r.incomplete)})" for r in provisional) \
+        if provisional else ""
+
+
 def leaderboard_grid(board: AnswerLeaderboard) -> Grid:
     level = int(round(100 * board.confidence))
     title = (f"Accuracy: {len(board.task_ids)} tasks, judge {board.judge or '-'}, {board.replicates} bootstrap "
              f"replicates (seed {board.seed})")
-    provisional = [r for r in board.rows if r.provisional]
-    if provisional:
-        title += "; * provisional, not ranked: " + "; ".join(
-            f"{r.label} ({len(r.incomplete)} task(s) not final: {', '.join(r.incomplete)})" for r in provisional)
+    title += _provisional_note(board)
     rows = []
     for r in board.rows:
         p = r.process
@@ -116,10 +121,7 @@ def mcq_leaderboard_grid(board: AnswerLeaderboard) -> Grid:
     level = int(round(100 * board.confidence))
     title = (f"Accuracy: {len(board.task_ids)} questions, chance {board.chance_accuracy:g}%, checked by "
              f"{board.judge or '-'}, {board.replicates} bootstrap replicates (seed {board.seed})")
-    provisional = [r for r in board.rows if r.provisional]
-    if provisional:
-        title += "; * provisional, not ranked: " + "; ".join(
-            f"{r.label} ({len(r.incomplete)} question(s) not final)" for r in provisional)
+    title += _provisional_note(board)
     rows = []
     for r in board.rows:
         p = r.process
