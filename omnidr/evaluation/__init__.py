@@ -8,7 +8,8 @@ needed to audit them, to `evaluation.json`.
 
 Short-answer tasks (OpenDS-World, paper 002) are judged by the answer judge (App. C.4): the paper's hard
 rules first, then an OpenAI-compatible model (or the offline baseline) comparing each answer with the
-reference; `score_run` picks the evaluator by the snapshot's task kind.
+reference; multiple-choice tasks (VideoOdyssey, paper 004) by the option letter read from each answer against the
+key (`McqChecker`); `score_run` picks the evaluator by the snapshot's task kind.
 """
 
 from ._answer_baseline import AnswerVerdict, baseline_answer_verdict, hard_rule
@@ -31,6 +32,7 @@ from ._empty import check_empty_reports, content_free_report
 from ._evaluate import TaskInputs, evaluate_report, read_evaluation
 from ._judge import Judge, JudgeRequest, JudgeSettings, OpenAIJudge, judge_atom, parse_answer
 from ._material import ReportMaterial
+from ._mcq_check import McqChecker, OptionReading, mcq_checker_identity, parse_option, read_option
 from ._models import (
     ANSWER_EVALUATOR_VERSION,
     EVALUATOR_VERSION,
@@ -63,7 +65,7 @@ __all__ = [
     "ANSWER_EVALUATOR_VERSION", "ANSWER_PROMPT_VERSION", "AnswerEvaluation", "AnswerJudge", "AnswerJudgement",
     "AnswerRequest", "AnswerVerdict", "BaselineAnswerJudge", "DeliveredAnswer", "OpenAIAnswerJudge",
     "answer_judge_identity", "answer_systems", "baseline_answer_verdict", "delivered_answer", "hard_rule", "make_answer_judge",
-    "read_answer_run",
+    "read_answer_run", "McqChecker", "OptionReading", "mcq_checker_identity", "parse_option", "read_option",
     "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
     "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",
     "OpenAIJudge", "PageFault", "ProbeContext", "ProbeLimits", "ProbeOutcome", "ProbeResult", "ProbeSession",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from omnidr.benchmark import TaskKind
+
 from ._answer_baseline import ANSWER_BASELINE_MODEL, AnswerVerdict, baseline_answer_verdict, hard_rule
 from ._answer_prompt import ANSWER_PROMPT_VERSION, ANSWER_RESPONSE_FORMAT, answer_messages, parse_answer_verdict
 from ._baseline import BASELINE_LABEL
@@ -32,6 +34,7 @@ class AnswerRequest:
     reference: str
     candidate: str  # "" when there is no answer
     execution_error: str | None = None
+    options: tuple[str, ...] | None = None  # a multiple-choice question's options, A to D in order (reference: a letter)
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class AnswerJudgement:
     output_tokens: int = 0
     cached_input_tokens: int = 0
     elapsed_s: float = 0.0
+    chosen: str | None = None  # multiple choice: the option letter read from the answer
+    unparseable: bool = False  # multiple choice: a non-empty answer from which no single option could be read
 
     def usage(self) -> JudgeUsage:
         asked = not self.hard_rule
@@ -56,7 +61,8 @@ class AnswerJudgement:
 
 
 class AnswerJudge(Protocol):
-    """Anything that judges one short answer."""
+    """Anything that judges one answer: a short answer (the model judge or its baseline) or a multiple-choice
+    answer (`McqChecker`)."""
 
     identity: JudgeIdentity
 
@@ -68,9 +74,14 @@ class AnswerJudge(Protocol):
     async def aclose(self) -> None: ...
 
 
-def answer_judge_identity(settings: JudgeSettings | None) -> JudgeIdentity:
-    """The identity the answer judge of these settings has (the offline baseline without settings): known before
-    any answer is judged, so that a resumed run finds the evaluations of the same judge."""
+def answer_judge_identity(settings: JudgeSettings | None, kind: TaskKind = TaskKind.short_answer) -> JudgeIdentity:
+    """The identity the answer judge of these settings has (the offline baseline without settings; the option
+    checker for multiple-choice tasks, whatever the settings): known before any answer is judged, so that a resumed
+    run finds the evaluations of the same judge."""
+    if kind is TaskKind.mcq:
+        from ._mcq_check import mcq_checker_identity
+
+        return mcq_checker_identity()
     if settings is None:
         return JudgeIdentity(kind="offline-baseline", model=ANSWER_BASELINE_MODEL, prompt_version="no-prompt",
                              description=ANSWER_BASELINE_DESCRIPTION)
@@ -142,8 +153,14 @@ class BaselineAnswerJudge:
         return AnswerJudgement(verdict=labelled, elapsed_s=round(time.monotonic() - started, 4))
 
 
-def make_answer_judge(settings: JudgeSettings | None, cache_dir: Path | None) -> AnswerJudge:
-    """The model answer judge when an endpoint is configured, else the offline baseline."""
+def make_answer_judge(settings: JudgeSettings | None, cache_dir: Path | None,
+                      kind: TaskKind = TaskKind.short_answer) -> AnswerJudge:
+    """The option checker for multiple-choice tasks; for short answers the model answer judge when an endpoint is
+    configured, else the offline baseline."""
+    if kind is TaskKind.mcq:
+        from ._mcq_check import McqChecker
+
+        return McqChecker()
     if settings is None:
         return BaselineAnswerJudge()
     return OpenAIAnswerJudge(settings, JudgeCache(cache_dir) if cache_dir is not None else None)

@@ -1,4 +1,6 @@
-"""`omnidr score RUN_DIR` on a short-answer run (task kind `short_answer`, OpenDS-World, paper 002).
+"""`omnidr score RUN_DIR` on a run of answers: short answers (task kind `short_answer`, OpenDS-World, paper 002),
+judged by the answer judge, or multiple-choice answers (task kind `mcq`, VideoOdyssey, paper 004), checked by the
+option letter read from them (`_mcq_check.py`).
 
 Layout read: RUN_DIR/attempts/<task_id>/<n>/attempt.json and, in the same attempt folder, output/answer.json (an
 AnswerFile) and the trajectory (`omnidr.trajectory.load_attempt_trajectory`). The answer of a task is that of its
@@ -14,7 +16,7 @@ again for those only, the others being read from the judge cache.
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from omnidr._files import write_atomic
-from omnidr.benchmark import ShortAnswerTask, Snapshot, TaskKind
+from omnidr.benchmark import ANSWER_KINDS, McqTask, ShortAnswerTask, Snapshot, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import EVALUATION_FILE, SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import ToolUse, tool_use
@@ -37,6 +39,24 @@ if TYPE_CHECKING:
     from omnidr.attempts import AttemptRecord, RunConfig
 
 Progress = Callable[[str], None]
+
+AnswerTask = ShortAnswerTask | McqTask
+"""A task answered in `/output/answer.json`."""
+
+
+def answer_kind(tasks: "Mapping[str, AnswerTask] | Sequence[AnswerTask]") -> TaskKind:
+    """The task kind of a set of answer tasks (all of one kind: a snapshot has one)."""
+    items = list(tasks.values()) if isinstance(tasks, Mapping) else list(tasks)
+    return TaskKind.mcq if items and all(isinstance(t, McqTask) for t in items) else TaskKind.short_answer
+
+
+def answer_request(task: AnswerTask, candidate: str, execution_error: str | None) -> AnswerRequest:
+    """What the judge (short answer) or the option checker (multiple choice) is given about one answer."""
+    if isinstance(task, McqTask):
+        return AnswerRequest(question=task.question, reference=task.answer, candidate=candidate,
+                             execution_error=execution_error, options=tuple(task.options))
+    return AnswerRequest(question=task.question, reference=task.answer, candidate=candidate,
+                         execution_error=execution_error)
 
 
 @dataclass(frozen=True)
@@ -112,13 +132,12 @@ def _tool_use_of(folder: Path | None, harness: str) -> tuple[ToolUse | None, str
     return tool_use(trajectory), f"from {origin}"
 
 
-async def evaluate_answer(judge: AnswerJudge, task: ShortAnswerTask, found: DeliveredAnswer, harness: str,
+async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: DeliveredAnswer, harness: str,
                           out_dir: Path) -> AnswerEvaluation:
     """Judge one task's answer and write its `evaluation.json` into `out_dir`."""
     started, started_at = time.monotonic(), datetime.now(UTC)
     text = found.answer.answer if found.answer is not None else ""
-    judged = await judge.judge(AnswerRequest(question=task.question, reference=task.answer, candidate=text,
-                                             execution_error=found.execution_error))
+    judged = await judge.judge(answer_request(task, text, found.execution_error))
     use, note = await asyncio.to_thread(_tool_use_of, found.folder, harness)
     incomplete = found.incomplete
     if judged.verdict is None:
@@ -136,25 +155,27 @@ async def evaluate_answer(judge: AnswerJudge, task: ShortAnswerTask, found: Deli
         input_tokens=record.budget_use.input_tokens if record is not None else None,
         output_tokens=record.budget_use.output_tokens if record is not None else None,
         wall_time_s=record.wall_time_s if record is not None else None, tool_use=use, trajectory_note=note,
-        started_at=started_at, elapsed_s=round(time.monotonic() - started, 3),
+        chosen_option=judged.chosen, unparseable=judged.unparseable, started_at=started_at, elapsed_s=round(time.monotonic() - started, 3),
     )
     write_atomic(Path(out_dir) / EVALUATION_FILE, ev.model_dump_json(indent=2))
     return ev
 
 
-def answer_tasks(snap: Snapshot, task_ids: Sequence[str]) -> dict[str, ShortAnswerTask]:
-    """The short-answer tasks of the run; one the snapshot lacks or cannot load is a user error naming it."""
-    out = {}
+def answer_tasks(snap: Snapshot, task_ids: Sequence[str]) -> dict[str, AnswerTask]:
+    """The answer tasks of the run (short-answer or multiple-choice, by the snapshot's kind); one the snapshot
+    lacks or cannot load is a user error naming it."""
+    out: dict[str, AnswerTask] = {}
     for task_id in task_ids:
         bundle = snap.tasks.get(task_id)
         if bundle is None:
             raise UserError(f"task '{task_id}' is not in the snapshot {snap.root}; pass the snapshot the run used "
                             "(--snapshot)")
-        if bundle.question is None:
+        task = bundle.mcq if snap.kind is TaskKind.mcq else bundle.question
+        if task is None:
             problem = next((p.line() for p in snap.problems if p.file.startswith(f"tasks/{task_id}/")),
                            "task.json did not load")
             raise UserError(f"{snap.root}: task '{task_id}': {problem}")
-        out[task_id] = bundle.question
+        out[task_id] = task
     return out
 
 
@@ -168,17 +189,23 @@ def task_line(ev: AnswerEvaluation) -> TaskScore:
                      correct=ev.verdict.correct if ev.verdict is not None else None)
 
 
-async def score_answers(run_dir: Path, run: "RunConfig", tasks: dict[str, ShortAnswerTask], snapshot_path: Path,
+async def score_answers(run_dir: Path, run: "RunConfig", tasks: Mapping[str, AnswerTask], snapshot_path: Path,
                         out_dir: Path, judge_settings: JudgeSettings | None, cache_dir: Path,
                         progress: Progress = lambda _m: None) -> RunEvaluation:
-    """Judge the answer of every task in `tasks` (run order) and write the evaluations and the summary."""
+    """Judge the answer of every task in `tasks` (run order) and write the evaluations and the summary. Multiple-
+    choice tasks are checked by the option read from each answer (`McqChecker`); `judge_settings` and `cache_dir`
+    then do not apply."""
     started = time.monotonic()
-    judge = make_answer_judge(judge_settings, cache_dir)
-    if judge_settings is None:
+    kind = answer_kind(tasks)
+    judge = make_answer_judge(judge_settings, cache_dir, kind)
+    if kind is TaskKind.mcq:
+        progress(f"multiple-choice answers are checked by {judge.identity.label} against the key (exact match, "
+                 "paper 004 Sec. 4.1); no judge is asked")
+    elif judge_settings is None:
         progress(f"no judge endpoint configured: answers are judged by the offline baseline ({judge.identity.label}; "
                  "it cannot see paraphrase, and its accuracy is not comparable with a model judge's)")
 
-    async def one(task: ShortAnswerTask) -> AnswerEvaluation:
+    async def one(task: AnswerTask) -> AnswerEvaluation:
         found = delivered_answer(run_dir, task.id)
         ev = await evaluate_answer(judge, task, found, run.harness, Path(out_dir) / task.id)
         if ev.verdict is None:
@@ -197,7 +224,7 @@ async def score_answers(run_dir: Path, run: "RunConfig", tasks: dict[str, ShortA
     lines = [task_line(ev) for ev in evaluations]
     usage = JudgeUsage(**{f: sum(getattr(e.judge_usage, f) for e in evaluations) for f in JudgeUsage.model_fields})
     summary = RunEvaluation(
-        task_kind=TaskKind.short_answer, evaluator_version=ANSWER_EVALUATOR_VERSION, judge=judge.identity,
+        task_kind=kind, evaluator_version=ANSWER_EVALUATOR_VERSION, judge=judge.identity,
         run_dir=str(run_dir), snapshot=str(snapshot_path), model=run.model, harness=run.harness, tasks=lines,
         mean_total=round(sum(t.total for t in lines) / len(lines), 4) if lines else 0.0, judge_usage=usage,
         elapsed_s=round(time.monotonic() - started, 3),
@@ -207,7 +234,7 @@ async def score_answers(run_dir: Path, run: "RunConfig", tasks: dict[str, ShortA
 
 
 def read_answer_run(out_dir: Path) -> tuple[RunEvaluation, list[AnswerEvaluation]]:
-    """`summary.json` of a scored short-answer run and every evaluation it lists."""
+    """`summary.json` of a scored run of answers (short-answer or multiple-choice) and every evaluation it lists."""
     path = Path(out_dir) / SUMMARY_FILE
     if not path.is_file():
         raise UserError(f"{out_dir}: no {SUMMARY_FILE}; pass an output folder of `omnidr score`")
@@ -215,8 +242,8 @@ def read_answer_run(out_dir: Path) -> tuple[RunEvaluation, list[AnswerEvaluation
         summary = RunEvaluation.model_validate_json(path.read_text("utf-8"))
     except (ValidationError, OSError, ValueError) as exc:
         raise UserError(f"{out_dir}: unreadable evaluation: {str(exc).splitlines()[0][:200]}") from None
-    if summary.task_kind is not TaskKind.short_answer:
-        raise UserError(f"{out_dir}: holds report evaluations, not short answers; read it with read_scored_run")
+    if summary.task_kind not in ANSWER_KINDS:
+        raise UserError(f"{out_dir}: holds report evaluations, not answers; read it with read_scored_run")
     try:
         evaluations = [AnswerEvaluation.model_validate_json((Path(out_dir) / t.evaluation).read_text("utf-8"))
                        for t in summary.tasks]

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnidr._console import make_console
-from omnidr.benchmark import TaskKind
+from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
 
 from ._answer_run import read_answer_run
@@ -50,14 +50,21 @@ def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
             verdict, by, reason = "[red]NOT FINAL[/red]", "-", ev.incomplete or ""
         else:
             verdict = "[green]correct[/green]" if ev.correct else "[red]incorrect[/red]"
-            by = "rule" if ev.hard_rule else ("cache" if ev.cached else "judge")
+            by = "rule" if ev.hard_rule else ("cache" if ev.cached else
+                                              "match" if summary.task_kind is TaskKind.mcq else "judge")
             reason = ev.verdict.reason + (f"; NOT FINAL: {ev.incomplete}" if ev.incomplete else "")
         table.add_row(ev.task_id, str(ev.attempt or "-"), escape(answer), ev.termination or "-", verdict, by,
                       escape(reason))
     out.print(table)
     u = summary.judge_usage
-    out.print(f"judge {summary.judge.label}; {u.calls} call(s), {u.cache_hits} cached verdict(s), {u.failed_votes} "
-              f"unanswered, {u.input_tokens} input + {u.output_tokens} output tokens", soft_wrap=True, markup=False)
+    if summary.task_kind is TaskKind.mcq:
+        unparseable = sum(1 for ev in evaluations if ev.unparseable)
+        out.print(f"checked by {summary.judge.label} (no judge call); {unparseable} unparseable answer(s), counted "
+                  "wrong", soft_wrap=True, markup=False)
+    else:
+        out.print(f"judge {summary.judge.label}; {u.calls} call(s), {u.cache_hits} cached verdict(s), "
+                  f"{u.failed_votes} unanswered, {u.input_tokens} input + {u.output_tokens} output tokens",
+                  soft_wrap=True, markup=False)
     pending = [t.task_id for t in summary.tasks if t.incomplete]
     if pending:
         out.print(f"[red]not final: {', '.join(pending)}; the accuracy below is provisional. Rerun the same command "
@@ -68,7 +75,7 @@ def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
 
 
 def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
-    if summary.task_kind is TaskKind.short_answer:
+    if summary.task_kind in ANSWER_KINDS:
         _print_answers(summary, out_dir)
         return
     _, evaluations = read_scored_run(out_dir)

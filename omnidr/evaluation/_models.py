@@ -36,9 +36,10 @@ class EvaluationModel(BaseModel):
 class JudgeIdentity(EvaluationModel):
     """Which judge decided the J atoms. Scores from different identities must not be compared."""
 
-    kind: Literal["openai-compatible", "offline-baseline"] = Field(
+    kind: Literal["openai-compatible", "offline-baseline", "mcq-exact-match"] = Field(
         description="openai-compatible: a model behind a chat-completions endpoint; offline-baseline: the "
-        "deterministic lexical stand-in used when no endpoint is configured."
+        "deterministic lexical stand-in used when no endpoint is configured; mcq-exact-match: the multiple-choice "
+        "checker (the option letter read from the answer against the key, no model)."
     )
     model: str = Field(description="Model name sent to the endpoint, or the baseline's algorithm name.")
     prompt_version: str = Field(description="Version of the judge instruction and of the material layout it receives.")
@@ -223,7 +224,7 @@ class RunEvaluation(DiskRecord, EvaluationModel):
 
     task_kind: TaskKind = Field(TaskKind.report, exclude_if=lambda v: v is TaskKind.report,
                                 description="Kind of the run's tasks: `report` (each evaluation.json an Evaluation) or "
-                                "`short_answer` (each an AnswerEvaluation).")
+                                "`short_answer` or `mcq` (each an AnswerEvaluation).")
     evaluator_version: str = Field(description="EVALUATOR_VERSION (ANSWER_EVALUATOR_VERSION for short answers).")
     judge: JudgeIdentity = Field(description="Judge of every evaluation in the folder.")
     run_dir: str = Field(description="Run folder that was scored.")
@@ -238,8 +239,9 @@ class RunEvaluation(DiskRecord, EvaluationModel):
 
 
 class AnswerEvaluation(DiskRecord, EvaluationModel):
-    """`evaluation.json` of a short-answer task (OpenDS-World, paper 002, App. C.4): the answer its last finished
-    attempt delivered, the judge's verdict on it, and what the attempt spent, with everything needed to audit it."""
+    """`evaluation.json` of a short-answer task (OpenDS-World, paper 002, App. C.4) or a multiple-choice task
+    (VideoOdyssey, paper 004; the judge is then the option checker): the answer its last finished attempt
+    delivered, the verdict on it, and what the attempt spent, with everything needed to audit it."""
 
     SCHEMA = "omnidr.answer-evaluation/1"
 
@@ -276,6 +278,11 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
     tool_use: ToolUse | None = Field(None, description="Tool calls of the attempt's trajectory (categories, failures, "
                                      "latency, transitions); None when it has none to read.")
     trajectory_note: str | None = Field(None, description="Why tool_use is missing, or where the trajectory came from.")
+    chosen_option: str | None = Field(None, exclude_if=lambda v: v is None,
+                                      description="Multiple choice: the option letter read from the answer.")
+    unparseable: bool = Field(False, exclude_if=lambda v: not v,
+                              description="Multiple choice: the answer is not empty but no single option could be "
+                              "read from it (counted as wrong).")
     started_at: datetime = Field(description="When the evaluation started (UTC).")
     elapsed_s: float = Field(description="Wall time of the evaluation, seconds.")
 
@@ -294,4 +301,5 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
             if self.input_tokens is not None or self.output_tokens is not None else None
         return AnswerOutcome(task_id=self.task_id, correct=self.correct, answered=self.answered,
                              incomplete=self.incomplete, judge=self.judge.key, termination=self.termination,
-                             tokens=tokens, elapsed_s=self.wall_time_s, tool_use=self.tool_use)
+                             tokens=tokens, elapsed_s=self.wall_time_s, tool_use=self.tool_use,
+                             unparseable=self.unparseable)

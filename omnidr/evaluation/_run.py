@@ -1,5 +1,5 @@
 """`omnidr score RUN_DIR`: evaluate what every task of a run folder delivered, by the snapshot's task kind: the
-report of a `report` task (here), the answer of a `short_answer` task (`_answer_run.py`).
+report of a `report` task (here), the answer of a `short_answer` or `mcq` task (`_answer_run.py`).
 
 Layout read (written by `omnidr run`): RUN_DIR/run.json, and per task
 RUN_DIR/attempts/<task_id>/<n>/attempt.json with the report under the attempt folder at
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from omnidr._files import write_atomic
-from omnidr.benchmark import Snapshot, TaskKind, open_snapshot
+from omnidr.benchmark import ANSWER_KINDS, Snapshot, TaskKind, open_snapshot
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import AnswerSystem, SystemDecisions, SystemKey
@@ -184,7 +184,7 @@ async def score_run_async(
         raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
     snapshot_path = _snapshot_path(run_dir, run, snapshot)
     snap = open_snapshot(snapshot_path)
-    if snap.kind is TaskKind.short_answer:
+    if snap.kind in ANSWER_KINDS:
         questions = answer_tasks(snap, task_ids)
     else:
         inputs = task_inputs(snapshot_path, task_ids, snap)
@@ -196,7 +196,7 @@ async def score_run_async(
         probe_file.unlink()
     except OSError as exc:
         raise UserError(f"cannot write to {out_dir} ({exc.strerror}); pass a writable --out folder") from None
-    if snap.kind is TaskKind.short_answer:
+    if snap.kind in ANSWER_KINDS:
         return await score_answers(run_dir, run, questions, snapshot_path, out_dir, judge_settings,
                                    cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
     judge = make_judge(judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR)
@@ -240,8 +240,8 @@ async def score_run_async(
 
 def score_run(run_dir: Path, **kwargs) -> RunEvaluation:
     """Synchronous `score_run_async` (see there for the arguments). The snapshot's task kind decides what is
-    evaluated: reports (probes and the atom judge) or short answers (the answer judge); `limits` applies to reports
-    only. Either way OUT holds one evaluation.json per task and summary.json (`task_kind` says which)."""
+    evaluated: reports (probes and the atom judge), short answers (the answer judge) or multiple-choice answers
+    (the option checker); `limits` applies to reports only. Either way OUT holds one evaluation.json per task and summary.json (`task_kind` says which)."""
     return asyncio.run(score_run_async(run_dir, **kwargs))
 
 
@@ -291,7 +291,7 @@ def system_decisions(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, li
 
 
 def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list[AnswerSystem]]:
-    """Scored short-answer runs as the scoring stage's leaderboard input (`build_answer_leaderboard`,
+    """Scored runs of answers (short-answer or multiple-choice) as the scoring stage's leaderboard input (`build_answer_leaderboard`,
     `compare_answer_systems`), refusing to mix judges. A system is named by its run's model and harness."""
     systems: list[AnswerSystem] = []
     items: list[AnswerEvaluation | RunEvaluation] = []

@@ -5,7 +5,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from omnidr.benchmark import TaskKind
+from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE
 
@@ -28,10 +28,10 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
     if root is None:
         raise UserError("the evaluation made no run root, so there is nothing to compare")
     task_ids = list(request.tasks or outcome.systems[0].records)
-    if _is_short_answer(request.snapshot):
+    if (kind := _snapshot_kind(request.snapshot)) in ANSWER_KINDS:
         from ._answer_results import collect_answer_systems
 
-        key = judge_key(request.judge, TaskKind.short_answer)
+        key = judge_key(request.judge, kind)
         answers, _ = collect_answer_systems(root, key, task_ids)
         by_name = {f.folder.name: f for f in answers}
         missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_name]
@@ -65,8 +65,8 @@ def evaluated_folders(folders) -> bool:
 
 def compare_folders(folders, snapshot: Path, console: Console):
     """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
-    if any(_scored_short_answers(Path(f)) for f in folders):
-        return _compare_answer_folders(folders, console)
+    if any(_scored_answers(Path(f)) for f in folders):
+        return _compare_answer_folders(folders, snapshot, console)
     got: list[ScoredSystem] = []
     for f in folders:
         system = read_system(Path(f))
@@ -92,25 +92,26 @@ def compare_folders(folders, snapshot: Path, console: Console):
                           first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
 
 
-def _is_short_answer(snapshot: Path) -> bool:
+def _snapshot_kind(snapshot: Path) -> TaskKind:
     from omnidr.benchmark import open_snapshot
 
-    return open_snapshot(snapshot).kind is TaskKind.short_answer
+    return open_snapshot(snapshot).kind
 
 
-def _scored_short_answers(folder: Path) -> bool:
-    """Whether a system folder's evaluation holds short answers (its summary's task kind)."""
+def _scored_answers(folder: Path) -> bool:
+    """Whether a system folder's evaluation holds answers, short or multiple-choice (its summary's task kind)."""
     import json
 
     try:
-        return json.loads((folder / "evaluation" / SUMMARY_FILE).read_text("utf-8")).get("task_kind") == \
-            TaskKind.short_answer.value
+        return json.loads((folder / "evaluation" / SUMMARY_FILE).read_text("utf-8")).get("task_kind") in \
+            {k.value for k in ANSWER_KINDS}
     except (OSError, ValueError):
         return False
 
 
-def _compare_answer_folders(folders, console: Console):
-    """`omnidr compare` on scored short-answer system folders: one judge, one task set, each against the first."""
+def _compare_answer_folders(folders, snapshot: Path, console: Console):
+    """`omnidr compare` on scored answer system folders: one judge, one task set, each against the first; for
+    multiple choice also the input-setting ablations over the folders given (`mcq_ablations`)."""
     from ._answer_results import read_answer_system
 
     got = []
@@ -125,17 +126,45 @@ def _compare_answer_folders(folders, console: Console):
                         "with one judge before comparing")
     if len({tuple(sorted(g.config.tasks)) for g in got}) > 1:
         raise UserError("the folders were evaluated on different tasks; compare systems run on the same tasks")
+    if len({g.task_kind for g in got}) > 1:
+        raise UserError("the folders hold answers of different task kinds; compare folders of one task kind")
     budgets = {g.config.budget for g in got}
     if len(budgets) > 1:
         console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
                       "budget-matched[/yellow]")
     first = got[0].config
-    return compare_answers(got, list(first.tasks), Path(folders[0]).resolve().parent, first.budget,
-                           first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
+    result = compare_answers(got, list(first.tasks), Path(folders[0]).resolve().parent, first.budget,
+                             first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
+    if got[0].task_kind == TaskKind.mcq.value:
+        mcq_ablations(got, snapshot, list(first.tasks), console)
+    return result
+
+
+def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console: Console) -> None:
+    """Accuracy by CCL bin and the modality/window ablation tables (paper 004, App. D.2, F.1) over the multiple-choice
+    systems given. The snapshot is `snapshot` when it is a multiple-choice one, else the one the first system was
+    scored with."""
+    from omnidr.benchmark import open_snapshot
+
+    from ._answer_results import ablation_grids, answer_board, ccl_grid
+
+    if open_snapshot(snapshot).kind is not TaskKind.mcq:
+        snapshot = Path(chosen[0].snapshot)
+        if not (snapshot / "snapshot.json").is_file():
+            raise UserError(f"the multiple-choice snapshot '{chosen[0].snapshot}' the systems were scored with is not "
+                            "found from here; pass --snapshot PATH")
+    board = answer_board(list(chosen), snapshot, task_ids)
+    console.print(ccl_grid(board).rich())
+    grids = ablation_grids(board, {c.label: c.folder.name for c in chosen})
+    for grid in grids.values():
+        console.print(grid.rich())
+    if not grids:
+        console.print("no ablation table: the systems do not differ in modality or window (direct-harness folders "
+                      "are named direct-<MODALITY>-<NNN>f-<WINDOW>-<model>)", soft_wrap=True, markup=False)
 
 
 def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
-    """Short-answer systems, each minus the first: accuracy difference (percentage points) with its paired
+    """Answer systems (short or multiple-choice), each minus the first: accuracy difference (percentage points) with its paired
     task-bootstrap interval and wins/ties/losses, and each task's verdicts; written like a report comparison."""
     from omnidr.scoring import compare_answer_systems, comparisons_grid
 

@@ -1,5 +1,6 @@
 """Scoring: one report's Omni-ART score from its decisions and the statistics across reports; for short-answer
-tasks (OpenDS-World), the accuracy leaderboard with its breakdowns and process statistics.
+tasks (OpenDS-World) and multiple-choice tasks (VideoOdyssey), the accuracy leaderboard with its breakdowns and
+process statistics.
 
 Pure and fast: no Docker, browser, network or judge. Everything is re-computable from a rubric
 tree and the saved atom decisions (paper Sec. 3.3, App. A.4 and F.2), or from the saved answer
@@ -9,6 +10,7 @@ outcomes (paper 002, Sec. 3, App. D, E).
 from ._analysis import BREAKDOWNS, TABLE_NAMES, ProcessMedians, analysis_grids
 from ._answer_models import BREAKDOWNS as ANSWER_BREAKDOWNS
 from ._answer_models import (
+    MCQ_BREAKDOWNS,
     TOOL_CATEGORY_ORDER,
     AnswerLeaderboard,
     AnswerOutcome,
@@ -16,11 +18,20 @@ from ._answer_models import (
     AnswerSystem,
     AnswerSystemResult,
     GroupAccuracy,
+    LeaveOneVideoOut,
     ToolCategory,
     ToolUse,
+    VideoHoldout,
 )
-from ._answer_render import ANSWER_TABLE_NAMES, answer_grids, answer_markdown
-from ._answers import BREAKDOWN_GROUPS, build_answer_leaderboard, compare_answer_systems, task_groups
+from ._answer_render import ANSWER_TABLE_NAMES, MCQ_TABLE_NAMES, answer_grids, answer_markdown
+from ._answers import (
+    BREAKDOWN_GROUPS,
+    build_answer_leaderboard,
+    compare_answer_systems,
+    leave_one_video_out,
+    mcq_task_groups,
+    task_groups,
+)
 from ._decisions import AtomDecision, Decisions, Outcome
 from ._errors import ScoringInputError
 from ._files import (
@@ -35,7 +46,7 @@ from ._files import (
 from ._leaderboard import DEFAULT_SEED, bootstrap_counts, build_leaderboard, compare_systems, paired_comparisons
 from ._na_order import FactOrder, NaOrderCheck, check_na_order
 from ._reaggregate import default_variants, score_systems, sensitivity_analysis, variant
-from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, pct, report_grids, report_notes
+from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, pct, pts, report_grids, report_notes
 from ._report import score_report, settings_from
 from ._report_models import (
     DifficultyCount,
@@ -63,9 +74,10 @@ __all__ = [
     "ANSWER_BREAKDOWNS", "ANSWER_TABLE_NAMES", "BREAKDOWN_GROUPS", "TOOL_CATEGORIES", "TOOL_CATEGORY_ORDER",
     "AnswerLeaderboard", "AnswerOutcome", "AnswerProcess", "AnswerSystem", "AnswerSystemResult", "GroupAccuracy",
     "ToolCategory", "ToolUse", "answer_grids", "answer_markdown", "build_answer_leaderboard", "compare_answer_systems",
-    "task_groups", "tool_category", "tool_use",
+    "task_groups", "tool_category", "tool_use", "MCQ_BREAKDOWNS", "MCQ_TABLE_NAMES", "LeaveOneVideoOut", "VideoHoldout",
+    "leave_one_video_out", "mcq_task_groups",
     "BREAKDOWNS", "TABLE_NAMES", "ProcessMedians", "analysis_grids",
-    "DEFAULT_SEED", "Grid", "comparisons_grid", "pct", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
+    "DEFAULT_SEED", "Grid", "comparisons_grid", "pct", "pts", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
     "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
     "GuardStep", "Leaderboard", "NaGuard", "NaOrderCheck", "Outcome", "PairedComparison", "ReportScore",
     "ScoringInputError", "ScoringSettings", "Sensitivity", "SensitivityRow", "SensitivityVariant", "SystemDecisions",

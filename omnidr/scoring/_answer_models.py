@@ -1,5 +1,6 @@
-"""Models of short-answer results (task kind `short_answer`, OpenDS-World, paper 002): what one task's judged
-answer contributes, and the accuracy leaderboard with its breakdowns and process statistics (Sec. 3, App. D, E).
+"""Models of answer results: short answers (task kind `short_answer`, OpenDS-World, paper 002) and multiple-choice
+answers (task kind `mcq`, VideoOdyssey, paper 004): what one task's judged answer contributes, and the accuracy
+leaderboard with its breakdowns and process statistics (paper 002 Sec. 3, App. D, E; paper 004 Sec. 4, App. C.1).
 
 Accuracy is in percent (a correct answer counts 100, anything else 0), so that its task-bootstrap interval and a
 paired difference between two systems come from the same machinery as the report leaderboard's points."""
@@ -19,6 +20,11 @@ TOOL_CATEGORY_ORDER: tuple[ToolCategory, ...] = ("search", "browse", "read", "do
 BREAKDOWNS = ("domain", "modality", "format", "access_type", "duration")
 """The task labels accuracy is broken down by (App. D.1-D.3): domain (8), evidence modality (4), format category
 (8; a task counts in every category it has), access type (7) and anchor-video duration group (5)."""
+
+MCQ_BREAKDOWNS = ("subset", "task_type", "dimension", "domain", "audio_type", "ccl_bin")
+"""The labels multiple-choice accuracy is broken down by (paper 004, Sec. 3.2, 4.2, Fig. 4): subset (V, AV), task
+type, dimension, the video's domain, audio type (AV questions only; a V question is in no group) and the
+continuous certificate length's bin (`CCL_BINS`, computed from the window)."""
 
 UNRECORDED = "unrecorded"
 """Termination of a task whose attempt left no answer file (or none at all): how research ended is not known."""
@@ -55,6 +61,8 @@ class AnswerOutcome(ScoringModel):
     elapsed_s: float | None = Field(None, description="Wall time of the attempt, seconds; None when unknown.")
     tool_use: ToolUse | None = Field(None, description="Tool calls of the attempt's trajectory; None when it has none "
                                      "to read.")
+    unparseable: bool = Field(False, exclude_if=lambda v: not v, description="Multiple choice: the answer named no "
+                              "single option (counted as wrong).")
 
 
 class AnswerSystem(ScoringModel):
@@ -99,6 +107,28 @@ class AnswerProcess(ScoringModel):
         "search->search, the paper's Search->Search share).")
 
 
+class VideoHoldout(ScoringModel):
+    """Accuracy with one video's questions left out (paper 004, App. C.1)."""
+
+    video: str = Field(description="Id of the video whose questions are left out.")
+    questions: int = Field(description="Questions of that video in the task set.")
+    accuracy: float | None = Field(description="Accuracy over the other videos' questions, percent; None when no "
+                                   "question is left.")
+    change: float | None = Field(description="accuracy minus the overall accuracy, percentage points.")
+
+
+class LeaveOneVideoOut(ScoringModel):
+    """Leave-one-video-out accuracy of one system (paper 004, App. C.1, Table 11): whether a single source video
+    dominates its overall accuracy."""
+
+    holdouts: list[VideoHoldout] = Field(description="One per video of the task set, in video id order.")
+    min_accuracy: float | None = Field(description="Lowest leave-one-video-out accuracy, percent.")
+    max_accuracy: float | None = Field(description="Highest leave-one-video-out accuracy, percent.")
+    max_abs_change: float | None = Field(description="Largest |leave-one-out accuracy - overall accuracy|, "
+                                         "percentage points (the paper's maximum change).")
+    max_change_video: str | None = Field(description="The video whose removal changes accuracy the most.")
+
+
 class AnswerSystemResult(ScoringModel):
     """One row of the short-answer leaderboard."""
 
@@ -113,10 +143,15 @@ class AnswerSystemResult(ScoringModel):
     accuracy_ci_low: float = Field(description="Lower end of the task-bootstrap percentile interval, percent.")
     accuracy_ci_high: float = Field(description="Upper end of the interval, percent.")
     breakdowns: dict[str, list[GroupAccuracy]] = Field(
-        description="Breakdown name (`BREAKDOWNS`) -> accuracy per label, in the taxonomy's order.")
+        description="Breakdown name (`BREAKDOWNS`, or `MCQ_BREAKDOWNS` for multiple choice) -> accuracy per label, "
+        "in the taxonomy's order.")
     process: AnswerProcess = Field(description="Tokens, time, terminations and tool use.")
     incomplete: list[str] = Field(default_factory=list, description="Tasks whose outcome is not final; a row with "
                                   "any is provisional, shown marked as such and not ranked.")
+    unparseable: int | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: answers that "
+                                    "named no single option (counted wrong); None for short answers.")
+    lovo: LeaveOneVideoOut | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: "
+                                          "leave-one-video-out accuracy; None for short answers.")
 
     @property
     def provisional(self) -> bool:
@@ -124,8 +159,12 @@ class AnswerSystemResult(ScoringModel):
 
 
 class AnswerLeaderboard(ScoringModel):
-    """Short-answer systems over one task set, ranked by accuracy."""
+    """Answer systems (short-answer or multiple-choice) over one task set, ranked by accuracy."""
 
+    task_kind: Literal["short_answer", "mcq"] = Field("short_answer", exclude_if=lambda v: v == "short_answer",
+                                                      description="The task kind; it decides the breakdowns.")
+    chance_accuracy: float | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: the "
+                                          "accuracy of a random guess, percent (25 for four options).")
     task_ids: list[str] = Field(description="The task set.")
     judge: str | None = Field(description="Key of the one judge behind every outcome (None if none was asked).")
     replicates: int = Field(description="Task-bootstrap replicates behind the intervals.")
@@ -134,3 +173,8 @@ class AnswerLeaderboard(ScoringModel):
     rows: list[AnswerSystemResult] = Field(description="Systems, best accuracy first (provisional rows last).")
     comparisons: list[PairedComparison] = Field(
         default_factory=list, description="Paired accuracy differences (percentage points), if asked for.")
+
+    @property
+    def breakdowns(self) -> tuple[str, ...]:
+        """The breakdown names of the board's kind, in order."""
+        return MCQ_BREAKDOWNS if self.task_kind == "mcq" else BREAKDOWNS

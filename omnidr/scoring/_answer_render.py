@@ -6,16 +6,33 @@
 - terminations: how research ended (App. C.2.3);
 - tool_use: calls per category and failures (Sec. 3.4-3.5); transitions: category-to-category shares (Sec. 3.4);
 - paired: paired accuracy differences, when the board has them.
+
+A multiple-choice board (paper 004) has its own set (`MCQ_TABLE_NAMES`): leaderboard (accuracy with the chance
+level, unparseable answers), by_subset, by_task_type, by_dimension, by_domain, by_audio_type, by_ccl_bin (Fig. 4),
+lovo (leave-one-video-out accuracy, App. C.1, Table 11) and paired.
 """
 
-from ._answer_models import BREAKDOWNS, TOOL_CATEGORY_ORDER, UNRECORDED, AnswerLeaderboard, AnswerSystemResult
+from ._answer_models import (
+    BREAKDOWNS,
+    MCQ_BREAKDOWNS,
+    TOOL_CATEGORY_ORDER,
+    UNRECORDED,
+    AnswerLeaderboard,
+    AnswerSystemResult,
+)
 from ._render import Grid, comparisons_grid, pct, pts
 
 ANSWER_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in BREAKDOWNS), "terminations", "tool_use", "transitions",
                       "paired")
 
+MCQ_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in MCQ_BREAKDOWNS), "lovo", "paired")
+
 _BREAKDOWN_TITLES = {"domain": "domain", "modality": "evidence modality", "format": "format category (a task counts "
                      "in every category it has)", "access_type": "access type", "duration": "anchor-video duration"}
+
+_MCQ_TITLES = {"subset": "subset (V visual, AV audio-visual)", "task_type": "task type", "dimension": "dimension",
+               "domain": "the video's domain", "audio_type": "audio type (AV questions only)",
+               "ccl_bin": "continuous certificate length (minutes)"}
 
 
 def _name(row: AnswerSystemResult) -> str:
@@ -26,14 +43,19 @@ def _number(x: float | None, digits: int = 0) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
+def _provisional_note(board: AnswerLeaderboard) -> str:
+    """The title's note naming the provisional rows and their tasks that are not final, or ""."""
+    provisional = [r for r in board.rows if r.provisional]
+    return "; * provisional, not ranked: " + "; ".join(
+        f"{r.label} ({len(r.incomplete)} task(s) not final: {', '.join(r.incomplete)})" for r in provisional) \
+        if provisional else ""
+
+
 def leaderboard_grid(board: AnswerLeaderboard) -> Grid:
     level = int(round(100 * board.confidence))
     title = (f"Accuracy: {len(board.task_ids)} tasks, judge {board.judge or '-'}, {board.replicates} bootstrap "
              f"replicates (seed {board.seed})")
-    provisional = [r for r in board.rows if r.provisional]
-    if provisional:
-        title += "; * provisional, not ranked: " + "; ".join(
-            f"{r.label} ({len(r.incomplete)} task(s) not final: {', '.join(r.incomplete)})" for r in provisional)
+    title += _provisional_note(board)
     rows = []
     for r in board.rows:
         p = r.process
@@ -56,7 +78,9 @@ def breakdown_grid(board: AnswerLeaderboard, name: str) -> Grid:
         rows.append([group.group, str(group.tasks),
                      *[pts(r.breakdowns[name][k].accuracy) for r in board.rows]])
     label = name.replace("_", " ")
-    return Grid(f"Accuracy (%) by {_BREAKDOWN_TITLES[name]}", [label, "tasks", *map(_name, board.rows)], rows,
+    titles = _MCQ_TITLES if board.task_kind == "mcq" else _BREAKDOWN_TITLES
+    chance = f"; chance {board.chance_accuracy:g}%" if board.chance_accuracy is not None else ""
+    return Grid(f"Accuracy (%) by {titles[name]}{chance}", [label, "tasks", *map(_name, board.rows)], rows,
                 frozenset(range(1, 2 + len(board.rows))))
 
 
@@ -92,8 +116,50 @@ def transitions_grid(board: AnswerLeaderboard) -> Grid:
                 frozenset(range(2, 2 + len(TOOL_CATEGORY_ORDER))))
 
 
+def mcq_leaderboard_grid(board: AnswerLeaderboard) -> Grid:
+    """Accuracy per system with its interval, the chance level, unparseable answers, tokens and time."""
+    level = int(round(100 * board.confidence))
+    title = (f"Accuracy: {len(board.task_ids)} questions, chance {board.chance_accuracy:g}%, checked by "
+             f"{board.judge or '-'}, {board.replicates} bootstrap replicates (seed {board.seed})")
+    title += _provisional_note(board)
+    rows = []
+    for r in board.rows:
+        p = r.process
+        rows.append([str(r.rank) if r.rank is not None else "-", _name(r),
+                     pts(r.accuracy) + ("*" if r.provisional else ""),
+                     f"[{r.accuracy_ci_low:.1f}, {r.accuracy_ci_high:.1f}]", f"{r.correct}/{r.tasks}", str(r.answered),
+                     str(r.unparseable or 0), _number(p.mean_tokens), _number(p.mean_elapsed_s, 1)])
+    return Grid(title, ["#", "system", "Accuracy (%)", f"{level}% CI", "correct", "answered", "unparseable",
+                        "tokens (mean)", "time s (mean)"], rows, frozenset({0, *range(2, 9)}))
+
+
+def lovo_grid(board: AnswerLeaderboard) -> Grid:
+    """Leave-one-video-out accuracy (paper 004, App. C.1, Table 11): its range over the videos and the largest
+    change from the overall accuracy."""
+    rows = []
+    for r in board.rows:
+        lovo = r.lovo
+        if lovo is None:
+            continue
+        rows.append([_name(r), str(len(lovo.holdouts)), pts(r.accuracy),
+                     f"{pts(lovo.min_accuracy)} - {pts(lovo.max_accuracy)}", pts(lovo.max_abs_change),
+                     lovo.max_change_video or "-"])
+    return Grid("Leave-one-video-out accuracy (%) and maximum change (percentage points)",
+                ["system", "videos", "overall", "leave-one-out range", "max change (pp)", "video of max change"], rows,
+                frozenset({1, 2, 3, 4}))
+
+
 def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
-    """Every table of a short-answer leaderboard, by name (`ANSWER_TABLE_NAMES`; `paired` only with comparisons)."""
+    """Every table of an answer leaderboard, by name (`ANSWER_TABLE_NAMES`, or `MCQ_TABLE_NAMES` for multiple
+    choice; `paired` only with comparisons)."""
+    if board.task_kind == "mcq":
+        grids = {"leaderboard": mcq_leaderboard_grid(board)}
+        grids.update({f"by_{name}": breakdown_grid(board, name) for name in MCQ_BREAKDOWNS})
+        grids["lovo"] = lovo_grid(board)
+        if board.comparisons:
+            grids["paired"] = comparisons_grid(board.comparisons, "Paired accuracy differences (A - B, percentage "
+                                               "points; each system minus each system ranked above it; task bootstrap)")
+        return grids
     out = {"leaderboard": leaderboard_grid(board)}
     out.update({f"by_{name}": breakdown_grid(board, name) for name in BREAKDOWNS})
     out["terminations"] = terminations_grid(board)

@@ -1,4 +1,5 @@
-"""The short-answer leaderboard (task kind `short_answer`, OpenDS-World, paper 002, Sec. 3 and App. D, E).
+"""The accuracy leaderboard of answer tasks: short answers (task kind `short_answer`, OpenDS-World, paper 002,
+Sec. 3 and App. D, E) and multiple-choice questions (task kind `mcq`, VideoOdyssey, paper 004).
 
 Accuracy is the primary metric: the share of the task set answered correctly, a task without a judged answer
 counting as incorrect, with a task-bootstrap percentile interval (the report leaderboard's bootstrap: one index
@@ -7,6 +8,11 @@ accuracy by domain, evidence modality, format category, access type and anchor-v
 counts in every group it carries, so a task with a PDF and a CSV source counts under both), its tokens and time
 per task, how its research ended, and its tool use from the trajectories: the share of tool latency spent on
 failed calls and the category-to-category transitions.
+
+Multiple-choice boards break accuracy down by subset, task type, dimension, the video's domain, audio type and CCL
+bin instead (`MCQ_BREAKDOWNS`), count the unparseable answers, carry the chance level (25%, paper 004 App. D.4)
+and, per system, the leave-one-video-out accuracy (App. C.1, Table 11). Task types and domains are open labels
+(the paper lists them only in figures), so their groups are the labels the task set carries, sorted.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -16,17 +22,25 @@ from statistics import mean, median
 import numpy as np
 
 from omnidr.benchmark import (
+    CCL_BINS,
+    CHANCE_ACCURACY,
     DURATION_GROUPS,
     FORMAT_CATEGORIES,
     AccessType,
+    AudioType,
     Domain,
+    McqTask,
+    McqVideo,
     Modality,
+    QuestionDimension,
     ShortAnswerTask,
+    Subset,
     duration_group,
 )
 
 from ._answer_models import (
     BREAKDOWNS,
+    MCQ_BREAKDOWNS,
     TOOL_CATEGORY_ORDER,
     UNRECORDED,
     AnswerLeaderboard,
@@ -35,6 +49,8 @@ from ._answer_models import (
     AnswerSystem,
     AnswerSystemResult,
     GroupAccuracy,
+    LeaveOneVideoOut,
+    VideoHoldout,
 )
 from ._errors import ScoringInputError
 from ._leaderboard import (
@@ -81,6 +97,48 @@ def task_groups(task: ShortAnswerTask) -> dict[str, list[str]]:
     return {name: labels(task) for name, labels in _LABELS.items()}
 
 
+def mcq_task_groups(task: McqTask, video: McqVideo | None) -> dict[str, list[str]]:
+    """The labels of one multiple-choice question per breakdown (`MCQ_BREAKDOWNS`): one each, except the audio type,
+    which a V question has not, and the domain, which a question whose video is unknown has not."""
+    return {"subset": [task.subset.value], "task_type": [task.task_type], "dimension": [task.dimension.value],
+            "domain": [video.domain] if video is not None else [],
+            "audio_type": [task.audio_type.value] if task.audio_type is not None else [], "ccl_bin": [task.ccl_bin]}
+
+
+def mcq_breakdown_groups(labels: Mapping[str, dict[str, list[str]]]) -> dict[str, tuple[str, ...]]:
+    """Every label of each multiple-choice breakdown: the closed ones in their model's order (CCL bins in
+    `CCL_BINS` order), task types and domains as the tasks carry them, sorted."""
+    def carried(name: str) -> tuple[str, ...]:
+        return tuple(sorted({g for groups in labels.values() for g in groups[name]}))
+
+    out = {"subset": tuple(s.value for s in Subset), "task_type": carried("task_type"),
+           "dimension": tuple(d.value for d in QuestionDimension), "domain": carried("domain"),
+           "audio_type": tuple(a.value for a in AudioType), "ccl_bin": tuple(label for label, _ in CCL_BINS)}
+    assert tuple(out) == MCQ_BREAKDOWNS
+    return out
+
+
+def leave_one_video_out(scores: np.ndarray, videos: Sequence[str]) -> LeaveOneVideoOut:
+    """Accuracy of one system with each video's questions left out in turn (paper 004, App. C.1, Table 11), and the
+    largest absolute change from its overall accuracy in percentage points. `scores`: the system's points per task
+    (100 or 0), `videos`: each task's video id, in the same order."""
+    overall = float(scores.mean()) if len(scores) else 0.0
+    ids = np.array(videos, dtype=object)
+    holdouts = []
+    for video in sorted(set(videos)):
+        rest = scores[ids != video]
+        accuracy = float(rest.mean()) if len(rest) else None
+        holdouts.append(VideoHoldout(video=video, questions=int((ids == video).sum()), accuracy=accuracy,
+                                     change=accuracy - overall if accuracy is not None else None))
+    known = [h for h in holdouts if h.change is not None]
+    worst = max(known, key=lambda h: abs(h.change or 0.0), default=None)
+    accuracies = [h.accuracy for h in known if h.accuracy is not None]
+    return LeaveOneVideoOut(holdouts=holdouts, min_accuracy=min(accuracies, default=None),
+                            max_accuracy=max(accuracies, default=None),
+                            max_abs_change=abs(worst.change) if worst is not None and worst.change is not None else None,
+                            max_change_video=worst.video if worst is not None else None)
+
+
 def answer_task_set(systems: Sequence[AnswerSystem], task_ids: Sequence[str] | None = None,
                     order: Sequence[str] = ()) -> list[str]:
     """The given task ids, or every task any system has an outcome for (in `order`, then by id)."""
@@ -121,10 +179,10 @@ def _one_judge(table: list[list[AnswerOutcome | None]]) -> str | None:
     return judges[0] if judges else None
 
 
-def _groups(row: list[AnswerOutcome | None], task_ids: Sequence[str],
-            labels: Mapping[str, dict[str, list[str]]]) -> dict[str, list[GroupAccuracy]]:
+def _groups(row: list[AnswerOutcome | None], task_ids: Sequence[str], labels: Mapping[str, dict[str, list[str]]],
+            breakdowns: Mapping[str, tuple[str, ...]]) -> dict[str, list[GroupAccuracy]]:
     out = {}
-    for name, groups in BREAKDOWN_GROUPS.items():
+    for name, groups in breakdowns.items():
         members: dict[str, list[bool]] = {g: [] for g in groups}
         for task, outcome in zip(task_ids, row, strict=True):
             for g in labels[task][name]:
@@ -174,17 +232,21 @@ def _process(row: list[AnswerOutcome | None]) -> AnswerProcess:
 
 def build_answer_leaderboard(
     systems: Sequence[AnswerSystem],
-    tasks: Sequence[ShortAnswerTask],
+    tasks: Sequence[ShortAnswerTask] | Sequence[McqTask],
     task_ids: Sequence[str] | None = None,
     *,
+    videos: Mapping[str, McqVideo] | None = None,
     replicates: int = DEFAULT_REPLICATES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
     with_comparisons: bool = False,
 ) -> AnswerLeaderboard:
-    """Rank short-answer systems by accuracy over the task set, with breakdowns and process statistics.
+    """Rank answer systems by accuracy over the task set, with breakdowns and process statistics.
 
-    `tasks` are the snapshot's tasks (their labels); `task_ids` defaults to every task any system has an outcome
+    `tasks` are the snapshot's tasks (their labels), all short-answer or all multiple-choice; the kind decides the
+    breakdowns. Multiple-choice tasks need `videos` (the snapshot's `videos.json`, for the domain and the
+    leave-one-video-out accuracy); their board also carries the chance level and the unparseable answers.
+    `task_ids` defaults to every task any system has an outcome
     for, in the snapshot's order. A system without an outcome for a task is incorrect there. A system with an
     outcome that is not final is provisional: listed after the ranked rows, unranked. With `with_comparisons`,
     each system is compared with each system ranked above it (A minus B, as in `omnidr compare`)."""
@@ -209,7 +271,21 @@ def build_answer_leaderboard(
     ranked = [i for i in order if not pending[i]]
     order = ranked + [i for i in order if pending[i]]
     ranks = dict(zip(ranked, competition_ranks([float(acc[i]) for i in ranked]), strict=True))
-    labels = {t: task_groups(by_id[t]) for t in ids}
+    wanted = set(ids)
+    questions: dict[str, McqTask] = {t.id: t for t in tasks if isinstance(t, McqTask) and t.id in wanted}
+    short: dict[str, ShortAnswerTask] = {t.id: t for t in tasks if isinstance(t, ShortAnswerTask)}
+    mcq = bool(tasks) and not short
+    if mcq:
+        unknown_video = sorted({q.video for q in questions.values()} - set(videos or {}))
+        if unknown_video:
+            raise ScoringInputError(f"video(s) {', '.join(unknown_video[:5])} of the questions are not in the "
+                                    "videos given; give the snapshot's videos.json")
+        labels = {t: mcq_task_groups(q, (videos or {})[q.video]) for t, q in questions.items()}
+        breakdowns = mcq_breakdown_groups(labels)
+        video_of = [questions[t].video for t in ids]
+    else:
+        labels = {t: task_groups(short[t]) for t in ids}
+        breakdowns = BREAKDOWN_GROUPS
     rows = []
     for i in order:
         row = table[i]
@@ -217,12 +293,15 @@ def build_answer_leaderboard(
             rank=ranks.get(i), system=systems[i].system, label=labels_of[i], tasks=len(ids),
             correct=sum(1 for o in row if o is not None and o.correct),
             answered=sum(1 for o in row if o is not None and o.answered), accuracy=float(acc[i]),
-            accuracy_ci_low=float(low[i]), accuracy_ci_high=float(high[i]), breakdowns=_groups(row, ids, labels),
-            process=_process(row), incomplete=pending[i],
+            accuracy_ci_low=float(low[i]), accuracy_ci_high=float(high[i]),
+            breakdowns=_groups(row, ids, labels, breakdowns), process=_process(row), incomplete=pending[i],
+            unparseable=sum(1 for o in row if o is not None and o.unparseable) if mcq else None,
+            lovo=leave_one_video_out(scores[i], video_of) if mcq else None,
         ))
     comparisons = (_pairs(labels_of, scores, counts, [(j, i) for i, j in combinations(order, 2)], seed, confidence)
                    if with_comparisons else [])
-    return AnswerLeaderboard(task_ids=ids, judge=judge, replicates=replicates, seed=seed, confidence=confidence,
+    return AnswerLeaderboard(task_kind="mcq" if mcq else "short_answer", chance_accuracy=CHANCE_ACCURACY if mcq else None,
+                             task_ids=ids, judge=judge, replicates=replicates, seed=seed, confidence=confidence,
                              rows=rows, comparisons=comparisons)
 
 
