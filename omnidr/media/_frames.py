@@ -162,18 +162,31 @@ def _scale(max_side: int) -> str:
             "setsar=1")
 
 
-def extract_frame(video: Path, index: int, fps: float, dest: Path, max_side: int) -> None:
-    """Write frame `index` of `video` to `dest` (png or jpg by its suffix), seeking to it rather than decoding
-    the video up to it. ffmpeg's input seek (`-ss` before `-i`) jumps to the keyframe before the time and drops
-    the decoded frames earlier than it; the time asked for is half a frame before the frame's own, so rounding
-    can never make it skip to the next frame."""
-    seek_s = max(0.0, (index - 0.5) / fps)
-    quality = ["-q:v", str(JPEG_QUALITY)] if dest.suffix == ".jpg" else []
-    _run_ffmpeg(["-ss", f"{seek_s:.6f}", "-i", str(video), "-map", "0:v:0", "-frames:v", "1", "-vf",
-                 _scale(max_side), *quality, "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:v", "+bitexact",
-                 str(dest)], f"read frame {index} of {video.name}")
-    if not dest.is_file() or dest.stat().st_size == 0:
-        raise UserError(f"ffmpeg found no frame {index} in {video.name} (past its end?); check the video file")
+FRAMES_PER_PROCESS = 8
+"""Frames one ffmpeg process reads (one seeking input each). Measured on a 2-hour 640x360 video with a GOP of 250,
+128 frames on 2 cores: one process per frame 21.8 s, 8 per process 15.0 s (peak 200 MB), 16 per process 14-16 s
+(350 MB), 32 per process 15-16 s (800 MB): 8 saves most of the start-up cost without the memory of many open
+decoders."""
+
+
+def extract_frames(video: Path, jobs: list[tuple[int, Path]], fps: float, max_side: int) -> None:
+    """Write each frame index of `jobs` to its path (png or jpg by the suffix), seeking to it rather than
+    decoding the video up to it, in one ffmpeg process with one input per frame. ffmpeg's input seek (`-ss`
+    before `-i`) jumps to the keyframe before the time and drops the decoded frames earlier than it; the time
+    asked for is half a frame before the frame's own, so float rounding can never make it skip to the next
+    frame."""
+    inputs: list[str] = []
+    outputs: list[str] = []
+    for n, (index, dest) in enumerate(jobs):
+        inputs += ["-threads", "1", "-ss", f"{max(0.0, (index - 0.5) / fps):.6f}", "-i", str(video)]
+        quality = ["-q:v", str(JPEG_QUALITY)] if dest.suffix == ".jpg" else []
+        outputs += ["-map", f"{n}:v:0", "-frames:v", "1", "-vf", _scale(max_side), *quality, "-map_metadata", "-1",
+                    "-fflags", "+bitexact", "-flags:v", "+bitexact", str(dest)]
+    what = f"read frames {jobs[0][0]}-{jobs[-1][0]} of {video.name}"
+    _run_ffmpeg([*inputs, *outputs], what)
+    missing = [index for index, dest in jobs if not dest.is_file() or dest.stat().st_size == 0]
+    if missing:
+        raise UserError(f"ffmpeg found no frame {missing[0]} in {video.name} (past its end?); check the video file")
 
 
 def _key(fields: dict) -> str:
@@ -212,8 +225,9 @@ def _frames_entry(video: Path, key_fields: dict, frames: int, window_mode: Windo
         ext = FRAME_EXT[frame_format]
         logger.info("extracting %d frames of %s (%s)", len(plan), video.name, window_mode)
         jobs = [(index, tmp / f"{i:04d}.{ext}") for i, (index, _) in enumerate(plan)]
+        chunks = [jobs[i:i + FRAMES_PER_PROCESS] for i in range(0, len(jobs), FRAMES_PER_PROCESS)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            list(pool.map(lambda job: extract_frame(video, job[0], meta.fps, job[1], max_side), jobs))
+            list(pool.map(lambda chunk: extract_frames(video, chunk, meta.fps, max_side), chunks))
         (tmp / _PLAN_FILE).write_text(json.dumps({"video": asdict(meta), "plan": plan}), "utf-8")
 
     return _build(final, make)
