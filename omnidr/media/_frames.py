@@ -221,7 +221,10 @@ def _frames_entry(video: Path, key_fields: dict, frames: int, window_mode: Windo
 
     def make(tmp: Path) -> None:
         meta = probe_frames(video)
-        plan = sample_plan(meta, frames, window_mode, window)
+        try:
+            plan = sample_plan(meta, frames, window_mode, window)
+        except ValueError as exc:  # a certificate window past the video's end
+            raise UserError(f"{video.name}: {exc}; check the question's ccl window") from None
         ext = FRAME_EXT[frame_format]
         logger.info("extracting %d frames of %s (%s)", len(plan), video.name, window_mode)
         jobs = [(index, tmp / f"{i:04d}.{ext}") for i, (index, _) in enumerate(plan)]

@@ -99,6 +99,12 @@ def test_unreadable_video_is_a_one_line_user_error(tmp_path: Path, content: byte
     assert not list((tmp_path / "cache").rglob("*.png"))
 
 
+def test_window_past_the_end_is_a_user_error(clip: Path, tmp_path: Path):
+    with pytest.raises(UserError, match="holds no frame"):
+        prepare_inputs(clip, SHA, None, _setting("video-16f-cw-frames"), CclWindow(start_s=30, end_s=40), PNG, tmp_path)
+    assert not list(tmp_path.iterdir()) or not list((tmp_path / "frames").iterdir())
+
+
 def test_uniform_indices_take_interval_midpoints():
     assert uniform_indices(0, 100, 4) == [12, 37, 62, 87]
     assert uniform_indices(10, 8, 4) == [11, 13, 15, 17]
