@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from omnidr.benchmark import InputSetting, McqProtocol
-from omnidr.media import prepare_inputs, probe_frames, sample_plan
+from omnidr.media import prepare_inputs, probe_frames
 
 CACHE = Path.home() / ".cache" / "omnidr" / "bench"
 SECONDS, FPS, GOP = 7200, 25, 250
@@ -57,8 +57,10 @@ def measure(what: str, video: Path, frames: int) -> dict:
         if what == "prepare":
             out = prepare_inputs(video, "0" * 64, None, setting, None, protocol, Path(tmp) / "cache") / "frames"
         else:
-            indices = [i for i, _ in sample_plan(probe_frames(video), frames, "full", None)]
-            keep = "+".join(f"eq(n,{i})" for i in indices)
+            count = probe_frames(video).frame_count
+            # frame n is one of uniform_indices(0, F, N) iff an odd multiple of F lies in [2Nn, 2N(n+1)): the
+            # same frames as prepare_inputs, in one expression (a sum of 256 eq() terms is too deep for ffmpeg)
+            keep = f"gt(ceil((2*{frames}*(n+1)/{count}-1)/2)-ceil((2*{frames}*n/{count}-1)/2)\\,0)"
             subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", str(video), "-map", "0:v:0",
                             "-vf", f"select='{keep}',scale=w='min(iw,768)':h='min(ih,768)':"
                             "force_original_aspect_ratio=decrease", "-fps_mode", "passthrough", "-q:v", "2",
@@ -77,7 +79,9 @@ def main(frames: int, size: str) -> None:
     results = {}
     for what in ("prepare", "decode"):
         done = subprocess.run([sys.executable, __file__, "--measure", what, "--frames", str(frames), str(video)],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"{what} failed: {done.stderr.strip().splitlines()[-1:]}")
         results[what] = json.loads(done.stdout.strip().splitlines()[-1])
     prep, dec = results["prepare"], results["decode"]
     print(f"prepare_inputs (seek per frame, empty cache): {prep['seconds']:7.1f} s, peak {prep['peak_mb']:5.0f} MB per "
