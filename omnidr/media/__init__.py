@@ -1,6 +1,8 @@
-"""Media stage: acquiring and probing source videos."""
+"""Media stage: acquiring and probing source videos, and preparing the sampled inputs of multiple-choice questions."""
 
 from ._fetch import FetchResult, FetchStatus, fetch_snapshot_videos, fetch_video
+from ._frames import VideoFrames, prepare_inputs, probe_frames, sample_plan, uniform_indices
 from ._probe import ProbeError, VideoProbe, probe_video
 
-__all__ = ["FetchResult", "FetchStatus", "ProbeError", "VideoProbe", "fetch_snapshot_videos", "fetch_video", "probe_video"]
+__all__ = ["FetchResult", "FetchStatus", "ProbeError", "VideoFrames", "VideoProbe", "fetch_snapshot_videos",
+           "fetch_video", "prepare_inputs", "probe_frames", "probe_video", "sample_plan", "uniform_indices"]
