@@ -147,12 +147,12 @@ def _stages(result) -> None:
 
 
 def _where(outcome) -> None:
-    from omnidr.scoring import ANSWER_BREAKDOWNS, AnswerLeaderboard, answer_grids, leaderboard_grids
+    from omnidr.scoring import AnswerLeaderboard, leaderboard_grids
+
+    from ._answer_results import print_answer_board
 
     if isinstance(outcome.board, AnswerLeaderboard):  # the accuracy leaderboard and the paper's breakdowns
-        grids = answer_grids(outcome.board)
-        for name in ("leaderboard", *(f"by_{b}" for b in ANSWER_BREAKDOWNS), "terminations"):
-            out.print(grids[name].rich())
+        print_answer_board(outcome.board, out)
     elif outcome.board is not None:
         out.print(leaderboard_grids(outcome.board)[0].rich())
     if outcome.run_root is None:

@@ -114,8 +114,8 @@ def judge_key(judge: Endpoint, kind: TaskKind = TaskKind.report) -> str:
     finds the evaluations of the same judge by it. A short-answer snapshot's judge is the answer judge."""
     from omnidr.evaluation import PROMPT_VERSION, BaselineJudge, JudgeIdentity, answer_judge_identity
 
-    if kind is TaskKind.short_answer:
-        return answer_judge_identity(judge_settings(judge)).key
+    if kind in ANSWER_KINDS:  # the answer judge, or for questions the option check
+        return answer_judge_identity(judge_settings(judge), kind).key
     if judge.offline:
         return BaselineJudge().identity.key
     return JudgeIdentity(kind="openai-compatible", model=judge.name, prompt_version=PROMPT_VERSION).key
