@@ -168,21 +168,11 @@ def _check_mcq(snap: Snapshot, out: list[Problem], check_videos: bool) -> None:
     if check_videos:
         for i, video in enumerate(snap.videos.values()):
             at = f"videos[{i}]"
-            path = snap.root / video.file
-            if not path.is_file():
-                out.append(Problem("error", VIDEOS_FILE, f"{at}.file", f"video {video.file} is missing; "
-                                   f"{_missing_media_fix(snap)}"))
-            elif (actual := sha256_file(path)) != video.sha256:
-                out.append(Problem("error", VIDEOS_FILE, f"{at}.sha256", f"checksum mismatch: file has {actual}"))
-            if video.subtitles is None:
-                continue
-            subtitles = snap.root / video.subtitles.file
-            if not subtitles.is_file():
-                out.append(Problem("error", VIDEOS_FILE, f"{at}.subtitles.file", f"subtitles {video.subtitles.file} "
-                                   f"are missing; {_missing_media_fix(snap)}"))
-            elif (actual := sha256_file(subtitles)) != video.subtitles.sha256:
-                out.append(Problem("error", VIDEOS_FILE, f"{at}.subtitles.sha256",
-                                   f"checksum mismatch: file has {actual}"))
+            _check_file(snap.root / video.file, video.sha256, VIDEOS_FILE, at,
+                        f"video {video.file} is missing; {_missing_media_fix(snap)}", out)
+            if video.subtitles is not None:
+                _check_file(snap.root / video.subtitles.file, video.subtitles.sha256, VIDEOS_FILE, f"{at}.subtitles",
+                            f"subtitles {video.subtitles.file} are missing; {_missing_media_fix(snap)}", out)
     asked: dict[tuple[str, str], str] = {}
     for task_id, b in snap.tasks.items():
         q = b.mcq
@@ -206,19 +196,19 @@ def _check_mcq(snap: Snapshot, out: list[Problem], check_videos: bool) -> None:
 
 def _check_video(snap: Snapshot, b: TaskBundle, tf: str, video_ref, out: list[Problem]) -> None:
     base = snap.rel(b.folder)
-    video = b.folder / video_ref.file
-    if not video.is_file():
-        out.append(Problem("error", tf, "video.file", f"video {base}/{video_ref.file} is missing; "
-                           f"{_missing_media_fix(snap)}"))
-    elif (actual := sha256_file(video)) != video_ref.sha256:
-        out.append(Problem("error", tf, "video.sha256", f"checksum mismatch: file has {actual}"))
+    _check_file(b.folder / video_ref.file, video_ref.sha256, tf, "video",
+                f"video {base}/{video_ref.file} is missing; {_missing_media_fix(snap)}", out)
     for i, track in enumerate(video_ref.captions):
-        file = b.folder / track.file
-        if not file.is_file():
-            out.append(Problem("error", tf, f"video.captions[{i}].file", f"captions {base}/{track.file} are "
-                               f"missing; run `omnidr snapshot fetch-videos {snap.root}`"))
-        elif (actual := sha256_file(file)) != track.sha256:
-            out.append(Problem("error", tf, f"video.captions[{i}].sha256", f"checksum mismatch: file has {actual}"))
+        _check_file(b.folder / track.file, track.sha256, tf, f"video.captions[{i}]", f"captions {base}/{track.file} "
+                    f"are missing; run `omnidr snapshot fetch-videos {snap.root}`", out)
+
+
+def _check_file(path: Path, sha256: str, file: str, at: str, missing: str, out: list[Problem]) -> None:
+    """A media file named at field `at` of `file`: present (else `missing`) and with its recorded sha256."""
+    if not path.is_file():
+        out.append(Problem("error", file, f"{at}.file", missing))
+    elif (actual := sha256_file(path)) != sha256:
+        out.append(Problem("error", file, f"{at}.sha256", f"checksum mismatch: file has {actual}"))
 
 
 def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem], check_videos: bool) -> None:
