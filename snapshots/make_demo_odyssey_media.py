@@ -12,6 +12,10 @@ constants used here):
   (all between the frames sampled over the whole video); seven 1 kHz beeps; a falling melody; four spoken steps
   with subtitles.
 
+The flashes show what App. D.5 warns of: deterministic uniform sampling "can miss rapid, fine-grained events";
+frames sampled inside a question's certificate window (App. E.1: the shortest stretch holding the evidence) catch
+them. Each question's window is hand-written in its task.json from the times below.
+
 Speech is synthesized by ffmpeg's flite filter (voice slt), as the other demos do, so no extra package is needed;
 the SRT subtitle track is written from the same sentences and their synthesized lengths (`source: downloaded`).
 The script writes videos/*.mp4, videos/*.srt and videos.json (sha256 and ffprobe durations). Output is byte-stable

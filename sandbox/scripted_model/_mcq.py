@@ -216,8 +216,8 @@ STEP_S = 0.02
 
 
 def sound_events(wav: bytes) -> list[SoundEvent]:
-    """The sound events of a 16-bit mono WAV: runs of 20-ms blocks louder than a fixed level, joined across gaps
-    under 60 ms. A block's pitch comes from its zero crossings when they are evenly spaced (a steady tone)."""
+    """The sound events of a 16-bit mono WAV: runs of 20-ms blocks louder than a fixed mean level, joined across
+    gaps under 60 ms. A block's pitch comes from its zero crossings when they are evenly spaced (a steady tone)."""
     with wave.open(io.BytesIO(wav)) as w:
         rate, frames = w.getframerate(), w.readframes(w.getnframes())
     samples = struct.unpack(f"<{len(frames) // 2}h", frames)
@@ -226,8 +226,10 @@ def sound_events(wav: bytes) -> list[SoundEvent]:
     pitch: list[float | None] = []
     for start in range(0, len(samples) - block + 1, block):
         part = samples[start:start + block]
-        rms = (sum(s * s for s in part) / block) ** 0.5
-        loud.append(rms > 1500)
+        loud.append(sum(map(abs, part)) / block > 1200)  # mean level; a quiet block needs nothing more
+        if not loud[-1]:
+            pitch.append(None)
+            continue
         crossings = [i for i in range(1, block) if (part[i - 1] < 0) != (part[i] < 0)]
         gaps = [b - a for a, b in zip(crossings, crossings[1:], strict=False)]
         steady = len(gaps) >= 4 and max(gaps) - min(gaps) <= max(2, 0.25 * sum(gaps) / len(gaps))
