@@ -24,6 +24,7 @@ from ._episodes import (
     tokens,
 )
 from ._finalization import finalization_answer, is_finalization
+from ._mcq import is_mcq, mcq_answer
 
 SCRIPTS_DIR = Path(__file__).parent / "scripts"
 
@@ -235,6 +236,8 @@ def make_handler(scripts: list[Script], episodes: Sequence[Episode] = (), api: s
             if not route.endswith("/chat/completions"):
                 return self._send(404, {"error": {"message": "only chat completions, messages and responses",
                                                   "type": "invalid_request_error"}})
+            if final is None and is_mcq(body):  # the direct runner's multiple-choice request
+                final = mcq_answer(body)
             full = final or chat_episode(body, episode_list) or answer(body, scripts)
             msg = full["choices"][0]["message"]
             print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],

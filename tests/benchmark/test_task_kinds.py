@@ -63,3 +63,55 @@ def test_report_fields_in_a_short_answer_snapshot_and_another_kinds_layout_are_r
     assert "belong to report snapshots" in " ".join(p.line() for p in open_snapshot(root).problems)
     (root / "snapshot.json").write_text(json.dumps({**info, "task_kind": "mcq"}))
     assert "error: videos.json: file is missing" in [p.line() for p in open_snapshot(root).problems]
+
+
+ODYSSEY = Path(__file__).resolve().parents[2] / "snapshots/demo-odyssey"
+
+
+def odyssey_copy(root: Path, task_id: str = "harbour-ferry", **task_changes) -> Path:
+    """A copy of the VideoOdyssey demo with one question changed."""
+    shutil.copytree(ODYSSEY, root, ignore=shutil.ignore_patterns("MANIFEST.json"))
+    task_file = root / "tasks" / task_id / "task.json"
+    task_file.write_text(json.dumps({**json.loads(task_file.read_text()), **task_changes}))
+    return root
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({"options": ["every 20 minutes", "every 30 minutes", "every 40 minutes"]},
+     "tasks/harbour-ferry/task.json: options: List should have at least 4 items"),
+    ({"answer": "E"}, "tasks/harbour-ferry/task.json: answer: Input should be 'A', 'B', 'C' or 'D'"),
+    ({"ccl": {"start_s": 63, "end_s": 250}},
+     "tasks/harbour-ferry/task.json: ccl.end_s: 250 s is past the end of video 'harbour-walk' (240 s)"),
+    ({"video": "river-trip"}, "tasks/harbour-ferry/task.json: video: unknown video 'river-trip': not in videos.json"),
+])
+def test_bad_question_files_exit_2_with_one_line_naming_file_and_field(tmp_path, changes, expected):
+    root = odyssey_copy(tmp_path / "snap", **changes)
+    result = run_cli("eval", root, "--skip-agents")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_an_mcq_snapshot_refuses_a_question_asked_twice_and_checks_its_media(tmp_path):
+    question = json.loads((ODYSSEY / "tasks/harbour-lighthouse/task.json").read_text())["question"]
+    root = odyssey_copy(tmp_path / "snap", question=question.upper())
+    (root / "videos/workshop-day.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nedited\n")
+    (root / "videos/harbour-walk.mp4").unlink()
+    lines = [p.line() for p in validate_snapshot(root).errors]
+    assert ("error: tasks/harbour-lighthouse/task.json: question: the same question on video 'harbour-walk' as "
+            "task 'harbour-ferry'") in lines
+    assert any(line.startswith("error: videos.json: videos[0].file: video videos/harbour-walk.mp4 is missing")
+               for line in lines)
+    assert any(line.startswith("error: videos.json: videos[1].subtitles.sha256: checksum mismatch") for line in lines)
+    assert len(lines) == 3, lines
+
+
+def test_the_odyssey_demo_validates_and_freezes(tmp_path):
+    result = run_cli("snapshot", "validate", ODYSSEY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "23 question(s) on 2 video(s): 0 error(s), 0 warning(s)" in result.stdout
+    root = odyssey_copy(tmp_path / "snap")
+    frozen = run_cli("snapshot", "freeze", root)
+    assert frozen.returncode == 0, frozen.stdout + frozen.stderr
+    files = json.loads((root / "MANIFEST.json").read_text())["files"]
+    assert "videos/workshop-day.mp4" in files and "tasks/harbour-ferry/task.json" in files
+    assert run_cli("snapshot", "verify", ODYSSEY).returncode == 0

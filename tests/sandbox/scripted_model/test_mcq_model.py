@@ -1,0 +1,232 @@
+"""The scripted model as a multiple-choice model, on the VideoOdyssey demo (snapshots/demo-odyssey): it answers the
+questions it is built for from the request alone, and each ablation moves its score the way the questions are
+built for (paper 004, Sec. 4.3, App. D.2: audio, subtitles and the certificate window)."""
+
+import json
+import math
+import struct
+import subprocess
+import threading
+import urllib.request
+import zlib
+from collections.abc import Callable
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from omnidr.benchmark import InputSetting, open_snapshot
+from omnidr.benchmark._mcq import McqProtocol, McqTask, McqVideo
+from sandbox.direct_agent._request import build_messages
+from sandbox.models import OPTION_LETTERS, McqQuestion, MediaInputs, SampledFrame
+from sandbox.scripted_model import make_handler
+from sandbox.scripted_model._mcq import decode_png, solve
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "snapshots/demo-odyssey"
+
+pytestmark = pytest.mark.media
+
+
+# --------------------------------------------------------------------------- inputs (test-only stand-in)
+# TODO(merge): replace `prepare` by `omnidr.media.prepare_inputs(video, video_sha256, subtitles, setting, window,
+# protocol, cache_root)` once that branch is merged; this is the smallest builder of the same MediaInputs layout.
+
+
+def _all_frames(video: Path, folder: Path) -> list[Path]:
+    """Every frame of `video` as PNG, decoded once (index i is frames/i+1 in ffmpeg's numbering)."""
+    if not folder.is_dir():
+        folder.mkdir(parents=True)
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", str(video), "-vsync", "passthrough",
+                        "-pix_fmt", "rgb24", str(folder / "%05d.png")], check=True)
+    return sorted(folder.glob("*.png"))
+
+
+def _subtitle_lines(srt: Path, start: float, end: float) -> str:
+    lines = []
+    for cue in srt.read_text("utf-8").strip().split("\n\n"):
+        _, times, *text = cue.splitlines()
+        a, b = (sum(float(x) * m for x, m in zip(t.replace(",", ".").split(":"), (3600, 60, 1), strict=True))
+                for t in times.split(" --> "))
+        if b > start and a < end:
+            lines.append(f"[{int(a) // 60:02d}:{int(a) % 60:02d}] {' '.join(text)}")
+    return "\n".join(lines)
+
+
+def prepare(snap_root: Path, video: McqVideo, setting: InputSetting, window: tuple[float, float] | None,
+            folder: Path, frame_cache: Path) -> MediaInputs:
+    """Midpoint uniform sampling (index = first + floor((i + 0.5) * F / N), App. D.5) over the whole video or the
+    window; the window's audio as 16-kHz mono WAV; the window's subtitle lines."""
+    fps = 4.0
+    frames = _all_frames(snap_root / video.file, frame_cache / video.id)
+    first, last = (0, len(frames)) if window is None else (math.ceil(window[0] * fps), int(window[1] * fps))
+    count = last - first
+    n = setting.frames
+    if setting.window == "cw-rate" and window is not None:
+        n = max(1, round(setting.frames * (window[1] - window[0]) / video.duration_s))
+    indices = sorted({first + math.floor((i + 0.5) * count / n) for i in range(n)})
+    (folder / "frames").mkdir(parents=True)
+    sampled = []
+    for k, index in enumerate(indices):
+        name = f"frames/{k:04d}.png"
+        (folder / name).write_bytes(frames[index].read_bytes())
+        sampled.append(SampledFrame(file=name, index=index, timestamp_s=index / fps))
+    start, end = window or (0.0, video.duration_s)
+    subtitles = audio = None
+    if setting.subtitles and video.subtitles is not None:
+        (folder / "subtitles.txt").write_text(_subtitle_lines(snap_root / video.subtitles.file, start, end), "utf-8")
+        subtitles = "subtitles.txt"
+    if setting.audio:
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-ss", f"{start}", "-t", f"{end - start}",
+                        "-i", str(snap_root / video.file), "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le",
+                        str(folder / "audio.wav")], check=True)
+        audio = "audio.wav"
+    return MediaInputs(video_sha256=video.sha256, frame_count=len(frames), fps=fps, duration_s=video.duration_s,
+                       window_mode=setting.window, window=window, frames=sampled, frame_format="png",
+                       subtitles=subtitles, audio=audio)
+
+
+# --------------------------------------------------------------------------- scoring the demo
+
+
+@pytest.fixture(scope="module")
+def demo():
+    snap = open_snapshot(DEMO)
+    assert snap.ok and snap.mcq_protocol is not None
+    return snap
+
+
+@pytest.fixture(scope="module")
+def run_setting(demo, tmp_path_factory) -> Callable[[str], dict[str, bool]]:
+    """Setting label -> {question id: answered right}, every demo question asked once through `build_messages`."""
+    cache = tmp_path_factory.mktemp("frames")
+    protocol: McqProtocol = demo.mcq_protocol
+    done: dict[str, dict[str, bool]] = {}
+
+    def run(label: str) -> dict[str, bool]:
+        setting = InputSetting.parse(label, protocol)
+        if setting.label in done:
+            return done[setting.label]
+        out = {}
+        for task_id, bundle in demo.tasks.items():
+            task: McqTask = bundle.mcq
+            video = demo.videos[task.video]
+            window = None if setting.window == "full" else (task.ccl.start_s, task.ccl.end_s)
+            folder = tmp_path_factory.mktemp(f"{task_id}-{label}")
+            inputs = prepare(DEMO, video, setting, window, folder, cache)
+            question = McqQuestion(id=task.id, question=task.question, options=task.options)
+            reply = solve(build_messages(question, inputs, folder))
+            out[task_id] = reply.splitlines()[0] == task.answer
+        done[setting.label] = out
+        return out
+
+    return run
+
+
+def _accuracy(results: dict[str, bool], ids: list[str]) -> float:
+    return sum(results[i] for i in ids) / len(ids)
+
+
+def _ids(demo, predicate) -> list[str]:
+    return [i for i, b in demo.tasks.items() if predicate(b.mcq)]
+
+
+def test_with_every_modality_over_the_whole_video_it_answers_what_it_is_built_for(demo, run_setting):
+    results = run_setting("full")
+    wrong = sorted(i for i, ok in results.items() if not ok)
+    # the short red-square flashes fall between the frames sampled over the whole video (the cw-frames test)
+    assert wrong == ["harbour-flash-count", "workshop-flash-count"]
+
+
+def test_without_audio_the_sound_and_music_questions_fall_to_guesses(demo, run_setting):
+    audio_only = _ids(demo, lambda q: q.audio_type is not None and q.audio_type.value in ("sound", "music"))
+    with_audio, without = run_setting("video+subtitles+audio-32f-full"), run_setting("video+subtitles-32f-full")
+    assert _accuracy(with_audio, audio_only) == 1.0
+    assert _accuracy(without, audio_only) <= 0.5
+    speech = _ids(demo, lambda q: q.audio_type is not None and q.audio_type.value == "speech")
+    assert _accuracy(without, speech) == 1.0  # the subtitles still carry the speech
+
+
+def test_without_subtitles_the_speech_questions_fall_to_guesses(demo, run_setting):
+    speech = _ids(demo, lambda q: q.audio_type is not None and q.audio_type.value == "speech")
+    assert _accuracy(run_setting("video+audio-32f-full"), speech) <= 0.5
+    assert _accuracy(run_setting("video+subtitles+audio-32f-full"), speech) == 1.0
+
+
+def test_frames_inside_the_certificate_window_catch_the_short_flashes(demo, run_setting):
+    flashes = _ids(demo, lambda q: q.task_type == "counting" and "red square" in q.question)
+    assert len(flashes) == 2
+    assert _accuracy(run_setting("video-32f-full"), flashes) == 0.0
+    assert _accuracy(run_setting("video-32f-cw-frames"), flashes) == 1.0
+
+
+def test_the_visual_questions_need_no_audio_and_no_subtitles(demo, run_setting):
+    visual = _ids(demo, lambda q: q.subset.value == "V" and "red square" not in q.question)
+    assert _accuracy(run_setting("video-32f-full"), visual) == 1.0
+
+
+@pytest.mark.network
+def test_the_server_routes_the_multiple_choice_request_and_a_guess_says_so(demo, tmp_path):
+    task = demo.tasks["harbour-ferry"].mcq
+    inputs = prepare(DEMO, demo.videos[task.video], InputSetting.parse("video-16f-full", demo.mcq_protocol), None,
+                     tmp_path / "in", tmp_path / "cache")
+    messages = build_messages(McqQuestion(id=task.id, question=task.question, options=task.options), inputs,
+                              tmp_path / "in")
+    body = {"model": "scripted-mcq", "messages": messages}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler([]))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    try:
+        replies = []
+        for _ in range(2):
+            request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=60) as response:
+                replies.append(json.loads(response.read())["choices"][0]["message"]["content"])
+    finally:
+        server.shutdown()
+    letter, sentence = replies[0].splitlines()
+    assert letter in OPTION_LETTERS and sentence.startswith("I am guessing: neither subtitles")
+    assert replies[1] == replies[0]  # the same guess every time
+
+
+def test_the_png_decoder_reads_ffmpeg_pngs_pixel_for_pixel(tmp_path):
+    # a test pattern with gradients and noise, so that ffmpeg's encoder uses several filter types
+    source = ["-f", "lavfi", "-i", "testsrc2=s=64x36:d=1,noise=alls=40:allf=t", "-frames:v", "1"]
+    for pix_fmt in ("rgb24", "rgba"):
+        png, raw = tmp_path / f"{pix_fmt}.png", tmp_path / f"{pix_fmt}.raw"
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", *source, "-pix_fmt", pix_fmt,
+                        "-pred", "mixed", str(png)], check=True)
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", str(png), "-f", "rawvideo",
+                        "-pix_fmt", pix_fmt, str(raw)], check=True)
+        image = decode_png(png.read_bytes())
+        assert (image.width, image.height) == (64, 36)
+        assert b"".join(image.rows) == raw.read_bytes()
+        filters = _filter_types(png.read_bytes(), image.width * image.channels)
+        assert len(filters) >= 3, filters
+
+
+def _filter_types(png: bytes, stride: int) -> set[int]:
+    """The PNG filter types the rows of `png` use."""
+    at, idat = 8, b""
+    while at < len(png):
+        length, kind = struct.unpack(">I4s", png[at:at + 8])
+        if kind == b"IDAT":
+            idat += png[at + 8:at + 8 + length]
+        at += 12 + length
+    raw = zlib.decompress(idat)
+    return {raw[y * (stride + 1)] for y in range(len(raw) // (stride + 1))}
+
+
+def test_every_ablation_scores_below_all_modalities_and_the_window_scores_best(demo, run_setting, capsys):
+    """The demo's score table (printed): taking a modality away lowers the score, the window raises it."""
+    rows = {label: run_setting(label) for label in (
+        "full", "video+subtitles-32f-full", "video+audio-32f-full", "video-32f-full", "video-32f-cw-frames",
+        "video+subtitles+audio-32f-cw-frames", "video+subtitles+audio-16f-full", "video+subtitles+audio-64f-full")}
+    with capsys.disabled():
+        for label, results in rows.items():
+            print(f"\n{label:40s} {sum(results.values()):2d}/{len(results)}", end="")
+        print()
+    score = {label: sum(results.values()) for label, results in rows.items()}
+    assert all(score[label] < score["full"] for label in ("video+subtitles-32f-full", "video+audio-32f-full",
+                                                          "video-32f-full"))
+    assert score["video+subtitles+audio-32f-cw-frames"] == len(demo.tasks) > score["full"]
