@@ -3,7 +3,6 @@ questions it is built for from the request alone, and each ablation moves its sc
 built for (paper 004, Sec. 4.3, App. D.2: audio, subtitles and the certificate window)."""
 
 import json
-import math
 import struct
 import subprocess
 import threading
@@ -15,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from omnidr.benchmark import InputSetting, open_snapshot
-from omnidr.benchmark._mcq import McqProtocol, McqTask, McqVideo
-from sandbox.direct_agent._request import build_messages
-from sandbox.models import OPTION_LETTERS, McqQuestion, MediaInputs, SampledFrame
+from omnidr.benchmark import CclWindow, InputSetting, McqProtocol, McqTask, McqVideo, open_snapshot
+from omnidr.media import prepare_inputs
+from sandbox.direct_agent import build_messages
+from sandbox.models import OPTION_LETTERS, McqQuestion, MediaInputs
 from sandbox.scripted_model import make_handler
 from sandbox.scripted_model._mcq import decode_png, solve
 
@@ -28,62 +27,14 @@ DEMO = ROOT / "snapshots/demo-odyssey"
 pytestmark = pytest.mark.media
 
 
-# --------------------------------------------------------------------------- inputs (test-only stand-in)
-# TODO(merge): replace `prepare` by `omnidr.media.prepare_inputs(video, video_sha256, subtitles, setting, window,
-# protocol, cache_root)` once that branch is merged; this is the smallest builder of the same MediaInputs layout.
-
-
-def _all_frames(video: Path, folder: Path) -> list[Path]:
-    """Every frame of `video` as PNG, decoded once (index i is frames/i+1 in ffmpeg's numbering)."""
-    if not folder.is_dir():
-        folder.mkdir(parents=True)
-        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-i", str(video), "-vsync", "passthrough",
-                        "-pix_fmt", "rgb24", str(folder / "%05d.png")], check=True)
-    return sorted(folder.glob("*.png"))
-
-
-def _subtitle_lines(srt: Path, start: float, end: float) -> str:
-    lines = []
-    for cue in srt.read_text("utf-8").strip().split("\n\n"):
-        _, times, *text = cue.splitlines()
-        a, b = (sum(float(x) * m for x, m in zip(t.replace(",", ".").split(":"), (3600, 60, 1), strict=True))
-                for t in times.split(" --> "))
-        if b > start and a < end:
-            lines.append(f"[{int(a) // 60:02d}:{int(a) % 60:02d}] {' '.join(text)}")
-    return "\n".join(lines)
-
-
+# --------------------------------------------------------------------------- inputs
 def prepare(snap_root: Path, video: McqVideo, setting: InputSetting, window: tuple[float, float] | None,
-            folder: Path, frame_cache: Path) -> MediaInputs:
-    """Midpoint uniform sampling (index = first + floor((i + 0.5) * F / N), App. D.5) over the whole video or the
-    window; the window's audio as 16-kHz mono WAV; the window's subtitle lines."""
-    fps = 4.0
-    frames = _all_frames(snap_root / video.file, frame_cache / video.id)
-    first, last = (0, len(frames)) if window is None else (math.ceil(window[0] * fps), int(window[1] * fps))
-    count = last - first
-    n = setting.frames
-    if setting.window == "cw-rate" and window is not None:
-        n = max(1, round(setting.frames * (window[1] - window[0]) / video.duration_s))
-    indices = sorted({first + math.floor((i + 0.5) * count / n) for i in range(n)})
-    (folder / "frames").mkdir(parents=True)
-    sampled = []
-    for k, index in enumerate(indices):
-        name = f"frames/{k:04d}.png"
-        (folder / name).write_bytes(frames[index].read_bytes())
-        sampled.append(SampledFrame(file=name, index=index, timestamp_s=index / fps))
-    start, end = window or (0.0, video.duration_s)
-    subtitles = audio = None
-    if setting.subtitles and video.subtitles is not None:
-        (folder / "subtitles.txt").write_text(_subtitle_lines(snap_root / video.subtitles.file, start, end), "utf-8")
-        subtitles = "subtitles.txt"
-    if setting.audio:
-        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-ss", f"{start}", "-t", f"{end - start}",
-                        "-i", str(snap_root / video.file), "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le",
-                        str(folder / "audio.wav")], check=True)
-        audio = "audio.wav"
-    return MediaInputs(video_sha256=video.sha256, frame_count=len(frames), fps=fps, duration_s=video.duration_s,
-                       window_mode=setting.window, window=window, frames=sampled, frame_format="png",
-                       subtitles=subtitles, audio=audio)
+            cache: Path, protocol: McqProtocol) -> tuple[MediaInputs, Path]:
+    """The inputs the host prepares for the runner (`omnidr.media.prepare_inputs`) and their folder."""
+    subtitles = snap_root / video.subtitles.file if video.subtitles is not None else None
+    ccl = CclWindow(start_s=window[0], end_s=window[1]) if window is not None else None
+    folder = prepare_inputs(snap_root / video.file, video.sha256, subtitles, setting, ccl, protocol, cache)
+    return MediaInputs.model_validate_json((folder / "inputs.json").read_text("utf-8")), folder
 
 
 # --------------------------------------------------------------------------- scoring the demo
@@ -112,8 +63,7 @@ def run_setting(demo, tmp_path_factory) -> Callable[[str], dict[str, bool]]:
             task: McqTask = bundle.mcq
             video = demo.videos[task.video]
             window = None if setting.window == "full" else (task.ccl.start_s, task.ccl.end_s)
-            folder = tmp_path_factory.mktemp(f"{task_id}-{label}")
-            inputs = prepare(DEMO, video, setting, window, folder, cache)
+            inputs, folder = prepare(DEMO, video, setting, window, cache, protocol)
             question = McqQuestion(id=task.id, question=task.question, options=task.options)
             reply = solve(build_messages(question, inputs, folder))
             out[task_id] = reply.splitlines()[0] == task.answer
@@ -168,10 +118,9 @@ def test_the_visual_questions_need_no_audio_and_no_subtitles(demo, run_setting):
 @pytest.mark.network
 def test_the_server_routes_the_multiple_choice_request_and_a_guess_says_so(demo, tmp_path):
     task = demo.tasks["harbour-ferry"].mcq
-    inputs = prepare(DEMO, demo.videos[task.video], InputSetting.parse("video-16f-full", demo.mcq_protocol), None,
-                     tmp_path / "in", tmp_path / "cache")
-    messages = build_messages(McqQuestion(id=task.id, question=task.question, options=task.options), inputs,
-                              tmp_path / "in")
+    inputs, folder = prepare(DEMO, demo.videos[task.video], InputSetting.parse("video-16f-full", demo.mcq_protocol),
+                             None, tmp_path / "cache", demo.mcq_protocol)
+    messages = build_messages(McqQuestion(id=task.id, question=task.question, options=task.options), inputs, folder)
     body = {"model": "scripted-mcq", "messages": messages}
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler([]))
     threading.Thread(target=server.serve_forever, daemon=True).start()
