@@ -167,7 +167,7 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
         container = client.containers.create(
             image, command=command, entrypoint=["python", "-m", "sandbox.scripted_model"],
             name=f"omnidr-scripted-model-{secrets.token_hex(4)}", labels={LABEL_SCRIPTED: "1"}, detach=True,
-            read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit="256m", volumes=volumes,
+            read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit="1g", volumes=volumes,
             network=net_name, networking_config={net_name: client.api.create_endpoint_config(aliases=[alias])},
         )
         model = ScriptedModel(container, net_name, f"http://{alias}:{SCRIPTED_PORT}/v1", created)

@@ -200,6 +200,9 @@ def _build(final: Path, make: Callable[[Path], None]) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
     try:
         make(tmp)
+        # readable by the runner's unprivileged user in its container, where the entry is mounted read-only
+        for path in (tmp, *tmp.rglob("*")):
+            path.chmod(0o755 if path.is_dir() else 0o644)
         try:
             os.rename(tmp, final)
         except OSError:

@@ -112,11 +112,13 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
 
     progress("probing source videos with ffprobe")
     lines, failed = [], False
-    for task_id, bundle in snap.tasks.items():
-        assert bundle.video is not None
+    # each task's video; a multiple-choice snapshot's questions share the videos of videos.json
+    videos = ({v.id: snap.root / v.file for v in snap.videos.values()} if snap.kind is TaskKind.mcq else
+              {task_id: b.folder / b.video.file for task_id, b in snap.tasks.items() if b.video is not None})
+    for name, file in videos.items():
         try:
-            p = probe_video(bundle.folder / bundle.video.file)
-            lines.append(f"{task_id} {p.duration_s:.1f} s {p.width}x{p.height}")
+            p = probe_video(file)
+            lines.append(f"{name} {p.duration_s:.1f} s {p.width}x{p.height}")
         except ProbeError as exc:
             failed = True
             lines.append(str(exc))

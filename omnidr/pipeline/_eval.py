@@ -145,7 +145,8 @@ def check_request(request: EvalRequest) -> None:
             raise UserError(f"--upstream-ca {pem}: no such file; give a PEM certificate")
     if request.upstream_ca and request.web == "replay":
         raise UserError("--upstream-ca is for the live web; add --web live or --web record, or drop it")
-    if request.web == "replay" and not (Path(request.snapshot) / SNAPSHOT_CORPUS_FILE).is_file():
+    if request.web == "replay" and not all(_webless(s) for s in request.systems) \
+            and not (Path(request.snapshot) / SNAPSHOT_CORPUS_FILE).is_file():
         raise UserError(f"{request.snapshot} has no web corpus (web/corpus.json) to replay; give --web live or "
                         "--web record, or add a recorded one with `omnidr snapshot add-web`")
     for spec in request.systems:
@@ -167,6 +168,14 @@ def check_request(request: EvalRequest) -> None:
         except NotFound:
             raise UserError(f"Docker network {request.outside_network} does not exist; create it (`docker network "
                             f"create {request.outside_network}`) or drop --outside-network") from None
+
+
+def _webless(spec: SystemSpec) -> bool:
+    """A system that uses no web: the direct harness sends one model request (paper 004), so its proxy refuses
+    everything (mode deny) and its snapshot needs no corpus."""
+    from omnidr.harness import HARNESSES
+
+    return HARNESSES[spec.harness].settings
 
 
 def check_tracking_server(uri: str) -> None:
@@ -197,7 +206,10 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -
     check_request(request)
     if not task_ids:
         raise UserError("no task to run; the snapshot has no task or --task names none")
-    names = sorted({s.harness for s in request.systems} | {"gateway", "egress"})
+    from omnidr.harness import HARNESSES
+
+    # each harness's image (the direct harness runs in the reference image)
+    names = sorted({HARNESSES[s.harness].image or s.harness for s in request.systems} | {"gateway", "egress"})
     def building(message: str) -> None:  # an image found by its tag is not news; a build is
         if not message.lstrip().startswith("cached"):
             note(f"images: {message.strip()}")
@@ -243,7 +255,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
-        wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
+        wait=request.wait, endpoint_family=spec.model.family, proxy_mode="deny" if _webless(spec) else request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
     )
     return ran.records
