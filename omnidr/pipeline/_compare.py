@@ -37,8 +37,11 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
         missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_name]
         if missing:
             raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
-        return compare_answers([by_name[s.spec.label] for s in outcome.systems], task_ids, root, request.budget,
-                               request.budget_label, key, console)
+        answered = [by_name[s.spec.label] for s in outcome.systems]
+        result = compare_answers(answered, task_ids, root, request.budget, request.budget_label, key, console)
+        if kind is TaskKind.mcq:  # and the paper's ablation tables over the systems run (App. D.2, F.1)
+            mcq_ablations(answered, request.snapshot, task_ids, console)
+        return result
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
     by_folder = {f.folder.name: f for f in found}
     missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_folder]
