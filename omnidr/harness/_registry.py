@@ -319,17 +319,24 @@ def run_system(
         return out
 
 
+def check_harness_kind(info: HarnessInfo, kind, root) -> None:
+    """UserError (one line) when harness `info` cannot answer the TaskKind `kind` of the snapshot at `root`."""
+    from omnidr.benchmark import TaskKind
+
+    if info.settings and kind is not TaskKind.mcq:
+        raise UserError(f"the {info.name} harness answers multiple-choice (mcq) snapshots only; {root} holds "
+                        f"{kind.value} tasks: pick another harness, e.g. reference")
+    if kind is TaskKind.mcq and not info.settings:
+        raise UserError(f"{root} holds multiple-choice questions, which go to the model directly (paper 004): "
+                        f"use the direct harness (HARNESS=direct), not {info.name}")
+
+
 def check_kind(info: HarnessInfo, snap, capability: str) -> None:
     """The direct harness answers multiple-choice questions, and they are answered by it alone (paper 004 evaluates
     models, not agents); its input setting must use a frame budget of the snapshot's protocol."""
-    from omnidr.benchmark import InputSetting, TaskKind
+    from omnidr.benchmark import InputSetting
 
-    if info.settings and snap.kind is not TaskKind.mcq:
-        raise UserError(f"the {info.name} harness answers multiple-choice (mcq) snapshots only; {snap.root} holds "
-                        f"{snap.kind.value} tasks: pick another harness, e.g. reference")
-    if snap.kind is TaskKind.mcq and not info.settings:
-        raise UserError(f"{snap.root} holds multiple-choice questions, which go to the model directly (paper 004): "
-                        f"use the direct harness (HARNESS=direct), not {info.name}")
+    check_harness_kind(info, snap.kind, snap.root)
     if info.settings:
         try:
             InputSetting.parse(capability, snap.mcq_protocol)

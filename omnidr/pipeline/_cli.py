@@ -4,7 +4,6 @@ Loaded on demand by the main group (STAGE_COMMANDS in omnidr/cli.py). Bad input 
 which `omnidr.cli.main` turns into one line and exit code 2.
 """
 
-import json
 import sys
 from pathlib import Path
 
@@ -88,13 +87,11 @@ def auto_harness(harness: str, snapshot: Path) -> str:
     reference agent; any other name as given."""
     if harness != "auto":
         return harness
-    from omnidr.benchmark import SNAPSHOT_FILE, TaskKind
+    from omnidr.benchmark import TaskKind
 
-    try:
-        kind = json.loads((Path(snapshot) / SNAPSHOT_FILE).read_text("utf-8")).get("task_kind")
-    except (OSError, ValueError, AttributeError):
-        kind = None  # the snapshot check names what is wrong with it
-    return "direct" if kind == TaskKind.mcq.value else "reference"
+    from ._eval import declared_kind
+
+    return "direct" if declared_kind(Path(snapshot)) is TaskKind.mcq else "reference"
 
 
 def eval_options(f):

@@ -145,6 +145,12 @@ def check_request(request: EvalRequest) -> None:
             raise UserError(f"--upstream-ca {pem}: no such file; give a PEM certificate")
     if request.upstream_ca and request.web == "replay":
         raise UserError("--upstream-ca is for the live web; add --web live or --web record, or drop it")
+    kind = declared_kind(Path(request.snapshot))
+    if kind is not None:  # a harness that cannot answer the snapshot's tasks is refused before anything else
+        from omnidr.harness import HARNESSES, check_harness_kind
+
+        for spec in request.systems:
+            check_harness_kind(HARNESSES[spec.harness], kind, request.snapshot)
     if request.web == "replay" and not all(_webless(s) for s in request.systems) \
             and not (Path(request.snapshot) / SNAPSHOT_CORPUS_FILE).is_file():
         raise UserError(f"{request.snapshot} has no web corpus (web/corpus.json) to replay; give --web live or "
@@ -168,6 +174,16 @@ def check_request(request: EvalRequest) -> None:
         except NotFound:
             raise UserError(f"Docker network {request.outside_network} does not exist; create it (`docker network "
                             f"create {request.outside_network}`) or drop --outside-network") from None
+
+
+def declared_kind(snapshot: Path) -> TaskKind | None:
+    """The task kind `snapshot.json` declares, None when it is unreadable (the snapshot check says why)."""
+    from omnidr.benchmark import SNAPSHOT_FILE
+
+    try:
+        return TaskKind(json.loads((snapshot / SNAPSHOT_FILE).read_text("utf-8")).get("task_kind", "report"))
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _webless(spec: SystemSpec) -> bool:
