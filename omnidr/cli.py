@@ -314,7 +314,8 @@ def harnesses() -> None:
     for h in HARNESSES.values():
         cli_spec = specs[h.image].cli if h.image in specs else None
         table.add_row(h.name, API_LABEL[h.api], h.image or "(--image)",
-                      f"{cli_spec.command} {cli_spec.version}" if cli_spec else "-", ", ".join(h.capabilities),
+                      f"{cli_spec.command} {cli_spec.version}" if cli_spec else "-",
+                      "input settings (MODALITY-NNNf-WINDOW)" if h.settings else ", ".join(h.capabilities),
                       "yes" if h.scripted else "no", h.skills + (f"; {h.note}" if h.note else ""))
     out.print(table)
 
@@ -323,7 +324,7 @@ def harnesses() -> None:
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
 # the registry's names (omnidr.harness.HARNESSES; importing it here would slow every command; a test keeps them equal)
-@click.option("--harness", type=click.Choice(["command", "reference", "claude-code", "codex", "openclaw"]),
+@click.option("--harness", type=click.Choice(["command", "reference", "claude-code", "codex", "openclaw", "direct"]),
               default="command", show_default=True,
               help="`command` runs --image with the command after `--`; the others run their own image (the reference "
                    "agent, Claude Code, Codex) on the endpoint given with --openai-base-url or --anthropic-base-url "

@@ -31,9 +31,9 @@ from pathlib import Path
 
 from omnidr.benchmark import CclWindow, InputSetting, McqProtocol, sha256_file
 from omnidr.errors import UserError
-from sandbox.direct_agent._request import clock
+from sandbox.direct_agent import clock
 from sandbox.models import MEDIA_MANIFEST, MediaInputs, SampledFrame, WindowMode
-from sandbox.skills._media import MediaError, caption_cues, parse_srt
+from sandbox.skills import MediaError, caption_cues, parse_srt
 
 logger = logging.getLogger(__name__)
 

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
               "audio": inputs.audio is not None}
     from openai import OpenAI  # imported late: --help works without it
 
-    from sandbox.reference_agent._short_answer import classify_failure
+    from sandbox.reference_agent import classify_failure
 
     client = OpenAI(max_retries=0, timeout=args.timeout_s)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
     t0 = time.monotonic()

@@ -5,3 +5,7 @@ search index, pages fetched through the egress proxy), evidence records and the 
 It imports only the standard library and `openai`; see README.md for the tools, the capability
 levels and the native log format.
 """
+
+from ._short_answer import classify_failure
+
+__all__ = ["classify_failure"]

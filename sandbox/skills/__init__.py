@@ -29,7 +29,7 @@ from ._manifest import (
     skills_at,
     tool_schemas,
 )
-from ._media import WINDOW_S, probe_video, sample_times, transcript
+from ._media import WINDOW_S, MediaError, caption_cues, parse_srt, probe_video, sample_times, transcript
 from ._web import SearchIndex, classify
 from ._workspace import NotInstalled, SkillError, Workspace
 
@@ -39,5 +39,5 @@ PHASES = {tool: next(a.phase for a in BY_NAME[s].actions if a.name == act) for t
 __all__ = ["OUTPUT_DIR_ENV", "EmptyAnswer", "output_dir", "submit_answer", "write_answer_file",
            "BY_NAME", "DEFAULT_KIND", "LEVELS", "TASK_KINDS", "PHASES", "SKILLS", "TOOL_ACTIONS", "Action", "NotInstalled",
            "Skill", "SkillError",
-           "WINDOW_S", "SearchIndex", "Workspace", "agents_md", "classify", "installed", "phase_of_command", "probe_video",
+           "MediaError", "caption_cues", "parse_srt", "WINDOW_S", "SearchIndex", "Workspace", "agents_md", "classify", "installed", "phase_of_command", "probe_video",
            "sample_times", "skill_md", "skills_at", "tool_schemas", "transcript"]

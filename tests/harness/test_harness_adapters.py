@@ -167,6 +167,7 @@ def test_omnidr_harnesses_lists_each_harness_with_its_cli():
     r = run_cli("harnesses")
     assert r.returncode == 0, r.stderr
     rows = {line.split("│")[1].strip(): line for line in r.stdout.splitlines() if line.count("│") > 5}
-    assert set(rows) == {"reference", "claude-code", "codex", "openclaw", "command"}
+    assert set(rows) == {"reference", "claude-code", "codex", "openclaw", "direct", "command"}
+    assert "MODALITY-NNNf-WINDOW" in rows["direct"] and "reference" in rows["direct"]  # its image
     assert "claude 2.1.327" in rows["claude-code"] and "anthropic" in rows["claude-code"]
     assert "codex 0.147.0" in rows["codex"] and "npm" in rows["openclaw"]

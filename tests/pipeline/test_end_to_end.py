@@ -1,6 +1,7 @@
 """`make eval` end to end on the demo, offline and through a loopback endpoint; MLflow, the UI, archives,
 rescoring, comparisons under one budget, upstream outages, and the Ray executor."""
 
+import hashlib
 import json
 import os
 import re
@@ -931,7 +932,6 @@ def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code_and_the
     """Paper App. F.5 on two harnesses: the same full script at every level, with the research skills of
     the level installed. A skill that is not installed fails as a missing command; the report that can
     still be written scores lower. This shows the mechanism; it measures no model."""
-    import base64
 
     systems = [f"{h}:{level}" for h in ("reference", "claude-code") for level in LADDER] + ["codex:text_web"]
     r = run_cli("compare", *[a for s in systems for a in ("--system", s)], "--budget", "iterations=60,attempts=1",
@@ -969,8 +969,10 @@ def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code_and_the
     assert {"video probe", "doc read", "evidence add", "research status", "report check"} <= set(skills)
     # the reference agent shows the model each window's frames as image parts
     ref = attempt("reference-video-scripted")
-    frame = base64.b64encode((ref / "output" / "report" / "assets" / "w000_00.jpg").read_bytes()).decode()
+    frame = (ref / "output" / "report" / "assets" / "w000_00.jpg").read_bytes()
     sent = [json.loads(line) for line in (ref / "logs" / "gateway.jsonl").read_text().splitlines()]
     parts = [p for e in sent for m in (e.get("request_body") or {}).get("messages", [])
              if isinstance(m.get("content"), list) for p in m["content"] if p.get("type") == "image_url"]
-    assert f"data:image/jpeg;base64,{frame}" in {p["image_url"]["url"] for p in parts}
+    # (gateway.jsonl keeps each inline image by its hash and size)
+    assert f"data:image/jpeg;omitted;sha256={hashlib.sha256(frame).hexdigest()};bytes={len(frame)}" in {
+        p["image_url"]["url"] for p in parts}

@@ -12,7 +12,7 @@ from omnidr.pipeline import make_system, parse_budget, parse_judge, parse_model,
     ("args", "env", "message"),
     [
         (["--model", "gpt-4o"], {}, "unknown model 'gpt-4o'; use scripted, scripted-openai, scripted-anthropic, openai/NAME, anthropic/NAME, or NAME@BASE_URL"),
-        (["--harness", "autogpt"], {}, "unknown harness 'autogpt'; choose one of reference, claude-code, codex, openclaw"),
+        (["--harness", "autogpt"], {}, "unknown harness 'autogpt'; choose one of reference, claude-code, codex, direct, openclaw"),
         (["--judge", "gpt-judge"], {}, "unknown judge 'gpt-judge'"),
         (["--capability", "telepathy"], {}, "unknown capability 'telepathy'"),
         (["--budget", "steps=9"], {}, "budget item 'steps=9' is not KEY=VALUE"),
