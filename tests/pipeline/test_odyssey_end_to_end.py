@@ -41,8 +41,10 @@ def test_make_eval_answers_every_question_with_one_request_and_prints_accuracy_b
         assert len(exchanges) == 1 and exchanges[0]["status"] == 200  # one request per question (Sec. 4.1)
         parts = exchanges[0]["request_body"]["messages"][1]["content"]
         frames = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
-        assert len(frames) == 32 and all(";omitted;sha256=" in f for f in frames)  # logged by hash, not bytes
-        assert any(p["type"] == "input_audio" for p in parts)
+        assert len(frames) == 32 and all(f.startswith("data:image/png;") for f in frames)
+        [audio] = [p["input_audio"] for p in parts if p["type"] == "input_audio"]
+        assert audio["data"].startswith("omitted;sha256=")  # the log keeps large media by hash, not bytes
+        assert (attempt / "logs/gateway.jsonl").stat().st_size < 200_000
         assert "answer" not in json.loads((attempt / "input/question.json").read_text())  # no key goes in
     board = json.loads((root / "leaderboard.json").read_text())
     assert board["task_kind"] == "mcq" and board["judge"].startswith("mcq-exact-match")
