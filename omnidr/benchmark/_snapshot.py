@@ -180,19 +180,15 @@ def load_snapshot(root: Path | str) -> Snapshot:
             problems.append(Problem("error", SNAPSHOT_FILE, f"tasks[{i}]", f"task folder tasks/{task_id}/ is missing"))
             continue
         base = f"tasks/{task_id}"
-        if kind is TaskKind.short_answer:
-            question = load_model(root, f"{base}/task.json", ShortAnswerTask, problems)
-            if question is not None and question.id != task_id:
-                problems.append(Problem("error", f"{base}/task.json", "id", f"'{question.id}' differs from its folder "
+        if kind in (TaskKind.short_answer, TaskKind.mcq):  # one task.json per question
+            question = load_model(root, f"{base}/task.json", ShortAnswerTask, problems) \
+                if kind is TaskKind.short_answer else None
+            mcq = load_model(root, f"{base}/task.json", McqTask, problems) if kind is TaskKind.mcq else None
+            loaded = question or mcq
+            if loaded is not None and loaded.id != task_id:
+                problems.append(Problem("error", f"{base}/task.json", "id", f"'{loaded.id}' differs from its folder "
                                         f"name '{task_id}'"))
-            snap.tasks[task_id] = TaskBundle(folder, None, None, None, question=question)
-            continue
-        if kind is TaskKind.mcq:
-            mcq = load_model(root, f"{base}/task.json", McqTask, problems)
-            if mcq is not None and mcq.id != task_id:
-                problems.append(Problem("error", f"{base}/task.json", "id", f"'{mcq.id}' differs from its folder "
-                                        f"name '{task_id}'"))
-            snap.tasks[task_id] = TaskBundle(folder, None, None, None, mcq=mcq)
+            snap.tasks[task_id] = TaskBundle(folder, None, None, None, question=question, mcq=mcq)
             continue
         task = load_model(root, f"{base}/task.json", Task, problems)
         facts = load_model(root, f"{base}/facts.json", FactLibrary, problems)
