@@ -19,7 +19,7 @@ SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk debootstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_LOG ?= /tmp/omnidr-apt.log
 
-.PHONY: setup system-deps test eval lock clean mlflow-ui audit
+.PHONY: setup system-deps images test test-fast eval lock clean mlflow-ui audit
 
 setup: system-deps $(STAMP)
 
@@ -51,8 +51,18 @@ $(WHEELHOUSE): $(STAMP)
 	$(BIN)/pip download -q --disable-pip-version-check --no-deps --require-hashes -r requirements.lock -d $(VENV)/wheelhouse
 	touch $@
 
-test: setup $(WHEELHOUSE)
+# Every project image, built (or found) before the tests, independent ones at once; prints each image's time.
+IMAGE_JOBS ?= 4
+images: setup
+	$(BIN)/omnidr images build --jobs '$(IMAGE_JOBS)'
+
+# The whole suite on parallel workers (TEST_WORKERS=N to choose; default two per core).
+test: setup $(WHEELHOUSE) images
 	$(BIN)/nox -s tests
+
+# Unit tests only (no Docker, ffmpeg, network or browser): the edit-test loop. CI runs `make test`.
+test-fast: setup $(WHEELHOUSE)
+	$(BIN)/nox -s fast
 
 eval: setup
 	$(BIN)/omnidr eval '$(SNAPSHOT)' --model '$(MODEL)' --harness '$(HARNESS)' --capability '$(CAPABILITY)' \

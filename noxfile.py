@@ -1,5 +1,6 @@
 """Task runner sessions. `make test` calls `nox -s tests` from the project venv."""
 
+import os
 import sys
 
 import nox
@@ -8,17 +9,25 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
 
+def test_workers() -> str:
+    """pytest-xdist workers: TEST_WORKERS, else two per core (most tests wait on containers, a browser or
+    ffmpeg, not on the CPU), at least 2 and at most 8."""
+    return os.environ.get("TEST_WORKERS") or str(min(8, max(2, 2 * (os.cpu_count() or 1))))
+
+
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
     """Lint (ruff) and type check (mypy), both configured in pyproject.toml, then the whole suite, real ffmpeg,
-    yt-dlp against loopback, Docker and Chromium included."""
+    yt-dlp against loopback, Docker and Chromium included, on parallel workers; tests that share an expensive
+    fixture run together on one worker (tests/conftest.py). The 25 slowest steps are listed at the end."""
     session.run(sys.executable, "-m", "ruff", "check", ".")
     session.run(sys.executable, "-m", "mypy")
-    session.run(sys.executable, "-m", "pytest", *session.posargs)
+    session.run(sys.executable, "-m", "pytest", "-n", test_workers(), "--dist", "loadgroup", "--durations", "25",
+                *session.posargs)
 
 
 @nox.session(venv_backend="none")
 def fast(session: nox.Session) -> None:
-    """Unit tests only: no ffmpeg, network, Docker or browser."""
-    session.run(sys.executable, "-m", "pytest", "-m", "not media and not network and not docker and not browser",
-                *session.posargs)
+    """Unit tests only: no ffmpeg, network, Docker or browser (`make test-fast`, the edit-test loop)."""
+    session.run(sys.executable, "-m", "pytest", "-n", test_workers(), "-m",
+                "not media and not network and not docker and not browser", *session.posargs)

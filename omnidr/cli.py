@@ -235,7 +235,10 @@ def images() -> None:
               help="Refuse to build an image whose locked Debian versions the archive no longer serves "
                    "(default: OMNIDR_STRICT_IMAGES; without it such an image is built with the served versions "
                    "and a warning).")
-def images_build(names: tuple[str, ...], strict: bool | None) -> None:
+@click.option("--jobs", type=click.IntRange(1, 16), default=4, show_default=True,
+              help="Images built at once; an image starts as soon as its parent is done (the downloads and "
+                   "builds of independent images overlap).")
+def images_build(names: tuple[str, ...], strict: bool | None, jobs: int) -> None:
     """Build NAMES (default: every image) and their parents; unchanged images are reused.
 
     An image that fails to build is reported and the others go on; the command then exits 1."""
@@ -246,7 +249,7 @@ def images_build(names: tuple[str, ...], strict: bool | None) -> None:
             status.update(m)
             out.print(f"  {m}", soft_wrap=True)
 
-        results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress)
+        results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress, jobs=jobs)
     table = Table(title="images")
     for col in ("image", "status", "tag", "image id", "seconds", "drift"):
         table.add_column(col, overflow="fold")

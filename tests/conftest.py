@@ -1,6 +1,7 @@
 """Shared fixtures: the bundled demo snapshot, copies of it to break, the CLI as a user runs it."""
 
 import ipaddress
+import os
 import secrets
 import shutil
 import socket
@@ -18,6 +19,61 @@ from omnidr._offline import disable_telemetry
 # Tests never let a library phone home: the same variables the CLI sets, for this process and every
 # subprocess a test starts.
 disable_telemetry()
+
+# --- Parallel runs (pytest-xdist, `--dist loadgroup`, as `make test` runs the suite) -------------------
+# Session fixtures every worker may make for itself: cheap once the images exist (`make images`).
+PER_WORKER = frozenset({"client", "images", "chromium", "tmp_path_factory"})
+
+
+def shared_group(item: pytest.Item) -> str | None:
+    """The group a test must run in, on one worker, because it shares an expensive fixture with other tests:
+    its module when it uses a module-scoped fixture (an eval run root, a built image, a decoded clip), the
+    fixture when it uses a session-scoped one other than `PER_WORKER`. None: the test may run anywhere."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    group = None
+    for name in item.fixturenames:
+        defs = info.name2fixturedefs.get(name)
+        if not defs or name in PER_WORKER:
+            continue
+        scope = defs[-1].scope
+        if scope == "session":
+            return f"session-{name}"
+        if scope in ("package", "module", "class"):
+            group = item.nodeid.split("::")[0]
+    return group
+
+
+TERMINAL = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """(controller) Tell each worker the terminal size variables of the command that started the run."""
+    node.workerinput["omnidr_terminal"] = {k: os.environ.get(k) for k in TERMINAL}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """(worker) Restore them: a worker process starts with COLUMNS=80 and LINES=24 set (by the readline module it loads),
+    and the CLI fits its tables to COLUMNS, which a serial run does not have."""
+    for key, value in getattr(config, "workerinput", {}).get("omnidr_terminal", {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that share an expensive fixture go to one worker together (it is made once, not once per worker);
+    every other test is handed to whichever worker is free. A test may name its group itself with
+    `@pytest.mark.xdist_group(name)`."""
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            group = shared_group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture

@@ -909,7 +909,8 @@ def cleanup_run(client, run_id: str, mine: bool = False) -> int:
         return (mine and me in (owner, driver)) or not owner_alive(owner) or not owner_alive(driver)
 
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}):
+    # another driver of the same run id may remove its own containers while the list is read
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}, ignore_removed=True):
         if not leftover(container.labels):
             continue
         try:

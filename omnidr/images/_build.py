@@ -14,6 +14,7 @@ OMNIDR_STRICT_IMAGES=1 for frozen infrastructure) refuses any drift instead. Pyt
 gate: PyPI keeps old versions, and pip installs them with --require-hashes.
 """
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -23,11 +24,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from omnidr._files import write_atomic
@@ -97,7 +102,34 @@ def load_specs(images_dir: Path = IMAGES_DIR) -> dict[str, ImageSpec]:
         if spec.name != path.parent.name:
             raise UserError(f"{path}: name '{spec.name}' differs from its folder '{path.parent.name}'")
         specs[spec.name] = spec
+    _check_build_order(specs, images_dir)
     return specs
+
+
+def _check_build_order(specs: dict[str, ImageSpec], images_dir: Path) -> None:
+    """Every image a spec builds after exists, and no image waits, through parents and `build_after`, for itself."""
+    for spec in specs.values():
+        for other in [spec.parent, *spec.build_after]:
+            if other is not None and other not in specs:
+                raise UserError(f"{images_dir / spec.name / 'image.json'}: names image '{other}', which does not exist; "
+                                f"known images: {', '.join(specs)}")
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in path:
+            cycle = " -> ".join((*path[path.index(name):], name))
+            raise UserError(f"{images_dir}: the images wait for each other ({cycle}); "
+                            "remove one of those names from `parent` or `build_after`")
+        if name in done:
+            return
+        spec = specs[name]
+        for other in [spec.parent, *spec.build_after]:
+            if other is not None:
+                visit(other, (*path, name))
+        done.add(name)
+
+    for name in specs:
+        visit(name, ())
 
 
 def _tree_files(folder: Path) -> list[Path]:
@@ -186,12 +218,44 @@ def packages_of(image) -> ImagePackages:
     return ImagePackages.model_validate_json(raw)
 
 
+def label_instruction(labels: dict[str, str]) -> str:
+    """One Dockerfile LABEL instruction setting every label: keys and values double-quoted, with the
+    backslashes, quotes and `$` (the builder substitutes variables in LABEL) of a JSON record escaped."""
+    def quote(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
+
+    return "LABEL " + " ".join(f"{quote(k)}={quote(v)}" for k, v in labels.items())
+
+
 def _run(cmd: list[str], what: str) -> str:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise RuntimeError(f"{what} failed: {' | '.join(tail)}")
     return proc.stdout
+
+
+@contextmanager
+def _machine_lock(path: Path, waiting: str, progress: Progress) -> Iterator[None]:
+    """Hold an exclusive lock on `path` across threads and processes of this machine (flock on its own
+    descriptor, released by the kernel however the holder ends); says `waiting` while another holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(waiting)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _image_lock(name: str, progress: Progress) -> AbstractContextManager[None]:
+    """Building `name` on this machine: two processes that need the same image (parallel test workers,
+    two evals) build it once, and the second finds it done."""
+    return _machine_lock(RESOLUTION_CACHE / f".{name}.lock", f"waiting for another process building {name}", progress)
 
 
 class _Builder:
@@ -201,12 +265,20 @@ class _Builder:
                  strict: bool, relock: frozenset[str] = frozenset(), refresh: bool = False):
         self.specs, self.images_dir, self.progress, self.warn = specs, images_dir, progress, warn
         self.strict, self.relock, self.refresh = strict, relock, refresh
-        self.client = docker_client(timeout_s=1800)
+        self._local = threading.local()
+        _ = self.client  # the engine is checked once, before any image starts
         self.results: dict[str, BuiltImage] = {}
         self.resolutions: dict[str, Resolution] = {}
         base = next((s for s in specs.values() if s.kind is ImageKind.rootfs), None)
         self.rootfs = (RootfsSpec.model_validate_json((images_dir / base.name / "rootfs.json").read_text("utf-8"))
                        if base else None)
+
+    @property
+    def client(self) -> docker.DockerClient:
+        """This thread's engine client (images build in threads of their own)."""
+        if getattr(self._local, "client", None) is None:
+            self._local.client = docker_client(timeout_s=1800)
+        return self._local.client
 
     # -- shared pieces ---------------------------------------------------------------------
     def _lock_path(self, name: str) -> Path:
@@ -276,36 +348,54 @@ class _Builder:
                 LABEL_PACKAGES: _record(spec, packages).model_dump_json()}
 
     # -- the walk -------------------------------------------------------------------------------
-    def build(self, names: list[str]) -> list[BuiltImage]:
-        for name in _order(names, self.specs):
-            if name in self.results:
-                continue
-            spec = self.specs[name]
-            started = time.monotonic()
-            if spec.parent and not self.results[spec.parent].tag:
-                self.results[name] = BuiltImage(name=name, tag="", image_id="", status="skipped",
-                                                reason=f"parent image '{spec.parent}' was {self.results[spec.parent].status}")
-                continue
-            if spec.needs_npm and not npm_reachable():
-                self.results[name] = BuiltImage(
-                    name=name, tag="", image_id="", status="skipped",
-                    reason="needs the npm registry, which this machine cannot reach; build it where registry.npmjs.org is reachable",
-                )
-                self.progress(f"skipped {name}: {self.results[name].reason}")
-                continue
-            try:
-                if spec.kind is ImageKind.rootfs:
-                    result = self._base(spec, started)
-                else:
-                    result = self._child(spec, started)
-            except (RuntimeError, DockerException, OSError) as exc:
-                reason = " ".join(str(exc).split())[:400]
-                log.error("image %s failed: %s", name, reason)
-                result = BuiltImage(name=name, tag="", image_id="", status="failed", reason=reason,
-                                    seconds=round(time.monotonic() - started, 2))
-                self.progress(f"failed  {name}: {reason}")
-            self.results[name] = result
-        return list(self.results.values())
+    def _waits_for(self, name: str, order: list[str]) -> list[str]:
+        """What must be finished before `name` starts: its parent, and the images of this walk it builds after
+        (`build_after`: they install a large layer it repeats, which Docker's cache then makes once)."""
+        spec = self.specs[name]
+        return ([spec.parent] if spec.parent else []) + [n for n in spec.build_after if n in order]
+
+    def build(self, names: list[str], jobs: int = 1) -> list[BuiltImage]:
+        """Build `names` and their parents, up to `jobs` images at once: an image starts as soon as what
+        it waits for is done, so independent images overlap their downloads and builds."""
+        order = _order(names, self.specs)
+        pending = [n for n in order if n not in self.results]
+        with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="image-build") as pool:
+            running: dict[Future[BuiltImage], str] = {}
+            while pending or running:
+                for name in list(pending):
+                    if len(running) >= max(1, jobs):
+                        break
+                    if all(w in self.results for w in self._waits_for(name, order)):
+                        pending.remove(name)
+                        running[pool.submit(self._build_one, name)] = name
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self.results[running.pop(future)] = future.result()
+        return [self.results[n] for n in order]
+
+    def _build_one(self, name: str) -> BuiltImage:
+        """One image, its parent already done; a failure is this image's result, never an exception."""
+        spec = self.specs[name]
+        started = time.monotonic()
+        if spec.parent and not self.results[spec.parent].tag:
+            return BuiltImage(name=name, tag="", image_id="", status="skipped",
+                              reason=f"parent image '{spec.parent}' was {self.results[spec.parent].status}")
+        if spec.needs_npm and not npm_reachable():
+            result = BuiltImage(
+                name=name, tag="", image_id="", status="skipped",
+                reason="needs the npm registry, which this machine cannot reach; build it where registry.npmjs.org is reachable",
+            )
+            self.progress(f"skipped {name}: {result.reason}")
+            return result
+        try:
+            with _image_lock(name, self.progress):
+                return self._base(spec, started) if spec.kind is ImageKind.rootfs else self._child(spec, started)
+        except (RuntimeError, DockerException, OSError) as exc:
+            reason = " ".join(str(exc).split())[:400]
+            log.error("image %s failed: %s", name, reason)
+            self.progress(f"failed  {name}: {reason}")
+            return BuiltImage(name=name, tag="", image_id="", status="failed", reason=reason,
+                              seconds=round(time.monotonic() - started, 2))
 
     def _done(self, spec: ImageSpec, tag: str, status: str, started: float, res: Resolution) -> BuiltImage:
         image = self.client.images.get(tag)
@@ -486,14 +576,18 @@ class _Builder:
 
     def _docker_build(self, name: str, dockerfile: str | None, buildargs: dict[str, str], tag: str,
                       labels: dict[str, str], path: Path | None = None) -> None:
-        work = None
+        """`docker build` of `path` (or of a context holding only `dockerfile`), its labels set by one LABEL
+        instruction appended to the Dockerfile: the engine's classic builder commits every instruction as a
+        step (the `labels` option would add one per label), and on a big image each commit costs seconds."""
+        work = Path(tempfile.mkdtemp(prefix=f"omnidr-label-{name}-"))
         if path is None:
-            work = Path(tempfile.mkdtemp(prefix=f"omnidr-label-{name}-"))
             (work / "Dockerfile").write_text(dockerfile or "")
             path = work
+        with (path / "Dockerfile").open("a") as f:
+            f.write("\n" + label_instruction(labels) + "\n")
         try:
             for chunk in self.client.api.build(path=str(path), tag=tag, buildargs=buildargs, rm=True, forcerm=True,
-                                               decode=True, labels=labels):
+                                               decode=True):
                 if "error" in chunk:
                     raise BuildError(chunk["error"].strip(), [])
                 line = chunk.get("stream", "").strip()
@@ -502,8 +596,11 @@ class _Builder:
         except (BuildError, APIError) as exc:
             raise RuntimeError(f"docker build of {name} failed: {exc}") from None
         finally:
-            if work is not None:
-                shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+        got = self.client.images.get(tag).labels or {}
+        if any(got.get(k) != v for k, v in labels.items()):
+            self.client.images.remove(tag, force=True)
+            raise RuntimeError(f"docker build of {name}: the image's labels differ from the ones written")
 
     def _build_dockerfile(self, spec: ImageSpec, tag: str, recipe: str, parent_tag: str, res: Resolution) -> None:
         work = Path(tempfile.mkdtemp(prefix=f"omnidr-build-{spec.name}-"))
@@ -552,8 +649,10 @@ def build_images(
     strict: bool | None = None,
     warn: Progress = _warn_once,
     refresh: bool = False,
+    jobs: int = 1,
 ) -> list[BuiltImage]:
-    """Build (or reuse) the named images and their parents; all images when `names` is None.
+    """Build (or reuse) the named images and their parents; all images when `names` is None; up to
+    `jobs` images at once (an image starts when its parent is done). Results come parents first.
 
     Without `refresh`, an image resolved and built here before is reused without asking the archive
     (what `omnidr eval` and the other stages want: a run keeps its images). With it (`omnidr images
@@ -566,7 +665,7 @@ def build_images(
     specs = load_specs(images_dir)
     builder = _Builder(specs, images_dir, progress, warn, strict_from_env() if strict is None else strict,
                        refresh=refresh)
-    return builder.build(names or list(specs))
+    return builder.build(names or list(specs), jobs=jobs)
 
 
 def lock_images(names: list[str] | None = None, images_dir: Path = IMAGES_DIR,
@@ -602,12 +701,14 @@ def lock_images(names: list[str] | None = None, images_dir: Path = IMAGES_DIR,
 
 def _wheelhouse(lock: Path, dest: Path, progress: Progress) -> None:
     """Download the locked wheels on the host (which trusts this network's TLS), then copy them
-    into the build context, so image builds install offline with --require-hashes."""
+    into the build context, so image builds install offline with --require-hashes. One download into
+    the shared wheel cache at a time: two images may lock the same wheel."""
     WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
     progress(f"downloading wheels for {lock.parent.name}/{lock.name}")
     pip = [os.environ.get("OMNIDR_PIP", str(Path(sys.executable).with_name("pip")))]
-    _run(pip + ["download", "-q", "--disable-pip-version-check", "--require-hashes", "--no-deps",
-                "--only-binary=:all:", "-r", str(lock), "-d", str(WHEEL_CACHE)], "pip download")
+    with _machine_lock(WHEEL_CACHE / ".download.lock", "waiting for another wheel download", progress):
+        _run(pip + ["download", "-q", "--disable-pip-version-check", "--require-hashes", "--no-deps",
+                    "--only-binary=:all:", "-r", str(lock), "-d", str(WHEEL_CACHE)], "pip download")
     dest.mkdir()
 
     def norm(name: str) -> str:  # PEP 503: runs of -, _ and . are equivalent

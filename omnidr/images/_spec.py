@@ -33,6 +33,13 @@ class ImageSpec(BaseModel):
                     "of their dependencies come from `packages.lock` where the archive still serves them, otherwise from "
                     "the archive; the Dockerfile installs them from the DEBIAN_PACKAGES build argument.",
     )
+    build_after: list[str] = Field(
+        default_factory=list,
+        description="Images, by name, that a parallel build (`omnidr images build --jobs N`) finishes before this one "
+                    "starts, besides its parent: the ones whose first layers this image repeats exactly (the same "
+                    "parent and Debian packages), so that Docker's layer cache gives it a large layer they install "
+                    "instead of a second install at the same time. Order only; not part of what the image holds.",
+    )
 
 
 class HarnessCli(BaseModel):
