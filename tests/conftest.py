@@ -12,6 +12,7 @@ from pathlib import Path
 
 import docker
 import pytest
+import scheduling
 from testkit import DEMO, ROOT
 
 from omnidr._offline import disable_telemetry
@@ -20,43 +21,14 @@ from omnidr._offline import disable_telemetry
 # subprocess a test starts.
 disable_telemetry()
 
-# --- Parallel runs (pytest-xdist, `--dist loadgroup`, as `make test` runs the suite) -------------------
-# Session fixtures every worker may make for itself: cheap once the images exist (`make images`).
-PER_WORKER = frozenset({"client", "images", "chromium", "tmp_path_factory"})
-
-
-def shared_group(item: pytest.Item) -> str | None:
-    """The group a test must run in, on one worker, because it shares an expensive fixture with other tests:
-    its module when it uses a module-scoped fixture (an eval run root, a built image, a decoded clip), the
-    fixture when it uses a session-scoped one other than `PER_WORKER`. None: the test may run anywhere."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return None
-    group = None
-    for name in item.fixturenames:
-        defs = info.name2fixturedefs.get(name)
-        if not defs or name in PER_WORKER:
-            continue
-        scope = defs[-1].scope
-        if scope == "session":
-            return f"session-{name}"
-        if scope in ("package", "module", "class"):
-            group = item.nodeid.split("::")[0]
-    return group
-
-
+# --- Parallel runs (pytest-xdist, as `make test` runs the suite; see tests/scheduling.py) -----------------
 TERMINAL = ("COLUMNS", "LINES")
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node) -> None:
-    """(controller) Tell each worker the terminal size variables of the command that started the run."""
-    node.workerinput["omnidr_terminal"] = {k: os.environ.get(k) for k in TERMINAL}
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    """(worker) Restore them: a worker process starts with COLUMNS=80 and LINES=24 set (by the readline module it loads),
-    and the CLI fits its tables to COLUMNS, which a serial run does not have."""
+    scheduling.configure_controller(config)
+    # (worker) A worker process starts with COLUMNS=80 and LINES=24 set (by the readline module it loads), and
+    # the CLI fits its tables to COLUMNS: restore what the command that started the run had.
     for key, value in getattr(config, "workerinput", {}).get("omnidr_terminal", {}).items():
         if value is None:
             os.environ.pop(key, None)
@@ -64,16 +36,20 @@ def pytest_configure(config: pytest.Config) -> None:
             os.environ[key] = value
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """(controller) What each worker is told: the terminal size variables, and where to write its plan."""
+    node.workerinput["omnidr_terminal"] = {k: os.environ.get(k) for k in TERMINAL}
+    scheduling.tell_worker(node.config, node)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    return scheduling.make_scheduler(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that share an expensive fixture go to one worker together (it is made once, not once per worker);
-    every other test is handed to whichever worker is free. A test may name its group itself with
-    `@pytest.mark.xdist_group(name)`."""
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            group = shared_group(item)
-            if group is not None:
-                item.add_marker(pytest.mark.xdist_group(group))
+    scheduling.plan_in_worker(config, items)
 
 
 @pytest.fixture

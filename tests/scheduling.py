@@ -1,0 +1,120 @@
+"""How the suite is spread over pytest-xdist workers (`make test` runs `pytest -n N --dist loadgroup`).
+
+A unit of work goes whole to one worker. Tests that share an expensive fixture form one unit, so the fixture
+is made once and not once per worker: the tests of a module when they use a module-scoped fixture (an eval
+run root, a decoded clip, a proxy lab), the tests of a session-scoped fixture other than the cheap per-worker
+ones. Every other test is a unit of its own, handed to whichever worker is free. Units go out heaviest first
+(by their markers: Docker, then browser and media), so that the long end-to-end tests do not come last.
+
+The workers decide the units at collection, where the fixtures are known, and write them to a plan the
+controller's scheduler reads. (xdist's own `xdist_group` marks do not reach its scheduler under pytest 9,
+which no longer reads the node id xdist rewrites.)
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+# Session fixtures every worker may make for itself: cheap once the images exist (`make images`).
+PER_WORKER = frozenset({"client", "images", "chromium", "tmp_path_factory"})
+# How much a test weighs by its markers, for the order units go out in (a guess at its length, not a measurement).
+MARKER_WEIGHTS = {"docker": 8, "browser": 2, "media": 2, "network": 1}
+PLAN_KEY = "omnidr_plan"
+
+
+def shared_group(item: pytest.Item) -> str | None:
+    """The unit a test must run in because it shares an expensive fixture, or None: it may run anywhere."""
+    marker = item.get_closest_marker("xdist_group")
+    if marker is not None:
+        return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    group = None
+    for name in item.fixturenames:
+        defs = info.name2fixturedefs.get(name)
+        if not defs or name in PER_WORKER:
+            continue
+        scope = defs[-1].scope
+        if scope == "session":
+            return f"session:{name}"
+        if scope in ("package", "module", "class"):
+            group = item.nodeid.split("::")[0]
+    return group
+
+
+def weight(item: pytest.Item) -> int:
+    return 1 + sum(w for name, w in MARKER_WEIGHTS.items() if item.get_closest_marker(name))
+
+
+def plan_units(items: list[pytest.Item]) -> dict[str, str]:
+    """Group the items into units, put the units in the order they go out (heaviest first, each unit's tests
+    together and in their collected order), and return node id -> unit."""
+    unit_of = {item.nodeid: shared_group(item) or item.nodeid for item in items}
+    unit_weight: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        unit = unit_of[item.nodeid]
+        unit_weight[unit] = unit_weight.get(unit, 0) + weight(item)
+        first.setdefault(unit, index)
+    order = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda it: (-unit_weight[unit_of[it.nodeid]], first[unit_of[it.nodeid]], order[id(it)]))
+    return unit_of
+
+
+class UnitScheduling(LoadScopeScheduling):
+    """xdist's scope scheduler with the workers' units as scopes, in the order the workers collected them."""
+
+    def __init__(self, config: pytest.Config, log=None, plan: Path | None = None) -> None:
+        super().__init__(config, log)
+        config.option.loadscopereorder = False  # the collected order is already heaviest first
+        self.plan_dir = plan
+        self.units: dict[str, str] | None = None
+
+    def _split_scope(self, nodeid: str) -> str:
+        if self.units is None:
+            self.units = {}
+            for path in sorted(self.plan_dir.glob("*.json")) if self.plan_dir else []:
+                self.units.update(json.loads(path.read_text("utf-8")))
+        return self.units.get(nodeid, nodeid)
+
+
+def configure_controller(config: pytest.Config) -> None:
+    """(controller) A folder for the workers' plans, removed at the end of the run."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadgroup":
+        return
+    folder = Path(tempfile.mkdtemp(prefix="omnidr-test-plan-"))
+    config.stash[_PLAN_DIR] = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+def make_scheduler(config: pytest.Config, log) -> LoadScopeScheduling | None:
+    folder = config.stash.get(_PLAN_DIR, None)
+    return UnitScheduling(config, log, folder) if folder is not None else None
+
+
+def tell_worker(config: pytest.Config, node) -> None:
+    folder = config.stash.get(_PLAN_DIR, None)
+    if folder is not None:
+        node.workerinput[PLAN_KEY] = str(folder)
+
+
+def plan_in_worker(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """(worker) Order the items unit by unit and write the plan for the controller (every worker writes the
+    same plan; each its own file, written whole before the worker reports its collection)."""
+    folder = getattr(config, "workerinput", {}).get(PLAN_KEY)
+    if folder is None:
+        return
+    units = plan_units(items)
+    worker = config.workerinput.get("workerid", str(os.getpid()))
+    tmp = Path(folder) / f".{worker}.tmp"
+    tmp.write_text(json.dumps(units), "utf-8")
+    tmp.rename(Path(folder) / f"{worker}.json")
+
+
+_PLAN_DIR = pytest.StashKey[Path]()
