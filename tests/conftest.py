@@ -27,8 +27,9 @@ TERMINAL = ("COLUMNS", "LINES")
 
 def pytest_configure(config: pytest.Config) -> None:
     scheduling.configure_controller(config)
-    # (worker) A worker process starts with COLUMNS=80 and LINES=24 set (by the readline module it loads), and
-    # the CLI fits its tables to COLUMNS: restore what the command that started the run had.
+    # (worker) A worker process has COLUMNS=80 and LINES=24 in its environment (seen with pytest-xdist 3.8 under
+    # pytest 9.2, where a serial run has neither), and the CLI fits its tables to COLUMNS: restore what the
+    # command that started the run had.
     for key, value in getattr(config, "workerinput", {}).get("omnidr_terminal", {}).items():
         if value is None:
             os.environ.pop(key, None)
