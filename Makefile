@@ -56,7 +56,7 @@ IMAGE_JOBS ?= 4
 images: setup
 	$(BIN)/omnidr images build --jobs '$(IMAGE_JOBS)'
 
-# The whole suite on parallel workers (TEST_WORKERS=N to choose; default two per core).
+# The whole suite on parallel workers (TEST_WORKERS=N to choose; default one per core).
 test: setup $(WHEELHOUSE) images
 	$(BIN)/nox -s tests
 

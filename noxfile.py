@@ -10,9 +10,11 @@ nox.options.sessions = ["tests"]
 
 
 def test_workers() -> str:
-    """pytest-xdist workers: TEST_WORKERS, else two per core (most tests wait on containers, a browser or
-    ffmpeg, not on the CPU), at least 2 and at most 8."""
-    return os.environ.get("TEST_WORKERS") or str(min(8, max(2, 2 * (os.cpu_count() or 1))))
+    """pytest-xdist workers: TEST_WORKERS, else one per core, at least 2 and at most 8. Two per core was tried
+    on the 2-core CI machine: the end-to-end tests are CPU-bound (Chromium, ffmpeg, the containers' storage
+    driver), the load stood at 10 to 14, and the long end-to-end tests took about three times the durations
+    the last serial CI printed for them (the capability ladder 758 s against 185 s)."""
+    return os.environ.get("TEST_WORKERS") or str(min(8, max(2, os.cpu_count() or 1)))
 
 
 @nox.session(venv_backend="none")
