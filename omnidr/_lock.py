@@ -61,3 +61,22 @@ def folder_lock(folder: Path, wait: bool = False, on_wait: Callable[[str], None]
             path.unlink(missing_ok=True)
             folder.rmdir()
         os.close(fd)  # closing the descriptor releases the lock
+
+
+@contextmanager
+def machine_lock(path: Path, waiting: str = "", progress: Callable[[str], None] = lambda _m: None) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` across the threads and processes of this machine (`flock` on a
+    descriptor of its own, released by the kernel however the holder ends); says `waiting` through `progress`
+    while another holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting:
+                progress(waiting)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

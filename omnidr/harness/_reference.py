@@ -2,16 +2,16 @@
 `reference` image, and `run_reference`, which runs it over snapshot tasks, with the scripted model
 (`sandbox/scripted_model`) standing in for a model API when none is given (offline demo)."""
 
-import fcntl
 import secrets
 import socket
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from omnidr._lock import machine_lock
 from omnidr.attempts import AgentContext
 from sandbox.skills import LEVELS
 
@@ -117,19 +117,11 @@ class ScriptedModel:
                     pass
 
 
-@contextmanager
-def _network_lock():
+def _network_lock() -> AbstractContextManager[None]:
     """Held while the shared scripted-model network is found or created and joined, and while it is
     removed: Docker lets two runs started at once create two networks of one name, after which neither
     can use it ("network ... is ambiguous")."""
-    path = Path.home() / ".cache" / "omnidr" / "scripted-network.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return machine_lock(Path.home() / ".cache" / "omnidr" / "scripted-network.lock")
 
 
 def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str | None = None,

@@ -14,7 +14,6 @@ OMNIDR_STRICT_IMAGES=1 for frozen infrastructure) refuses any drift instead. Pyt
 gate: PyPI keeps old versions, and pip installs them with --require-hashes.
 """
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -26,9 +25,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,6 +35,7 @@ import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from omnidr._files import write_atomic
+from omnidr._lock import machine_lock
 from omnidr.errors import UserError
 
 from ._archive import (
@@ -235,27 +235,10 @@ def _run(cmd: list[str], what: str) -> str:
     return proc.stdout
 
 
-@contextmanager
-def _machine_lock(path: Path, waiting: str, progress: Progress) -> Iterator[None]:
-    """Hold an exclusive lock on `path` across threads and processes of this machine (flock on its own
-    descriptor, released by the kernel however the holder ends); says `waiting` while another holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            progress(waiting)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _image_lock(name: str, progress: Progress) -> AbstractContextManager[None]:
     """Building `name` on this machine: two processes that need the same image (parallel test workers,
     two evals) build it once, and the second finds it done."""
-    return _machine_lock(RESOLUTION_CACHE / f".{name}.lock", f"waiting for another process building {name}", progress)
+    return machine_lock(RESOLUTION_CACHE / f".{name}.lock", f"waiting for another process building {name}", progress)
 
 
 class _Builder:
@@ -368,6 +351,8 @@ class _Builder:
                     if all(w in self.results for w in self._waits_for(name, order)):
                         pending.remove(name)
                         running[pool.submit(self._build_one, name)] = name
+                if not running:  # load_specs refuses cycles, so this is a fault of the walk itself
+                    raise RuntimeError(f"no image of {', '.join(pending)} can start: each waits for another")
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
                     self.results[running.pop(future)] = future.result()
@@ -706,7 +691,7 @@ def _wheelhouse(lock: Path, dest: Path, progress: Progress) -> None:
     WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
     progress(f"downloading wheels for {lock.parent.name}/{lock.name}")
     pip = [os.environ.get("OMNIDR_PIP", str(Path(sys.executable).with_name("pip")))]
-    with _machine_lock(WHEEL_CACHE / ".download.lock", "waiting for another wheel download", progress):
+    with machine_lock(WHEEL_CACHE / ".download.lock", "waiting for another wheel download", progress):
         _run(pip + ["download", "-q", "--disable-pip-version-check", "--require-hashes", "--no-deps",
                     "--only-binary=:all:", "-r", str(lock), "-d", str(WHEEL_CACHE)], "pip download")
     dest.mkdir()
