@@ -15,7 +15,8 @@ from testkit import ROOT, run_cli
 from omnidr.images import build_images, content_tag, packages_of
 from omnidr.images._build import LABEL_RECIPE
 
-pytestmark = pytest.mark.docker
+# the probe images are removed by name before and after each test: the tests that build them run one after another
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("probe-images")]
 
 DOCKERFILE = """\
 ARG BASE_IMAGE

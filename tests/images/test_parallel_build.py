@@ -19,7 +19,8 @@ from testkit import ROOT, run_cli
 
 from omnidr.images import build_images, docker_client
 
-pytestmark = pytest.mark.docker
+# the probe images are removed by name after each test: the tests that build them run one after another
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("probe-images")]
 
 HEAD = """\
 ARG BASE_IMAGE
@@ -61,9 +62,8 @@ def probes(tmp_path: Path, client):
     _probe(folder, "probe-apt-b", APT, salt, ["jq"], after=["probe-apt-a"])  # repeats probe-apt-a's layer
     _probe(folder, "probe-sleep", SLEEP, salt)
     yield folder
-    for name in ("probe-apt-a", "probe-apt-b", "probe-sleep"):
-        for image in client.images.list(filters={"label": f"org.omnidr.image={name}"}):
-            client.images.remove(image.id, force=True)
+    for image in client.images.list(filters={"label": f"org.omnidr.test-salt={salt}"}):
+        client.images.remove(image.id, force=True)
 
 
 def test_independent_images_overlap_and_a_shared_layer_is_built_once(probes):
