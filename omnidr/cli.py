@@ -359,6 +359,13 @@ def harnesses() -> None:
                    "denylist, or KIND=POLICY,... over web_search, web_fetch, hosted. default: deny in replay and "
                    "deny modes, denylist on the live web.")
 @click.option("--outside-network", default="bridge", show_default=True, help="Docker network the gateway and proxy use to reach out.")
+@click.option("--allow-net", "allow_net", multiple=True, metavar="CIDR",
+              help="A range off the public internet the egress proxy may reach on purpose, e.g. an internal mirror "
+                   "(repeatable). Without it, private, loopback and link-local destinations are refused.")
+@click.option("--model-policy", type=click.Choice(["rewrite", "refuse", "allow"]), default="rewrite", show_default=True,
+              help="What the gateway does with a model request naming another model than --model: send it with "
+                   "--model (rewrite), answer 400 (refuse), or send it as named (allow). A provider's search model is "
+                   "refused while provider-side web search is deny.")
 @click.option("--search-door", metavar="PROVIDER@URL",
               help="A web search provider the research skills query through the egress proxy: searxng@URL (its JSON "
                    "API) or brave@URL (the Brave Search API). Default: the offline index of the snapshot's corpus.")
@@ -373,10 +380,10 @@ def harnesses() -> None:
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
-        retry_on, proxy_mode, denylist, provider_tools, outside_network, search_door, search_key_env, cpus, memory_mb,
-        pids, parallel, wait, argv) -> None:
+        retry_on, proxy_mode, denylist, provider_tools, outside_network, allow_net, model_policy, search_door,
+        search_key_env, cpus, memory_mb, pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import RetryPolicy, SandboxLimits
+    from omnidr.attempts import RetryPolicy, SandboxLimits, parse_allow_nets
     from omnidr.harness import Endpoints, run_harness
     from sandbox.models import Budget
 
@@ -396,7 +403,8 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         results = run_harness(snapshot_path, run_dir, harness, list(tasks) or None, capability, model, endpoints, budget,
                               limits, retry, proxy_mode, list(denylist), provider_tools, outside_network, search_door,
                               search_key_env, parallel=parallel, wait=wait, image=image, argv=list(argv), on_attempt=show,
-                              on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"))
+                              on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"), allow_nets=parse_allow_nets(allow_net),
+                              model_policy=model_policy)
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(Path(run_dir)).attempts}/",
               soft_wrap=True)

@@ -37,6 +37,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def said(stderr: str) -> list[str]:
+    """The lines a command wrote to stderr, less the image builder's warning that Debian's archive moved on past
+    an image's package lock (printed by every command that builds images, on the day a security fix ships; its
+    own tests are in tests/images/test_locks.py)."""
+    return [line for line in stderr.strip().splitlines()
+            if not (line.startswith("warning: images/") and "the archive moved on" in line)]
+
+
+def scripted_on_loopback(*extra: str) -> tuple[subprocess.Popen, str]:
+    """The scripted model (`python -m sandbox.scripted_model`, `extra` its options) on the host's loopback, once it
+    accepts connections: (its process, its base URL ending in /v1). The caller terminates it."""
+    import time
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port),
+                             *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, "the scripted model did not start"
+            time.sleep(0.1)
+
+
 def edit_json(path: Path, change) -> None:
     """Load a JSON file, let `change(data)` modify it, write it back."""
     data = json.loads(path.read_text("utf-8"))

@@ -9,12 +9,15 @@ from ._models import (
     AttemptReason,
     AttemptRecord,
     BudgetUse,
+    DoorPolicy,
     RetryPolicy,
     SandboxLimits,
     Upstream,
     default_provider_tools,
+    parse_allow_nets,
     parse_provider_tools,
     parse_search_door,
+    web_closed,
 )
 from ._relay import is_loopback_url, relay_loopback_urls, unanswered_from_network
 from ._runner import (
@@ -31,7 +34,7 @@ from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
 
 __all__ = [
     "is_loopback_url", "relay_loopback_urls", "unanswered_from_network",
-    "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "RetryPolicy",
-    "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
-    "run_task_attempts", "stop_run",
+    "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "DoorPolicy", "RetryPolicy",
+    "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_allow_nets", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
+    "run_task_attempts", "stop_run", "web_closed",
 ]

@@ -169,8 +169,10 @@ class HelperPair:
         self.attempts += 1
 
     def leave_later(self, networks: list) -> None:
-        """The attempt is over: its networks are left (and removed) when the next attempt opens, or with the pair."""
-        self.stale = list(networks)
+        """The attempt is over: its networks are left (and removed) when the next attempt opens, or with the pair.
+        Added to what the pair has still to leave: an attempt whose setup failed before its network was made (so
+        `networks` is empty) must not make the pair forget the network of the attempt before it."""
+        self.stale = self.stale + [n for n in networks if n not in self.stale]
 
     def drop_stale(self) -> None:
         """Leave the last attempt's network and remove it; the pair is then on no attempt's network."""

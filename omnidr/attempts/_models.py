@@ -12,6 +12,7 @@ from sandbox.models import (
     AnswerSource,
     Budget,
     FinalizationResult,
+    ModelPolicy,
     ProviderToolsPolicy,
     ProxyMode,
     SpendCounts,
@@ -90,6 +91,23 @@ def parse_provider_tools(text: str | None, proxy_mode: ProxyMode = "replay") -> 
 WEB_MODES: dict[str, ProxyMode] = {"replay": "replay", "live": "intercept", "record": "record"}
 
 
+def parse_allow_nets(values) -> tuple[str, ...]:
+    """`--allow-net CIDR` (repeatable): ranges off the public internet the egress proxy may reach on purpose (an
+    internal mirror); bad input is a one-line UserError."""
+    import ipaddress
+
+    from omnidr.errors import UserError
+
+    nets = []
+    for text in values:
+        try:
+            nets.append(str(ipaddress.ip_network(text.strip())))
+        except ValueError as exc:
+            raise UserError(f"--allow-net {text!r}: give a network as ADDRESS/PREFIX with no host bits set, e.g. "
+                            f"10.20.0.0/16 ({exc})") from None
+    return tuple(dict.fromkeys(nets))
+
+
 def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):
     """`--search-door PROVIDER@URL` (and `--search-key-env`) as a SearchDoor; bad input is a one-line UserError.
     In replay the door's answers come from the corpus, so its key need not be set."""
@@ -117,6 +135,36 @@ class BudgetUse(SpendCounts):
     """What the attempt spent, as counted by the gateway (the source of truth for tokens)."""
 
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
+
+
+WEB_LEVEL = "text_web"
+"""The lowest capability with the web (paper App. F.5: interface_only < video < text_web < multimodal < full)."""
+
+
+def web_closed(capability: str | None) -> bool:
+    """Whether a system at `capability` has no web: below `text_web` (interface_only, video; calibration's R1,
+    "cannot search the web", App. E.4). Its doors close the web whatever the harness is told (see `DoorPolicy`)."""
+    from sandbox.skills import LEVELS
+
+    return capability in LEVELS and LEVELS.index(capability) < LEVELS.index(WEB_LEVEL)
+
+
+class DoorPolicy(BaseModel):
+    """What the doors enforced for one attempt: the egress proxy (the agent's web) and the model gateway
+    (provider-side tools, the model). Recorded from the doors' own settings, not from what the harness was told."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    capability: str | None = Field(None, description="The system's capability level (paper App. F.5) or input "
+                                                     "setting; None: not given (a command harness).")
+    web: bool = Field(description="Whether any web was open to the agent: through the proxy (any mode but deny) "
+                                  "or at the model provider (provider-side web search or fetch not deny).")
+    proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
+    provider_tools: ProviderToolsPolicy = Field(description="The gateway's provider-side tools policy.")
+    model: str = Field(description="The model the gateway enforced (the system's).")
+    model_policy: ModelPolicy = Field(description="What the gateway did with a request for another model.")
+    denylist_entries: int = Field(0, ge=0, description="Entries of the denylist both doors applied.")
+    allow_nets: list[str] = Field(default_factory=list, description="Non-public ranges opened on purpose.")
 
 
 class AttemptRecord(DiskRecord):
@@ -148,6 +196,8 @@ class AttemptRecord(DiskRecord):
     )
     limits: SandboxLimits = Field(description="Resource limits of the agent container.")
     proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
+    doors: DoorPolicy | None = Field(None, description="What the egress proxy and the gateway enforced (None: an "
+                                                       "attempt.json written before the field existed).")
     helpers_served_before: int = Field(
         0, ge=0, description="Attempts the gateway and proxy pair had served (each sealed, then reopened clean) "
         "before this one: 0 when the pair was started for it.")

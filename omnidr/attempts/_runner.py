@@ -19,7 +19,7 @@ from omnidr._records import DiskRecord
 from omnidr.benchmark import HYPERPARAMETERS_FILE, Snapshot, TaskKind, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
-from sandbox.models import Budget, ProviderToolsPolicy, ProxyMode, SearchDoor
+from sandbox.models import Budget, ModelPolicy, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
 from ._helpers import HelperPool, reuse_helpers
@@ -74,9 +74,19 @@ class RunConfig(DiskRecord):
     search_door: SearchDoor | None = Field(
         None, description="A web search provider the research skills query through the egress proxy, which injects "
         "its key (never in the agent's container); None: the offline index of the snapshot's corpus.")
+    allow_nets: list[str] = Field(
+        default_factory=list, description="Ranges off the public internet (CIDR) the egress proxy may reach on "
+        "purpose, e.g. an internal mirror (`--allow-net`); every other private, loopback or link-local address is "
+        "refused.")
     upstream_ca: list[str] = Field(
         default_factory=list, description="Host paths of extra CA certificates the egress proxy trusts for the live "
         "web's HTTPS in intercept and record mode (an internal mirror, a TLS-inspecting network's CA).")
+    capability: str | None = Field(
+        None, description="The system's capability level (paper App. F.5) or input setting; below text_web the "
+        "doors close the web (proxy mode deny, provider-side tools deny). None: not given.")
+    model_policy: ModelPolicy = Field(
+        "rewrite", description="What the gateway does with a model request naming another model than `model`: "
+        "rewrite it to `model` (default), refuse it, or allow it.")
     provider_tools: ProviderToolsPolicy = Field(
         description="What the gateway does with provider-side tools (web search and fetch that run at the model "
         "provider, hosted tools); a run.json written before the field existed had its proxy mode's default.")
@@ -101,6 +111,12 @@ class RunConfig(DiskRecord):
             exclude.add("search_door")
         if not self.upstream_ca:
             exclude.add("upstream_ca")
+        if not self.allow_nets:
+            exclude.add("allow_nets")
+        if self.capability is None:
+            exclude.add("capability")
+        if self.model_policy == "rewrite":
+            exclude.add("model_policy")
         if self.provider_tools == default_provider_tools(self.proxy_mode):
             exclude.add("provider_tools")
         return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
@@ -258,8 +274,8 @@ def run_task_attempts(
                 gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
                 replay_dir=snap.root / "web" if config.proxy_mode == "replay" else None,
                 denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
-                upstream_ca=tuple(Path(c) for c in config.upstream_ca),
-                outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
+                upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
+                capability=config.capability, model_policy=config.model_policy, outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 extra_labels={LABEL_DRIVER: driver} if driver else {},
             )
             folder.mkdir(parents=True, exist_ok=True)

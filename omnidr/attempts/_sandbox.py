@@ -50,6 +50,7 @@ from sandbox.models import (
     GatewayExchange,
     GatewayState,
     McqQuestion,
+    ModelPolicy,
     ProviderToolsPolicy,
     ProxyMode,
     SearchDoor,
@@ -64,6 +65,7 @@ from ._models import (
     AttemptReason,
     AttemptRecord,
     BudgetUse,
+    DoorPolicy,
     SandboxLimits,
     Upstream,
 )
@@ -125,6 +127,9 @@ class AttemptSpec:
     outside_network: str = "bridge"  # where the gateway and proxy reach the world (or a fake upstream)
     search_door: SearchDoor | None = None  # a search provider the skills reach through the proxy (which holds its key)
     upstream_ca: tuple[Path, ...] = ()  # extra CAs the proxy trusts for the live web's HTTPS (intercept, record)
+    allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
+    capability: str | None = None  # the system's capability level; below text_web the caller closed the web
+    model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model than `model`
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
@@ -259,6 +264,7 @@ class AttemptSandbox:
         self.networks: list = []
         self.volumes: list = []
         self.doors: dict[str, str] = {}  # alias (gateway, proxy) -> its address on the attempt's internal network
+        self.agent_ip: str | None = None  # the agent's fixed address on that network: the doors serve it alone
         self.gateway_ip: str | None = None  # where the controller reaches the gateway (its outside network)
         self.token = "omnidr-attempt-" + secrets.token_hex(16)
         self.admin_token = "omnidr-admin-" + secrets.token_hex(16)
@@ -304,6 +310,10 @@ class AttemptSandbox:
         record = dict(
             task_id=spec.task_id, attempt=spec.attempt, harness=self.harness.name, command=[], task_kind=spec.task_kind,
             started_at=started, budget=spec.budget, limits=spec.limits, proxy_mode=spec.proxy_mode,
+            doors=DoorPolicy(capability=spec.capability, proxy_mode=spec.proxy_mode,
+                             web=spec.proxy_mode != "deny" or spec.provider_tools.opens_provider_web,
+                             provider_tools=spec.provider_tools, model=spec.model, model_policy=spec.model_policy,
+                             denylist_entries=len(spec.denylist), allow_nets=list(spec.allow_nets)),
         )
         image_ids: dict[str, str] = {}
         exit_code = None
@@ -413,6 +423,8 @@ class AttemptSandbox:
                     continue
                 raise
             break
+        if internal:  # the agent's own address, fixed: the doors serve it alone (the last host of the /28)
+            self.agent_ip = str(ipaddress.ip_network(subnet)[-2])
         self.networks.append(net)
         return net
 
@@ -421,7 +433,7 @@ class AttemptSandbox:
         that agree on all of it. Per attempt (and so not here): the token, the budget, the log files, the CA."""
         spec = self.spec
         return (spec.run_id, spec.gateway_image, spec.egress_image, spec.outside_network, spec.proxy_mode,
-                spec.replay_dir, spec.denylist, spec.upstreams, spec.search_door, spec.upstream_ca,
+                spec.replay_dir, spec.denylist, spec.upstreams, spec.search_door, spec.upstream_ca, spec.allow_nets,
                 spec.provider_tools.model_dump_json(), spec.gateway_backoff_s,
                 self.pool.root if self.pool else None)
 
@@ -452,19 +464,23 @@ class AttemptSandbox:
             self.containers = [c for c in self.containers if c not in (self.gateway, self.proxy)]  # the pool's now
 
     def _reuse(self, pair: HelperPair, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
-        """Open `pair` for this attempt, and take it off the last attempt's network and onto this one's, at once."""
+        """Take `pair` off the last attempt's network (confirmed by the engine: the last agent, which was only on
+        that network, can no longer reach it), then open it for this attempt and join this attempt's network."""
         spec = self.spec
         ca_dir = self._ca_dir(dirs)
         gateway_body = AttemptOpen(generation=self.generation, agent_token=SecretStr(self.token), budget=spec.budget,
                                    log_path=dirs.gateway_log, summary_path=dirs.gateway_state,
-                                   web_log_path=dirs.logs / PROVIDER_WEB_LOG)
+                                   web_log_path=dirs.logs / PROVIDER_WEB_LOG, agent_address=self.agent_ip)
         proxy_body = OpenGeneration(generation=self.generation, log_path=str(dirs.logs / NETWORK_LOG),
-                                    ca_out=str(ca_dir) if ca_dir else None)
+                                    ca_out=str(ca_dir) if ca_dir else None, agent_address=self.agent_ip)
         self._served_since = _now()
         self.gateway, self.proxy, self.admin_token = pair.gateway, pair.proxy, pair.admin_token
         self.gateway_ip = pair.gateway_ip
-        steps = (threads.submit(pair.drop_stale),
-                 threads.submit(pair.open, gateway_body, proxy_body, ca_dir / CA_FILE if ca_dir else None),
+        try:
+            pair.drop_stale()  # before `open`: a last agent still alive would otherwise be served as this one
+        except DockerException as exc:
+            raise PairFailed(f"leaving the last attempt's network failed: {_short(exc)}") from None
+        steps = (threads.submit(pair.open, gateway_body, proxy_body, ca_dir / CA_FILE if ca_dir else None),
                  threads.submit(self._attach, pair.gateway, internal, "gateway"),
                  threads.submit(self._attach, pair.proxy, internal, "proxy"))
         for step in steps:
@@ -525,7 +541,7 @@ class AttemptSandbox:
             "log_path": self._helper_path(logs / GATEWAY_LOG, f"/logs/{GATEWAY_LOG}"),
             "summary_path": self._helper_path(logs / GATEWAY_STATE, f"/logs/{GATEWAY_STATE}"),
             "retry_backoff_s": spec.gateway_backoff_s, "provider_tools": spec.provider_tools.model_dump(),
-            "denylist": list(spec.denylist),
+            "denylist": list(spec.denylist), "agent_address": self.agent_ip, "model": spec.model, "model_policy": spec.model_policy,
             "web_log_path": self._helper_path(logs / PROVIDER_WEB_LOG, f"/logs/{PROVIDER_WEB_LOG}"),
         }
         config_file = dirs.control / "gateway.json"
@@ -543,6 +559,8 @@ class AttemptSandbox:
         command = ["--mode", spec.proxy_mode, "--listen", f"0.0.0.0:{PROXY_PORT}",
                    "--log", self._helper_path(dirs.logs / NETWORK_LOG, f"/logs/{NETWORK_LOG}"),
                    "--refuse-net", str(SANDBOX_POOL)]
+        if self.agent_ip:
+            command += ["--agent-address", self.agent_ip]
         volumes = {str(dirs.logs): {"bind": "/logs", "mode": "rw"}}
         env = {}
         if self.pool is not None:  # the controller seals and opens attempts with the admin token (see _helpers)
@@ -560,6 +578,11 @@ class AttemptSandbox:
                 volumes[str(pem.resolve())] = {"bind": f"/upstream-ca/{i}.pem", "mode": "ro"}
                 command += ["--upstream-ca", f"/upstream-ca/{i}.pem"]
         door = spec.search_door
+        if spec.proxy_mode in ("log", "intercept", "record"):
+            for net in spec.allow_nets:
+                command += ["--allow-net", net]
+            if door is not None:
+                command += ["--allow-endpoint", f"{door.host}:{door.port}"]  # the door itself, wherever it runs
         if door is not None and door.key_env and spec.proxy_mode != "replay":
             value = os.environ.get(door.key_env)
             if not value:
@@ -650,6 +673,8 @@ class AttemptSandbox:
         agent = self.client.containers.create(
             self.harness.image(), command=command, name=f"omnidr-agent-{self.suffix}", labels=self.labels,
             network=internal.name, extra_hosts=dict(self.doors), environment=env, volumes=volumes, user=AGENT_UID,
+            networking_config={internal.name: self.client.api.create_endpoint_config(ipv4_address=self.agent_ip)}
+            if self.agent_ip else None,
             working_dir="/tmp",
             read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
             tmpfs={"/tmp": f"size={lim.tmpfs_mb}m,mode=1777"}, mem_limit=f"{lim.memory_mb}m",

@@ -51,6 +51,7 @@ class ClaudeCodeHarness:
     # passes the egress proxy. Offered only when the run's provider-tools policy lets web search through
     # the gateway (allow or denylist; run.json's provider_tools), which then logs and filters it.
     web_search: bool = False
+    web_fetch: bool = True  # its own page reader (through the egress proxy); off below text_web
     skills: SkillSetup | None = None  # the research skills at a capability level; None: none installed
     extra_env: dict[str, str] = field(default_factory=dict)
     name: str = "claude-code"
@@ -65,8 +66,9 @@ class ClaudeCodeHarness:
     def command(self, ctx: AgentContext) -> list[str]:
         argv = ["claude", "--output-format", "stream-json", "--verbose", "--model", ctx.model,
                 "--dangerously-skip-permissions", "--settings", json.dumps(SETTINGS, separators=(",", ":"))]
-        if not self.web_search:
-            argv += ["--disallowedTools", "WebSearch"]
+        disallowed = [name for name, on in (("WebSearch", self.web_search), ("WebFetch", self.web_fetch)) if not on]
+        if disallowed:
+            argv += ["--disallowedTools", ",".join(disallowed)]
         if self.max_turns:
             argv += ["--max-turns", str(self.max_turns)]
         setup = [] if self.skills is None else [  # user skills: $CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Literal, cast
 
 from omnidr._lock import folder_lock
-from omnidr.attempts import Harness, Upstream
+from omnidr.attempts import Harness, Upstream, web_closed
 from omnidr.errors import UserError
 from omnidr.trajectory import NATIVE_LOG_GLOBS
-from sandbox.models import API_FAMILY, ModelApi, ProxyMode, translation_label
+from sandbox.models import API_FAMILY, ModelApi, ModelPolicy, ProviderToolsPolicy, ProxyMode, translation_label
 
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
@@ -95,7 +95,9 @@ def _reference(image: str, capability: str, search: list[dict], hp, provider_sea
 
 
 def _claude(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
-    return ClaudeCodeHarness(image_ref=image, web_search=provider_search, skills=setup_from(capability, search, hp))
+    # below text_web its own page reader goes too (the proxy denies its fetches anyway: the door enforces)
+    return ClaudeCodeHarness(image_ref=image, web_search=provider_search, web_fetch=not web_closed(capability),
+                             skills=setup_from(capability, search, hp))
 
 
 def _codex(image: str, capability: str, search: list[dict], hp, provider_search: bool = False) -> Harness:
@@ -181,6 +183,8 @@ def run_system(
     endpoint_family: EndpointFamily | None = None,
     search_door=None,
     upstream_ca: Sequence[Path] = (),
+    allow_nets: Sequence[str] = (),
+    model_policy: ModelPolicy = "rewrite",
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -229,6 +233,13 @@ def run_system(
     if harness == "command" and not (image and argv):
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = proxy_mode if proxy_mode is not None else "replay"
+    if info.settings or web_closed(capability):
+        # no web at this capability (App. F.5's lower rungs, calibration's R1) or for a harness of one tool-free
+        # request (paper 004): the doors close it, whatever the harness is told and whatever was asked
+        if proxy_mode != "deny" or (provider_tools is not None and provider_tools.opens_provider_web):
+            on_note(f"{capability} has no web: the egress proxy denies every request (mode deny) and the gateway "
+                    "every provider-side tool, whatever --proxy-mode or --provider-tools said")
+        proxy_mode, provider_tools = "deny", ProviderToolsPolicy.every("deny")
     denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *(denylist or [])]))
     translation = None if harness == "command" else info.translation(endpoint_family)
     if translation and provider_tools is not None and provider_tools.web_search != "deny":
@@ -302,7 +313,8 @@ def run_system(
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
                 egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
                 provider_tools=provider_tools, search_door=search_door,
-                upstream_ca=[str(Path(c).resolve()) for c in upstream_ca],
+                upstream_ca=[str(Path(c).resolve()) for c in upstream_ca], allow_nets=list(allow_nets),
+                capability=None if harness == "command" else capability, model_policy=model_policy,
             )
             if not config.offline and proxy_mode == "replay":
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
@@ -398,7 +410,7 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
                         on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
-                        search_door=None) -> dict:
+                        search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite") -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -410,7 +422,8 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
-                     provider_tools=provider_tools, wait=wait, search_door=search_door)
+                     provider_tools=provider_tools, wait=wait, search_door=search_door, allow_nets=allow_nets,
+                     model_policy=model_policy)
     return ran.records
 
 
@@ -428,7 +441,8 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
                 endpoints: Endpoints, budget, limits, retry, proxy_mode: ProxyMode, denylist: list[str],
                 provider_tools: str, outside_network: str, search_door: str | None, search_key_env: str | None,
                 parallel: int = 1, wait: bool = False, image: str | None = None, argv: list[str] | None = None,
-                on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None) -> dict:
+                on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None,
+                allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite") -> dict:
     """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
     or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
     attempt records."""
@@ -449,7 +463,8 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
         return run_command_harness(
             snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
             proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
-            provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door)
+            provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door, allow_nets=allow_nets,
+            model_policy=model_policy)
     if e.openai_base_url and e.anthropic_base_url:
         raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
                         "--anthropic-base-url, not both (the gateway translates between their APIs)")
@@ -462,5 +477,6 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
         proxy_mode=proxy_mode, denylist=denylist, outside_network=None if outside_network == "bridge" else outside_network,
         parallel=parallel, on_attempt=on_attempt, on_note=on_note,
         provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
+        allow_nets=allow_nets, model_policy=model_policy,
     ).records
 

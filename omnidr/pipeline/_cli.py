@@ -61,6 +61,13 @@ _web_opts = [
                       "BRAVE_SEARCH_API_KEY for brave, none for searxng)."),
     click.option("--outside-network", default=None,
                  help="Docker network the gateway and the proxy reach out on (default: bridge)."),
+    click.option("--allow-net", "allow_net", multiple=True, metavar="CIDR",
+                 help="A range off the public internet the egress proxy may reach on the live web, e.g. an internal "
+                      "mirror (repeatable). Without it, private, loopback and link-local destinations are refused."),
+    click.option("--model-policy", type=click.Choice(["rewrite", "refuse", "allow"]), default="rewrite",
+                 show_default=True,
+                 help="What the gateway does with a model request naming another model than the system's: send it "
+                      "with the system's model (rewrite), answer 400 (refuse), or send it as named (allow)."),
     click.option("--upstream-ca", "upstream_ca", multiple=True, type=click.Path(path_type=Path), metavar="PEM",
                  help="Extra CA certificate the egress proxy trusts for the live web's HTTPS (--web live or "
                       "record), e.g. an internal mirror's; repeatable."),
@@ -102,8 +109,8 @@ def eval_options(f):
 
 def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
              tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
-             outside_network=None, upstream_ca=()):
-    from omnidr.attempts import WEB_MODES, make_executor, parse_provider_tools, parse_search_door
+             outside_network=None, upstream_ca=(), allow_net=(), model_policy="rewrite"):
+    from omnidr.attempts import WEB_MODES, make_executor, parse_allow_nets, parse_provider_tools, parse_search_door
 
     from ._eval import EvalRequest
     from ._specs import parse_budget, parse_judge
@@ -115,7 +122,8 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
                        executor=make_executor(executor, ray_address), tracking_uri=tracking_uri,
                        provider_tools=parse_provider_tools(provider_tools, WEB_MODES[web]), wait=wait, web=web,
                        search_door=parse_search_door(search_door, search_key_env, WEB_MODES[web]) if search_door else None,
-                       outside_network=outside_network, upstream_ca=list(upstream_ca))
+                       outside_network=outside_network, upstream_ca=list(upstream_ca),
+                       allow_nets=parse_allow_nets(allow_net), model_policy=model_policy)
 
 
 def run_with_progress(request, check_examples: bool = True):
@@ -195,7 +203,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
           judge_key_env: str | None, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
-          skip_agents: bool) -> None:
+          allow_net: tuple, model_policy: str, skip_agents: bool) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
@@ -214,7 +222,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
     system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca)
+                       upstream_ca, allow_net, model_policy)
     outcome = run_with_progress(request)
     _where(outcome)
     if outcome.result.failed:
@@ -232,7 +240,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
-            outside_network, upstream_ca) -> None:
+            outside_network, upstream_ca, allow_net, model_policy) -> None:
     """Run two or more systems on the same tasks under the same budget, then report each other system
     minus the first (paired difference, task-bootstrap interval, wins/ties/losses per task) and the
     per-task scores, as the paper's harness and ablation tables.
@@ -281,7 +289,7 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
     request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca)
+                       upstream_ca, allow_net, model_policy)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)

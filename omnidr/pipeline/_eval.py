@@ -24,7 +24,7 @@ from omnidr.attempts import LocalExecutor, RayExecutor, is_loopback_url
 from omnidr.benchmark import ANSWER_KINDS, SNAPSHOT_CORPUS_FILE, InputSetting, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
-from sandbox.models import CORPUS_FILE, Budget, ProviderToolsPolicy, SearchDoor
+from sandbox.models import CORPUS_FILE, Budget, ModelPolicy, ProviderToolsPolicy, SearchDoor
 
 from ._checks import EvalResult, StageResult, check_snapshot
 from ._results import (
@@ -65,6 +65,8 @@ class EvalRequest:
     search_door: SearchDoor | None = None  # None: the offline index of the snapshot's corpus
     outside_network: str | None = None  # Docker network the helpers reach out on (None: bridge)
     upstream_ca: list[Path] = field(default_factory=list)  # extra CAs the proxy trusts on the live web
+    allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
+    model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model (--model-policy)
 
     @property
     def proxy_mode(self):
@@ -187,11 +189,13 @@ def declared_kind(snapshot: Path) -> TaskKind | None:
 
 
 def _webless(spec: SystemSpec) -> bool:
-    """A system that uses no web: the direct harness sends one model request (paper 004), so its proxy refuses
-    everything (mode deny) and its snapshot needs no corpus."""
+    """A system that uses no web, so its proxy refuses everything (mode deny, see `run_system`) and its snapshot
+    needs no corpus: the direct harness sends one model request (paper 004), and a capability below text_web has
+    no web (App. F.5)."""
+    from omnidr.attempts import web_closed
     from omnidr.harness import HARNESSES
 
-    return HARNESSES[spec.harness].settings
+    return HARNESSES[spec.harness].settings or web_closed(spec.capability)
 
 
 def check_tracking_server(uri: str) -> None:
@@ -273,6 +277,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
         wait=request.wait, endpoint_family=spec.model.family, proxy_mode="deny" if _webless(spec) else request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
+        allow_nets=request.allow_nets, model_policy=request.model_policy,
     )
     return ran.records
 

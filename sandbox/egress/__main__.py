@@ -58,18 +58,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refuse-net", action="append", default=[], metavar="CIDR",
                    help="never connect to this network (the project's own Docker networks): in log, intercept and "
                         "record, a destination in it, or a name resolving into it, is answered 403; repeatable")
+    p.add_argument("--allow-net", action="append", default=[], metavar="CIDR",
+                   help="open a range off the public internet on purpose (an internal mirror); without it, loopback, "
+                        "link-local, private, shared and multicast destinations are answered 403; repeatable")
+    p.add_argument("--allow-endpoint", action="append", default=[], metavar="HOST:PORT",
+                   help="reach this host name on this port wherever it resolves (the search door), nothing else of "
+                        "its address; repeatable")
+    p.add_argument("--agent-address", metavar="IP",
+                   help="serve only requests from this client address (the attempt's agent); others get 403")
     p.add_argument("--admin-token-env", metavar="NAME",
                    help="environment variable holding the host's admin token: enables control requests to "
                         "http://omnidr-egress.control (new log and CA per attempt, see README.md)")
     return p
 
 
-def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+def _client_address(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        raise ValueError(f"--agent-address {text!r}: give an IP address, e.g. 198.18.0.14") from None
+
+
+def _network(text: str, flag: str = "--refuse-net") -> ipaddress.IPv4Network | ipaddress.IPv6Network:
     try:
         return ipaddress.ip_network(text.strip())
     except ValueError as exc:
-        raise ValueError(f"--refuse-net {text!r}: give a network as ADDRESS/PREFIX with no host bits set ({exc})") \
+        raise ValueError(f"{flag} {text!r}: give a network as ADDRESS/PREFIX with no host bits set ({exc})") \
             from None
+
+
+def _endpoint(text: str) -> tuple[str, int]:
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--allow-endpoint {text!r}: give HOST:PORT, e.g. search:8080")
+    return host.strip("[]").lower().rstrip("."), int(port)
 
 
 def _inject(text: str) -> tuple[str, str, str]:
@@ -91,6 +113,9 @@ def config_from_args(argv: list[str] | None = None) -> EgressConfig:
     denylist = Denylist.from_sources(args.denylist, args.denylist_file)
     inject = tuple(_inject(text) for text in args.inject_header)
     refuse_nets = tuple(_network(text) for text in args.refuse_net)
+    allow_nets = tuple(_network(text, "--allow-net") for text in args.allow_net)
+    allow_endpoints = tuple(_endpoint(text) for text in args.allow_endpoint)
+    agent_address = _client_address(args.agent_address) if args.agent_address else None
     if args.admin_token_env is not None and not os.environ.get(args.admin_token_env):
         raise ValueError(f"--admin-token-env: environment variable {args.admin_token_env} (the admin token) is not set")
     try:
@@ -99,6 +124,7 @@ def config_from_args(argv: list[str] | None = None) -> EgressConfig:
             denylist=tuple(str(rule) for rule in denylist.rules), replay_dir=args.replay_dir,
             record_dir=args.record_dir, ca_out=args.ca_out, confdir=args.confdir, upstream_ca=tuple(args.upstream_ca),
             inject=inject, admin_token_env=args.admin_token_env, refuse_nets=refuse_nets,
+            allow_nets=allow_nets, allow_endpoints=allow_endpoints, agent_address=agent_address,
         )
     except ValidationError as exc:
         raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None

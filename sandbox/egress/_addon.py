@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import urljoin
 
 from mitmproxy import connection, ctx, http, tcp, tls
@@ -41,7 +41,7 @@ from sandbox.egress._control import (
 )
 from sandbox.egress._corpus import CorpusRecorder, ReplayCorpus
 from sandbox.egress._denylist import Denylist
-from sandbox.egress._networks import MARK, RefusedNetworks
+from sandbox.egress._networks import AddressPolicy, Refusal, Verdict
 from sandbox.models import BlockReason, NetworkLog, RequestEvent, Source, TunnelEvent
 
 logger = logging.getLogger("sandbox.egress")
@@ -53,6 +53,8 @@ _REFUSAL = {
     "denylist": "Blocked: this host is on the sandbox's denylist.\n",
     "control": "Blocked: this is the egress proxy's control address, for the host only.\n",
     "sandbox_network": "Blocked: this address is in one of the sandbox's own networks, not on the web.\n",
+    "private_network": "Blocked: this address is not on the public internet.\n",
+    "not_the_agent": "Blocked: this proxy serves the current attempt's agent only.\n",
 }
 _BETWEEN_ATTEMPTS = "The sandbox is between attempts.\n"
 _SEAL_TIMEOUT_S = 5.0  # how long `seal` waits for the closed connections' last hooks
@@ -73,6 +75,7 @@ class _Generation:
     ca_sha256: str | None
     confdir: Path | None = None  # the folder of its CA, when made by `open` (removed by the next `open`)
     sealed: bool = False
+    agent_address: str | None = None  # the only client served (the attempt's agent); None: any
 
 
 @dataclass
@@ -116,14 +119,18 @@ class EgressAddon:
         self.recorder = CorpusRecorder(config.record_dir) if config.record_dir is not None else None
         initial_ca = config.ca_out / CA_FILE if config.ca_out is not None and config.intercepts_tls else None
         self.generation = _Generation(INITIAL_GENERATION, NetworkLog(config.log_path),
-                                      sha256_of(initial_ca) if initial_ca is not None and initial_ca.is_file() else None)
+                                      sha256_of(initial_ca) if initial_ca is not None and initial_ca.is_file() else None,
+                                      agent_address=config.agent_address)
         self.opened = 0  # generations opened by control requests (their CA folders are numbered by it)
         self.between_attempts = False  # from the start of `seal` to the next `open`
         self.tunnels: dict[str, _Tunnel] = {}  # by agent connection id
         # headers set from the proxy's own environment (a search door's key); read once, never logged
         self.inject = {(host, header): os.environ[env] for host, header, env in config.inject}
         self.admin_token = os.environ[config.admin_token_env].encode() if config.admin_token_env else None
-        self.refused = RefusedNetworks(config.refuse_nets if not config.offline else ())
+        self.addresses = AddressPolicy(config.refuse_nets, config.allow_nets, config.allow_endpoints)
+        # (client connection id, host, port) -> the address a request's check judged: its connection goes there
+        self.pins: dict[tuple[str, str, int], str] = {}
+        self.renamed: dict[str, Any] = {}  # server connection id -> its address as named, while pinned to an IP
 
     @property
     def log(self) -> NetworkLog:
@@ -147,6 +154,15 @@ class EgressAddon:
             return "deny_mode"
         return "denylist" if self.denylist.blocks_host(host) else None
 
+    def _not_the_agent(self, client: connection.Client) -> bool:
+        """Whether `client` is not the current attempt's agent (a last attempt's agent still alive, a helper of
+        another attempt): such a client is refused, whatever it asks for."""
+        agent = self.generation.agent_address
+        if agent is None:
+            return False
+        peer = str(client.peername[0]) if client.peername else ""
+        return peer.removeprefix("::ffff:") != agent
+
     def _request_refusal(self, request: http.Request) -> BlockReason | None:
         if self.config.mode == "deny":
             return "deny_mode"
@@ -165,10 +181,12 @@ class EgressAddon:
         tunnel = _Tunnel(flow.request.host.lower(), flow.request.port, flow.request.timestamp_start, self.generation)
         self.tunnels[flow.client_conn.id] = tunnel
         try:
-            reason = "control" if self._is_control(flow.request.host) else self._host_refusal(flow.request.host)
-            if reason is None and (refusal := self.refused.literal_refusal(flow.request.host)) is not None:
-                reason = "sandbox_network"  # an address; a name is resolved and checked in `server_connect`
-                tunnel.errors.append(refusal)
+            reason = ("control" if self._is_control(flow.request.host) else
+                      "not_the_agent" if self._not_the_agent(flow.client_conn) else self._host_refusal(flow.request.host))
+            refusal = None if self.config.offline else self.addresses.literal(flow.request.host, flow.request.port)
+            if reason is None and refusal is not None:
+                reason = refusal.reason  # an address; a name is resolved and checked in `server_connect`
+                tunnel.errors.append(refusal.message)
         except Exception as exc:  # fail closed: a policy that cannot be applied lets nothing through
             logger.exception("egress policy failed for CONNECT %s", flow.request.host)
             flow.response = http.Response.make(502, "Egress proxy error.\n", _TEXT)
@@ -188,11 +206,12 @@ class EgressAddon:
         if tunnel is None:
             return
         reason: BlockReason | None = flow.metadata.get(_CONNECT_BLOCK)
-        if reason is None and flow.response is not None and MARK in flow.response.get_text(strict=False):
+        refusal = Refusal.from_error(flow.response.get_text(strict=False)) if flow.response is not None else None
+        if reason is None and refusal is not None:
             # `server_connect` refused the early connection: a 403 like the other refusals, not mitmproxy's 502
-            tunnel.errors.append(flow.response.get_text(strict=False).split(": ", 1)[-1].split(" If you plan", 1)[0])
-            flow.response = http.Response.make(403, _REFUSAL["sandbox_network"], _TEXT)
-            reason = "sandbox_network"
+            tunnel.errors.append(refusal.message)
+            flow.response = http.Response.make(403, _REFUSAL[refusal.reason], _TEXT)
+            reason = refusal.reason
         if flow.response is not None:
             tunnel.status = flow.response.status_code
             if reason is None:  # mitmproxy's own answer, e.g. 502 when the host cannot be reached
@@ -239,6 +258,8 @@ class EgressAddon:
             tunnel.errors.append(f"TLS handshake between the proxy and the server failed: {data.conn.error}")
 
     def client_disconnected(self, client: connection.Client) -> None:
+        for key in [k for k in self.pins if k[0] == client.id]:
+            del self.pins[key]
         tunnel = self.tunnels.pop(client.id, None)
         if tunnel is not None and (tunnel.requests == 0 or tunnel.raw):
             self._write_tunnel(tunnel)
@@ -278,11 +299,34 @@ class EgressAddon:
     async def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         if self.config.offline:  # a guard: every answer in these modes is made by the proxy itself
             data.server.error = f"the egress proxy opens no connection to the web in {self.config.mode} mode"
-        elif self.refused and data.server.address is not None and data.server.error is None:
-            host, port = data.server.address[:2]
-            refusal = await self.refused.refusal(str(host), int(port))
-            if refusal is not None:  # the agent gets 403 (see `http_connect_error`, `requestheaders`)
-                data.server.error = f"refused: {refusal}"
+        elif data.server.address is not None and data.server.error is None:
+            host, port = str(data.server.address[0]), int(data.server.address[1])
+            pinned = self.pins.pop((data.client.id, host.lower(), port), None)
+            verdict = Verdict(None, pinned) if pinned is not None else await self.addresses.check(host, port)
+            if verdict.refusal is not None:  # the agent gets 403 (see `http_connect_error`, `requestheaders`, `error`)
+                data.server.error = f"refused: {verdict.refusal.message}"
+            elif verdict.address is not None and verdict.address != host:
+                # pinned: the connection goes to the address judged, not to a second look-up of the name
+                if data.server.sni is None and AddressPolicy.is_name(host):
+                    data.server.sni = host
+                self.renamed[data.server.id] = data.server.address
+                data.server.address = (verdict.address, port)
+
+    def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
+        self._unpin(data.server)
+
+    def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
+        self._unpin(data.server)
+
+    def _unpin(self, server: connection.Server) -> None:
+        """Once the pinned connection is opened (or failed), the server is named as the agent named it again:
+        requests in a tunnel take their host from it, and the logs and errors show the name (`peername` keeps
+        the address connected to)."""
+        address = self.renamed.pop(server.id, None)
+        if address is not None:
+            # mitmproxy refuses `server.address = ...` on an open connection, to stop addons redirecting it; this
+            # renames it to what it was already connected as, and redirects nothing
+            object.__setattr__(server, "address", address)
 
     async def requestheaders(self, flow: http.HTTPFlow) -> None:
         exchange = _Exchange(self.generation)
@@ -298,16 +342,22 @@ class EgressAddon:
         if tunnel is not None:
             tunnel.requests += 1
         try:
-            reason = self._request_refusal(flow.request)
-            if reason is None and self.refused:
+            reason = "not_the_agent" if self._not_the_agent(flow.client_conn) else self._request_refusal(flow.request)
+            if reason is None and not self.config.offline:
                 # A name is resolved here too, so that the agent gets a clean 403 rather than mitmproxy's 502 when
-                # `server_connect` refuses; a request inside a tunnel goes where its CONNECT, checked, went.
-                host = flow.request.host.lower()
-                refusal = (self.refused.literal_refusal(host) if tunnel is not None and tunnel.host == host
-                           else await self.refused.refusal(host, flow.request.port))
+                # `server_connect` refuses (which it still does, on the address it connects to); a request inside a
+                # tunnel goes where its CONNECT, checked, went.
+                host, port = flow.request.host.lower(), flow.request.port
+                if tunnel is not None and tunnel.host == host:
+                    refusal = self.addresses.literal(host, port)
+                else:
+                    verdict = await self.addresses.check(host, port)
+                    refusal = verdict.refusal
+                    if refusal is None and verdict.address is not None:
+                        self.pins[(flow.client_conn.id, host, port)] = verdict.address
                 if refusal is not None:
-                    reason = "sandbox_network"
-                    exchange.error = refusal
+                    reason = refusal.reason
+                    exchange.error = refusal.message
             if reason is not None:
                 self._answer(flow, exchange, http.Response.make(403, _REFUSAL[reason], _TEXT), "proxy")
                 exchange.block_reason = reason
@@ -418,8 +468,9 @@ class EgressAddon:
             exchange.record_file = None
         if flow.error is not None:
             exchange.error = flow.error.msg
-            if MARK in flow.error.msg and exchange.block_reason is None:
-                exchange.block_reason = "sandbox_network"
+            refusal = Refusal.from_error(flow.error.msg)
+            if refusal is not None and exchange.block_reason is None:
+                exchange.block_reason = refusal.reason
         status = flow.response.status_code if flow.response is not None else None
         if flow.response is not None and not exchange.streamed:
             exchange.received_bytes = len(flow.response.raw_content or b"")
@@ -527,7 +578,7 @@ class EgressAddon:
             # (TlsConfig.get_cert -> self.certstore.get_cert); the new store has no certificate of the old CA cached.
             ctx.master.addons.get("tlsconfig").certstore = store
         previous = self.generation.confdir
-        self.generation = _Generation(spec.generation, log, ca_sha256, confdir)
+        self.generation = _Generation(spec.generation, log, ca_sha256, confdir, agent_address=spec.agent_address)
         self.between_attempts = False
         if previous is not None:
             shutil.rmtree(previous, ignore_errors=True)

@@ -63,7 +63,17 @@ class EgressConfig(BaseModel):
         "(see `_control.py`); None: no control requests, the control host is an ordinary host.")
     refuse_nets: tuple[IPv4Network | IPv6Network, ...] = Field(
         (), description="Networks the proxy never connects to (the project's own Docker networks): in log, "
-        "intercept and record a destination in one of them, or a name resolving into one, is answered 403.")
+        "intercept and record a destination in one of them, or a name resolving into one, is answered 403, "
+        "whatever `allow_nets` says.")
+    allow_nets: tuple[IPv4Network | IPv6Network, ...] = Field(
+        (), description="Ranges off the public internet the operator opens on purpose (an internal mirror); every "
+        "other such address (loopback, link-local, private, shared, multicast, ...) is refused with 403.")
+    agent_address: str | None = Field(
+        None, description="The only client address whose requests are served (the attempt's agent); any other client "
+        "gets 403 `not_the_agent`. None: any client (a standalone proxy). Control requests are checked by token.")
+    allow_endpoints: tuple[tuple[str, int], ...] = Field(
+        (), description="(host name, port) pairs reachable wherever the name resolves (the search door): that "
+        "name and port only, not other ports of its address nor other names of it.")
 
     @model_validator(mode="after")
     def _check(self) -> "EgressConfig":

@@ -28,6 +28,8 @@ class OpenGeneration(BaseModel):
                                                     "(folders are created); its `seq` starts again at 1.")
     ca_out: str | None = Field(None, description="Folder the generation's new CA certificate is written to as "
                                                  "egress-ca.pem (modes that intercept TLS); None: not exported.")
+    agent_address: str | None = Field(None, description="The only client address served in this generation (the "
+                                                        "attempt's agent); None: any client.")
 
 
 class GenerationOpened(BaseModel):

@@ -35,6 +35,7 @@ from sandbox.gateway._apis import (
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED
 from sandbox.gateway._finalize import finalization_body, judge_answer, question_body
+from sandbox.gateway._model_policy import decide
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._scope import INITIAL, AttemptScope, ResearchRequest
 from sandbox.gateway._sse import EventSplitter, parse_event
@@ -116,7 +117,8 @@ class Gateway:
         self.denylist = Denylist(config.denylist)
         # the attempt served now (see _scope): the one of the config file until the controller opens another
         self.scope = AttemptScope(INITIAL, config.agent_token.get_secret_value(), config.budget, config.log_path,
-                                  config.state_path, config.provider_web_path, self._secrets, self._backoff)
+                                  config.state_path, config.provider_web_path, self._secrets, self._backoff,
+                                  config.agent_address)
         # the upstream families, and whether the OpenAI one serves /responses: decides translations
         self.families: dict[Family, bool] = {f: getattr(u, "responses_api", True) for f, u in self.upstreams.items()}
         self.session: aiohttp.ClientSession | None = None
@@ -149,7 +151,10 @@ class Gateway:
             total=None, connect=self.config.connect_timeout_s, sock_read=self.config.read_timeout_s
         )
         connector = aiohttp.TCPConnector(limit=256, enable_cleanup_closed=True)
-        self.session = aiohttp.ClientSession(timeout=timeout, connector=connector, trust_env=self.config.trust_env)
+        # no cookie jar: a cookie an upstream set for one attempt would go back with the next attempt's requests
+        # (a reused gateway serves many); the agent's own cookies are never forwarded either (_NOT_FORWARDED)
+        self.session = aiohttp.ClientSession(timeout=timeout, connector=connector, trust_env=self.config.trust_env,
+                                             cookie_jar=aiohttp.DummyCookieJar())
 
     async def _close(self, _app: web.Application) -> None:
         if self.session is not None:
@@ -196,7 +201,8 @@ class Gateway:
             return web.json_response(error_body("openai", "conflict", message), status=409)
         try:
             self.scope = AttemptScope(spec.generation, spec.agent_token.get_secret_value(), spec.budget,
-                                      spec.log_path, spec.summary_path, web_log, self._secrets, self._backoff)
+                                      spec.log_path, spec.summary_path, web_log, self._secrets, self._backoff,
+                                      spec.agent_address)
         except OSError as exc:
             message = f"the new attempt's files cannot be opened: {exc}"
             return web.json_response(error_body("openai", "server_error", message), status=500)
@@ -372,6 +378,10 @@ class Gateway:
     async def _relay(self, request: web.Request, route: Route, scope: AttemptScope) -> web.StreamResponse:
         exchange = _Exchange(self, scope, request, route)
         family = route.family or self._family_of(request)
+        if scope.agent_address is not None and (request.remote or "").removeprefix("::ffff:") != scope.agent_address:
+            # not this attempt's agent (a last attempt's agent still alive, another container): token or not
+            message = "This model gateway serves the current attempt's agent only."
+            return await exchange.refuse(family, 403, "unauthorized", "permission_error", message)
         if scope.sealed or not _token_matches(request, scope.token):
             message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
             return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
@@ -418,6 +428,19 @@ class Gateway:
                 return refused
         elif route.counted:
             assert body is not None
+            # one system, one model (see _model_policy): before anything is counted or sent
+            decision = decide(self.config.model_policy, self.config.model, exchange.record["model"],
+                              self.config.provider_tools.web_search == "deny")
+            if decision.refusal is not None:
+                exchange.record["request_body"] = body
+                message = f"The OmniDR model gateway refused this request: {decision.refusal}."
+                return await exchange.refuse(family, 400, "model_refused", "model_refused", message)
+            exchange.record["model_sent"] = decision.sent
+            model_notes = []
+            if decision.rewritten:
+                body["model"] = decision.sent
+                model_notes.append(f"model {decision.asked!r} rewritten to the system's model {decision.sent!r} "
+                                   "(model policy rewrite)")
             # provider-side tools first: a refused request is no model request (App. F.1's iterations)
             policy = apply_policy(route, body, self.config.provider_tools, self.denylist)
             exchange.policy = policy
@@ -441,6 +464,7 @@ class Gateway:
                 translation.upstream if translation is not None else route, body,
                 scope.budget.max_output_tokens, self.config.fill_missing_output_limit,
             )
+            edits.notes[:0] = model_notes
             if edits.notes or translation is not None:
                 payload = json.dumps(body, ensure_ascii=False).encode()
         exchange.record["request_edits"] = edits.notes

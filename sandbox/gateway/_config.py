@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from sandbox.egress import parse_entry
-from sandbox.models import PROVIDER_WEB_LOG, Budget, ProviderToolsPolicy
+from sandbox.models import PROVIDER_WEB_LOG, Budget, ModelPolicy, ProviderToolsPolicy
 
 
 class ConfigError(Exception):
@@ -137,6 +137,15 @@ class GatewayConfig(BaseModel):
         description="The run's denylist (the egress proxy's entries: `host` or `host/path`), put into provider "
         "tools' domain filters and applied to their results under the `denylist` policy.",
     )
+    agent_address: str | None = Field(
+        None, description="The only client address whose model requests are served (the attempt's agent); any "
+        "other gets 403, token or not. None: any client with the token (a standalone gateway).")
+    model: str | None = Field(
+        None, description="The model the system is scored as (the run's model); None: no model is enforced.")
+    model_policy: ModelPolicy = Field(
+        "allow", description="What a model request naming another model than `model` gets: `rewrite` (sent with "
+        "`model`; the sandbox's default), `refuse` (400 model_refused) or `allow` (sent as named). A provider's "
+        "search model is refused whatever this says while provider-side web search is deny.")
     web_log_path: Path | None = Field(
         None, description="provider_web.jsonl: one `ProviderEvent` per provider-side search or fetch; default "
         "beside the log.",

@@ -296,12 +296,7 @@ class AnswerWatch:
     def denied(self, url: Any) -> bool:
         if not isinstance(url, str) or not url:
             return False
-        try:
-            parts = urlsplit(url)
-            host = parts.hostname or ""
-        except ValueError:  # not a URL a browser could open (a bad IPv6 literal): nothing to match
-            return False
-        return self.denylist.blocks_url(host, parts.path or "/") is not None
+        return self.denylist.blocks(url) is not None  # the proxy's normalisation: no spelling gets around it
 
     # -- filtering (in place) -------------------------------------------------------------------
 

@@ -41,8 +41,10 @@ class AttemptScope:
     """One attempt's token, meter, retry policy, logs and numbering, and its exchanges in flight."""
 
     def __init__(self, generation: str, agent_token: str, budget: Budget, log_path: Path, summary_path: Path,
-                 web_log_path: Path | None, secrets: list[str], backoff: dict[str, float]) -> None:
+                 web_log_path: Path | None, secrets: list[str], backoff: dict[str, float],
+                 agent_address: str | None = None) -> None:
         self.generation = generation
+        self.agent_address = agent_address  # the only client served (the attempt's agent); None: any
         self.token = agent_token.encode()
         self.summary_path = summary_path
         every = [*secrets, agent_token]

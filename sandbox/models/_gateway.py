@@ -34,6 +34,7 @@ Outcome = Literal[
     "bad_request",  # the gateway could not read the request (not a JSON object)
     "not_found",  # no such route, or no upstream configured for it
     "provider_tool_refused",  # refused by the gateway: the run's policy forbids the provider-side tool it asks for
+    "model_refused",  # refused by the gateway: another model than the system's (policy refuse), or a search model
 ]
 
 
@@ -88,6 +89,9 @@ class GatewayExchange(BaseModel):
     upstream_via: str | None = Field(None, description="Address the request actually went to, when it differs from "
                                      "upstream_url (a relay to a model server on the host's loopback).")
     model: str | None = Field(None, description="`model` named in the agent's request.")
+    model_sent: str | None = Field(
+        None, description="`model` of the request sent upstream: the system's model when the gateway's model policy "
+        "rewrote another name; None when nothing was sent or the route names no model.")
     stream: bool = Field(False, description="Whether the answer was relayed as a server-sent-event stream.")
     counted: bool = Field(False, description="Whether the request counted as one agent iteration (model request).")
     status: int = Field(description="HTTP status the agent received.")
@@ -204,6 +208,8 @@ class AttemptOpen(BaseModel):
     log_path: Path = Field(description="The attempt's gateway.jsonl (created; must not hold lines yet).")
     summary_path: Path = Field(description="The attempt's gateway_state.json.")
     web_log_path: Path | None = Field(None, description="The attempt's provider_web.jsonl; default beside the log.")
+    agent_address: str | None = Field(None, description="The only client address served in this attempt (its "
+                                                        "agent); None: any client with the token.")
 
     @field_serializer("agent_token", when_used="json")
     def _reveal(self, token: SecretStr) -> str:

@@ -19,10 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 ProxyMode = Literal["log", "intercept", "record", "replay", "deny"]
 """How the proxy treats traffic (see `sandbox/egress/README.md`)."""
 
-BlockReason = Literal["deny_mode", "denylist", "control", "sandbox_network"]
+ModelPolicy = Literal["refuse", "rewrite", "allow"]
+"""What the gateway does with a model request naming another model than the system's (sandbox/gateway/_model_policy)."""
+
+BlockReason = Literal["deny_mode", "denylist", "control", "sandbox_network", "private_network", "not_the_agent"]
 """Why the proxy refused a request: the proxy runs in `deny` mode; the target is on the denylist; the request
 went to the proxy's control address (`omnidr-egress.control`) without the host's admin token; or the target
-is an address in one of the project's own Docker networks (`--refuse-net`)."""
+is an address in one of the project's own Docker networks (`--refuse-net`); or the target is not on the public
+internet (loopback, link-local, private, ...; see `sandbox/egress/_networks.py`) and no `--allow-net` opens it."""
 
 Source = Literal["upstream", "replay", "proxy"]
 """Who produced the answer: the real server, the replay corpus, or the proxy itself (a refusal or a 404)."""

@@ -143,6 +143,14 @@ class SearchDoor(BaseModel):
         return (urlsplit(self.base_url).hostname or "").lower()
 
     @property
+    def port(self) -> int:
+        """The port the base URL names, or its scheme's default."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.base_url)
+        return parts.port or (443 if parts.scheme == "https" else 80)
+
+    @property
     def key_header(self) -> str:
         return SEARCH_KEY_HEADER[self.provider]
 

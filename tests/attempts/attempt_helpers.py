@@ -25,7 +25,7 @@ def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], 
         upstreams=[Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY")],
         budget=budget, limits=limits, retry=overrides.pop("retry", RetryPolicy()),
         proxy_mode=overrides.pop("proxy_mode", "replay"), denylist=overrides.pop("denylist", []),
-        outside_network=network, gateway_backoff_s=0.05,
+        outside_network=network, gateway_backoff_s=0.05, allow_nets=overrides.pop("allow_nets", ()),
     )
 
 

@@ -125,7 +125,7 @@ def test_a_full_disk_under_the_run_folder_stops_with_one_line_and_a_rerun_resume
     import os
 
     from attempt_helpers import agent_argv
-    from testkit import DEMO, run_cli
+    from testkit import DEMO, run_cli, said
 
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")
@@ -144,7 +144,7 @@ def test_a_full_disk_under_the_run_folder_stops_with_one_line_and_a_rerun_resume
                 "--outside-network", network, "--wall-time", "60", "--attempts", "1", "--", *agent]
         r = run_cli(*args)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-        [line] = r.stderr.strip().splitlines()
+        [line] = said(r.stderr)
         assert line.startswith("error: no space left on device writing ") and "rerun the same command" in line
         attempt = small / "run" / "attempts" / task / "1"
         assert not (attempt / "attempt.json").exists() and not list(attempt.glob(".*.tmp"))

@@ -141,3 +141,21 @@ def test_no_attempt_on_a_reused_pair_reaches_the_sandbox_networks_through_the_pr
         assert probe[actions[0]]["url"].startswith("http://198.1")  # its gateway's door is in the pool
         events = read_jsonl(attempt / "logs" / "network.jsonl")
         assert [e["block_reason"] for e in events] == ["sandbox_network"] * 3
+
+
+def test_a_pair_whose_next_attempt_failed_before_its_network_still_leaves_the_last_network(client):
+    """An attempt takes a pair from the pool and fails before its own network exists (so it hands back no
+    network): the pair must still leave, and so remove, the network of the attempt before it."""
+    from omnidr.attempts._helpers import HelperPair
+
+    last = client.networks.create("omnidr-test-stale-network", labels={"org.omnidr.test": "stale"})
+    try:
+        pair = HelperPair(("key",), None, None, "0.0.0.0", "0.0.0.0", 8080, 3128, "admin-token")
+        pair.leave_later([last])  # the attempt before ended
+        pair.leave_later([])  # the next attempt failed before its network was made
+        assert pair.stale == [last]
+        pair.remove_stale()
+        assert not client.networks.list(names=["omnidr-test-stale-network"])
+    finally:
+        for net in client.networks.list(names=["omnidr-test-stale-network"]):
+            net.remove()

@@ -2,16 +2,12 @@
 driven by the scripted model, end to end: report, score, trajectory, proxy log, budgets, limits, keys."""
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from testkit import DEMO, ROOT
+from testkit import DEMO, ROOT, scripted_on_loopback
 
 from omnidr.attempts import SandboxLimits
 from omnidr.benchmark import is_skeleton, read_report_data
@@ -29,31 +25,11 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _scripted_on_loopback(*extra: str) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port),
-                             *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, "the scripted model did not start"
-            time.sleep(0.1)
-
-
 @pytest.fixture(scope="module")
 def loopback_model():
     """The scripted model on the host's loopback: the path a user's own model server takes (a relay
     carries it into the sandbox), and an endpoint that is given a key to keep out of every artifact."""
-    proc, url = _scripted_on_loopback()
+    proc, url = scripted_on_loopback()
     yield url
     proc.terminate()
     proc.wait(10)
@@ -198,7 +174,7 @@ def test_claude_codes_websearch_runs_at_the_provider_through_the_gateway_and_is_
     episode["steps"][1]["load_tools"] = ["WebFetch", "WebSearch"]
     episode["steps"][2]["websearch"] = [{"query": SEARCH_QUERY, "results": SEARCH_RESULTS}]
     (scripts / "nd-filter-waterfall.json").write_text(json.dumps(episode))
-    proc, url = _scripted_on_loopback("--scripts", str(tmp_path / "scripts"))
+    proc, url = scripted_on_loopback("--scripts", str(tmp_path / "scripts"))
     notes: list[str] = []
     try:
         ran = run_system(DEMO, tmp_path / "run", "claude-code", ["nd-filter-waterfall"], model_base_url=url,
@@ -239,7 +215,7 @@ def test_a_cli_runs_on_a_model_server_of_the_other_api_through_the_gateways_tran
     gateway.jsonl holds both sides of every model request, counted from the upstream's own usage."""
     from omnidr.evaluation import score_run
 
-    proc, url = _scripted_on_loopback("--api", api)  # it answers 404 on every other API's route
+    proc, url = scripted_on_loopback("--api", api)  # it answers 404 on every other API's route
     try:
         ran = run_system(DEMO, tmp_path / "run", harness, TASKS[:1], model_base_url=url, model="scripted-demo",
                          endpoint_family=api, budget=Budget(wall_time_s=300, attempts_per_task=1),

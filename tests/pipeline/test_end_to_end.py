@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from testkit import DEMO, ROOT, follow_links, free_port, run_cli
+from testkit import DEMO, ROOT, follow_links, free_port, run_cli, said
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 SYSTEM = "reference-full-scripted"
@@ -152,7 +152,7 @@ def test_rerun_with_other_settings_is_refused(demo_run):
     assert r.returncode == 2
     assert f"{root / SYSTEM} was evaluated with other settings (budget.attempts_per_task: 3 -> 1; " in r.stderr
     assert 'budget_label: "default" -> "attempts=1"' in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1
+    assert len(said(r.stderr)) == 1
 
 
 def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
@@ -408,7 +408,7 @@ def test_an_endpoint_that_does_not_answer_stops_eval_before_any_attempt(tmp_path
     r = run_cli("eval", DEMO, "--model", f"scripted-demo@http://127.0.0.1:{port}/v1", "--task", "sky-blue-rayleigh",
                 "--runs-root", tmp_path / "runs", timeout=300)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr
-    [line] = r.stderr.strip().splitlines()
+    [line] = said(r.stderr)
     assert f"the model endpoint http://127.0.0.1:{port}/v1 does not answer" in line
     assert not list((tmp_path / "runs").glob("*/*/attempts"))  # no attempt ran
 

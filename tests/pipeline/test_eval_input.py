@@ -2,7 +2,7 @@
 root is written."""
 
 import pytest
-from testkit import DEMO, run_cli
+from testkit import DEMO, run_cli, said
 
 from omnidr.errors import UserError
 from omnidr.pipeline import make_system, parse_budget, parse_judge, parse_model, parse_system
@@ -45,7 +45,7 @@ def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, en
     snapshot = [] if any(a.startswith("/") for a in args) else [str(DEMO)]
     r = run_cli("eval", *snapshot, *args, "--runs-root", tmp_path / "runs", env=env, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
-    lines = r.stderr.strip().splitlines()
+    lines = said(r.stderr)
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
     assert message in lines[0]
     assert "Traceback" not in r.stdout + r.stderr
@@ -137,7 +137,7 @@ def test_a_harness_image_that_cannot_be_built_stops_the_run_before_any_attempt(t
     r = run_cli("eval", DEMO, "--harness", "openclaw", "--model", "openai/gpt-5", "--runs-root",
                 tmp_path / "runs", env={"OPENAI_API_KEY": "sk-test"}, timeout=600)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr
-    assert r.stderr.strip().splitlines() == [
+    assert said(r.stderr) == [
         "error: the openclaw image cannot be built here: needs the npm registry, which this machine cannot reach; "
         "build it where registry.npmjs.org is reachable"]
     assert not (tmp_path / "runs").exists()

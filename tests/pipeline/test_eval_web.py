@@ -73,7 +73,9 @@ def test_record_the_live_web_with_the_search_door_then_replay_it_from_a_snapshot
             time.sleep(0.1)
         door = ["--search-door", "brave@http://search", "--search-key-env", "OMNIDR_TEST_SEARCH_KEY"]
         recorded = tmp_path / "recorded"
-        r = run_cli("eval", DEMO, "--task", TASK, "--web", "record", *door, "--outside-network", net.name,
+        net.reload()  # the test's web is on a private network: opened to the proxy on purpose
+        web_net = ["--allow-net", net.attrs["IPAM"]["Config"][0]["Subnet"]]
+        r = run_cli("eval", DEMO, "--task", TASK, "--web", "record", *door, *web_net, "--outside-network", net.name,
                     "--upstream-ca", cert, "--runs-root", recorded, env={"OMNIDR_TEST_SEARCH_KEY": key}, timeout=900)
         seen = [json.loads(line) for line in web.logs(stdout=True, stderr=False).decode().splitlines()[1:]]
     finally:

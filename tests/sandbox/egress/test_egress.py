@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from testkit import ROOT
+from url_evasions import ENTRIES, NEAR_MISSES, PATH_EVASIONS
 
 from sandbox.egress import (
     AGENT_CA_PATH,
@@ -150,6 +151,9 @@ def test_recorder_writes_a_corpus_that_replay_and_the_snapshot_model_read(tmp_pa
         (["--mode", "log", "--refuse-net", "198.18.0.0/33"], "--refuse-net '198.18.0.0/33': give a network"),
         (["--mode", "log", "--refuse-net", "198.18.0.1/15"], "has host bits set"),
         (["--mode", "log", "--refuse-net", "sandbox"], "--refuse-net 'sandbox': give a network"),
+        (["--mode", "log", "--allow-net", "10.0.0.1/8"], "--allow-net '10.0.0.1/8': give a network"),
+        (["--mode", "log", "--allow-endpoint", "search"], "--allow-endpoint 'search': give HOST:PORT"),
+        (["--mode", "log", "--allow-endpoint", "search:99999"], "--allow-endpoint 'search:99999': give HOST:PORT"),
         (["--mode", "log", "--admin-token-env", "OMNIDR_TEST_UNSET_VAR"],
          "environment variable OMNIDR_TEST_UNSET_VAR (the admin token) is not set"),
     ],
@@ -251,6 +255,21 @@ for url in spec["urls"]:
 print(json.dumps(out))
 """
 
+# Requests written byte for byte (urllib would not send some spellings): the status line's code of each, or None.
+RAW_SCRIPT = r"""
+import json, socket, sys
+spec = json.loads(sys.argv[1])
+out = []
+for host, path in spec["requests"]:
+    with socket.create_connection((spec["proxy"], spec["port"]), timeout=30) as s:
+        s.sendall(f"GET http://{host}{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while b"\r\n" not in data and (chunk := s.recv(65536)):  # the status line is all that is read
+            data += chunk
+    out.append(int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else None)
+print(json.dumps(out))
+"""
+
 
 @dataclass
 class Answer:
@@ -300,6 +319,11 @@ class Lab:
         self.networks.append(net)
         return net
 
+    def subnet(self, network) -> str:
+        """The network's IPv4 range: the lab's web is on a private address, opened to a proxy with --allow-net."""
+        network.reload()
+        return network.attrs["IPAM"]["Config"][0]["Subnet"]
+
     def _on(self, network, alias: str) -> dict:
         """Container arguments that attach it to `network` under the DNS name `alias`."""
         endpoint = self.client.api.create_endpoint_config(aliases=[alias])
@@ -323,7 +347,7 @@ class Lab:
         return certs / "origin.pem"
 
     def start_proxy(self, network, mode: str, *extra: str, mounts: dict[str, Path] | None = None,
-                    wait: bool = True) -> Proxy:
+                    wait: bool = True, hosts: dict[str, str] | None = None) -> Proxy:
         alias = f"proxy-{mode}-{secrets.token_hex(2)}"
         logs, ca = self._folder(f"{alias}/logs"), self._folder(f"{alias}/ca")
         volumes = {str(logs): {"bind": "/logs", "mode": "rw"}, str(ca): {"bind": "/ca", "mode": "rw"}}
@@ -335,7 +359,7 @@ class Lab:
         container = self.client.containers.create(
             self.egress_tag, command, name=f"omnidr-test-{alias}-{self.suffix}", labels=TEST_LABELS,
             volumes=volumes, read_only=True, tmpfs={"/tmp": "size=64m"}, cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], detach=True, **self._on(network, alias),
+            security_opt=["no-new-privileges"], detach=True, extra_hosts=hosts or {}, **self._on(network, alias),
         )
         self.containers.append(container)
         container.start()
@@ -374,6 +398,14 @@ class Lab:
         return [Answer(a["status"], a["url"], base64.b64decode(a.get("body", "")), a.get("content_type"),
                        a.get("error")) for a in json.loads(output)]
 
+    def raw(self, network, proxy: Proxy, requests: list[tuple[str, str]]) -> list[int | None]:
+        """Send each (host, path) to `proxy` as an absolute-form GET written byte for byte; the statuses."""
+        output = self.client.containers.run(
+            self.base_tag, ["python3", "-c", RAW_SCRIPT, json.dumps({"proxy": proxy.alias, "port": PORT,
+                                                                      "requests": requests})],
+            network=network.name, labels=TEST_LABELS, remove=True, user="1000:1000", read_only=True)
+        return json.loads(output)
+
     def close(self) -> None:
         for container in self.containers:
             with contextlib.suppress(Exception):  # already gone
@@ -410,14 +442,15 @@ def setup(tmp_path_factory):
         net = lab.network("net")  # internal: nothing on it reaches the internet
         origin_ca = lab.start_origin(net)
         record_dir = lab._folder("recorded")
+        web = ("--allow-net", lab.subnet(net))  # origin.test is on the lab's private network
         proxies = {
             "replay": lab.start_proxy(net, "replay", "--replay-dir", "/replay", "--denylist", DENIED_CORPUS_HOST,
                                       mounts={"/replay": DEMO_WEB}, wait=False),
             "deny": lab.start_proxy(net, "deny", wait=False),
-            "log": lab.start_proxy(net, "log", "--denylist", "blocked.test", wait=False),
-            "intercept": lab.start_proxy(net, "intercept", "--upstream-ca", "/origin/origin.pem",
+            "log": lab.start_proxy(net, "log", "--denylist", "blocked.test", *web, wait=False),
+            "intercept": lab.start_proxy(net, "intercept", *web, "--upstream-ca", "/origin/origin.pem",
                                          mounts={"/origin": origin_ca.parent}, wait=False),
-            "record": lab.start_proxy(net, "record", "--record-dir", "/record", "--upstream-ca", "/origin/origin.pem",
+            "record": lab.start_proxy(net, "record", *web, "--record-dir", "/record", "--upstream-ca", "/origin/origin.pem",
                                       mounts={"/origin": origin_ca.parent, "/record": record_dir}, wait=False),
         }
         for proxy in proxies.values():
@@ -492,6 +525,56 @@ def test_denylisted_host_is_refused_with_403_and_logged_as_blocked(setup):
     assert answer.status == 403
     [event] = setup.log.events(_url("http://sub.blocked.test/anything"))
     assert event.blocked and event.block_reason == "denylist"
+
+
+@pytest.mark.docker
+def test_no_spelling_of_a_denied_url_gets_past_the_proxy(setup):
+    """The evasion table of tests/url_evasions.py through the real proxy in log mode: each spelling of a denied
+    URL is answered 403 and logged as a denylist block; each near miss goes on (every name of the table resolves,
+    in the proxy's hosts file, to the lab's origin, where port 80 is closed: 502, not blocked). Spellings with a
+    raw tab or line feed are left out: in HTTP/1.1 they end the request line, so no server could read them as
+    the denied path. Hosts that are not plain ASCII names (an escape, full-width letters, an ideographic full
+    stop) never reach the policy: mitmproxy's request-line parser answers them 400 and forwards nothing."""
+    [origin] = [c for c in setup.lab.containers if c.name.startswith("omnidr-test-origin-")]
+    origin.reload()
+    origin_ip = origin.attrs["NetworkSettings"]["Networks"][setup.net.name]["IPAddress"]
+    names = {host.split(":")[0].rstrip(".").lower() for host, _ in PATH_EVASIONS + NEAR_MISSES}
+    proxy = setup.lab.start_proxy(setup.net, "log", "--denylist", ",".join(ENTRIES), "--allow-net",
+                                  setup.lab.subnet(setup.net), hosts={n: origin_ip for n in names if n.isascii()})
+    tried = [(host, path) for host, path in PATH_EVASIONS if not any(c in host + path for c in "\t\n")]
+    unparsed = [(host, path) for host, path in tried if not host.isascii() or "%" in host]
+    statuses = setup.lab.raw(setup.net, proxy, tried + NEAR_MISSES)
+    refused = dict(zip(tried, statuses[:len(tried)], strict=True))
+    assert {k: v for k, v in refused.items() if k not in unparsed} == {k: 403 for k in tried if k not in unparsed}
+    assert {refused[k] for k in unparsed} == {400}
+    passed = dict(zip(NEAR_MISSES, statuses[len(tried):], strict=True))
+    assert set(passed.values()) == {502}, passed
+    logged = len(tried) - len(unparsed)
+    events = proxy.events(lambda e: isinstance(e, RequestEvent), count=logged + len(NEAR_MISSES))
+    assert [e.block_reason for e in events] == ["denylist"] * logged + [None] * len(NEAR_MISSES)
+
+
+@pytest.mark.docker
+def test_private_addresses_are_refused_unless_opened_and_an_endpoint_opens_only_itself(setup):
+    """Without --allow-net the lab's web (a private Docker network) is not the web: refused, by address and by
+    name. --allow-endpoint opens one name and port, as the sandbox opens its search door: not the address's
+    other ports, nor the address under another spelling."""
+    closed = setup.lab.start_proxy(setup.net, "log")
+    door = setup.lab.start_proxy(setup.net, "log", "--allow-endpoint", "origin.test:8080")
+    [origin] = [c for c in setup.lab.containers if c.name.startswith("omnidr-test-origin-")]
+    origin.reload()
+    ip = origin.attrs["NetworkSettings"]["Networks"][setup.net.name]["IPAddress"]
+    answers = setup.lab.fetch(setup.net, closed, "http://origin.test:8080/page", f"http://{ip}:8080/page")
+    assert [a.status for a in answers] == [403, 403] and b"not on the public internet" in answers[0].body
+    events = closed.events(lambda e: e.blocked, count=2)
+    assert [(e.block_reason, e.status) for e in events] == [("private_network", 403)] * 2
+    assert f"origin.test is {ip}, not on the public internet" in events[0].error
+    answers = setup.lab.fetch(setup.net, door, "http://origin.test:8080/page", "http://ORIGIN.test.:8080/page",
+                              "https://origin.test:8443/page", f"http://{ip}:8080/page")
+    assert [a.status for a in answers[:2]] == [200, 200]
+    assert answers[2].status is None and "Tunnel connection failed: 403" in answers[2].error
+    assert answers[3].status == 403
+    assert [e.block_reason for e in door.events(lambda e: e.blocked, count=2)] == ["private_network"] * 2
 
 
 @pytest.mark.docker
@@ -677,7 +760,9 @@ def _start_loopback_proxy(client, tag: str, folder: Path, *args: str, token: boo
         (folder / sub).mkdir(exist_ok=True)
         (folder / sub).chmod(0o777)
     port = _free_port()
-    command = ["--listen", f"127.0.0.1:{port}", "--log", "/logs/initial.jsonl", "--ca-out", "/ca/initial", *args]
+    # the origins are the test's own servers on the host's loopback, opened on purpose (no other loopback use)
+    command = ["--listen", f"127.0.0.1:{port}", "--log", "/logs/initial.jsonl", "--ca-out", "/ca/initial",
+               "--allow-net", "127.0.0.0/8", "--allow-net", "::1/128", *args]
     environment = {ADMIN_ENV: "admin-secret"} if token else {}
     if token:
         command += ["--admin-token-env", ADMIN_ENV]
@@ -814,6 +899,32 @@ def test_the_control_address_needs_the_admin_token(loopback, tmp_path):
     assert event.status == 404 and not event.blocked and event.error == "not in the replay corpus"
 
 
+@pytest.mark.docker
+def test_only_the_current_attempts_agent_is_served(loopback, tmp_path):
+    """Another client of the proxy (a last attempt's agent still alive, another container on the network) is
+    refused, in the proxy's first generation and in each one a reuse opens, and the refusal is logged."""
+    _, start = loopback
+    proxy = start(tmp_path / "agent", "--mode", "log", "--agent-address", "127.0.0.9")
+    status, body = proxy.open(f"{proxy.http_origin}/not-the-agent")
+    assert status == 403 and b"current attempt's agent" in body
+    tunnel = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    tunnel.sendall(f"CONNECT {proxy.https_origin.removeprefix('https://')} HTTP/1.1\r\n\r\n".encode())
+    assert tunnel.recv(100).startswith(b"HTTP/1.1 403")
+    tunnel.close()
+    assert proxy.control("seal")["status"] == 200
+    assert [(e.status, e.blocked, e.block_reason) for e in proxy.log("initial.jsonl")] == \
+        [(403, True, "not_the_agent")] * 2
+    # the next attempt's agent is this client: served; then one after it whose agent is another: refused again
+    for generation, agent, expected in (("B", "127.0.0.1", 200), ("C", "127.0.0.9", 403)):
+        assert proxy.control("open", {"generation": generation, "log_path": f"/logs/{generation}/network.jsonl",
+                                      "agent_address": agent})["status"] == 200
+        status, _ = proxy.open(f"{proxy.http_origin}/{generation}")
+        assert status == expected
+        assert proxy.control("seal")["status"] == 200  # its lines are all written once it is sealed
+        [event] = proxy.log(f"{generation}/network.jsonl")
+        assert (event.status, event.block_reason) == (expected, None if expected == 200 else "not_the_agent")
+
+
 # ---- --refuse-net: the sandbox's own networks are not the web -----------------------------------------------
 
 
@@ -842,8 +953,10 @@ def test_addresses_in_a_refused_network_are_refused_with_403_and_logged(tmp_path
         lab.containers[-1].reload()
         inside_ip = lab.containers[-1].attrs["NetworkSettings"]["Networks"][inside.name]["IPAddress"]
         assert ipaddress.ip_address(inside_ip) in SANDBOX_POOL
-        log = lab.start_proxy(net, "log", "--refuse-net", str(SANDBOX_POOL), wait=False)
-        intercept = lab.start_proxy(net, "intercept", "--refuse-net", str(SANDBOX_POOL), "--upstream-ca",
+        # origin.test's network is opened on purpose; the pool stays refused (it is not the web, whatever is allowed)
+        web = ("--allow-net", lab.subnet(net), "--allow-net", str(SANDBOX_POOL))
+        log = lab.start_proxy(net, "log", "--refuse-net", str(SANDBOX_POOL), *web, wait=False)
+        intercept = lab.start_proxy(net, "intercept", "--refuse-net", str(SANDBOX_POOL), *web, "--upstream-ca",
                                     "/origin/origin.pem", mounts={"/origin": origin_ca.parent}, wait=False)
         for proxy in (log, intercept):
             inside.connect(proxy.container, aliases=[f"{proxy.alias}-inside"])  # a route there, which it must not use

@@ -702,3 +702,28 @@ def test_cli_bad_config_is_one_line_and_exit_2(tmp_path, change, expected):
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert expected in result.stderr
+
+
+def test_a_cookie_an_upstream_sets_never_goes_back_upstream(gateway, openai_api):
+    """A reused gateway serves attempt after attempt: a cookie one attempt's upstream answer set (here with a 429
+    the gateway retries) must not ride along on later requests, this attempt's or the next one's. The upstream is
+    named (localhost), not an IP address, since a cookie jar keeps no cookie of an IP address."""
+    openai_api.fail_next = [429]
+    openai_api.fail_headers = {"Set-Cookie": "session=attempt-one; Path=/; Max-Age=3600"}
+    gw = gateway(upstreams={"openai": {"base_url": openai_api.url.replace("127.0.0.1", "localhost"),
+                                       "api_key": OPENAI_KEY}})
+    for _ in range(2):
+        assert gw.post("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}]}).status == 200
+    assert len(openai_api.received) == 3  # the 429, its retry, the next request
+    assert [r.headers.get("Cookie") for r in openai_api.received] == [None, None, None]
+
+
+def test_only_the_current_attempts_agent_address_is_served(gateway, openai_api):
+    """A client at another address than the attempt's agent (a last attempt's agent still alive) is refused with
+    403 even with the right token, and nothing goes upstream; the agent's own address is served."""
+    gw = gateway(agent_address="198.18.0.14")
+    answer = gw.chat()
+    assert answer.status == 403 and "current attempt's agent" in answer.text
+    assert openai_api.received == [] and gw.state().requests == 0
+    assert gw.exchanges()[0].outcome == "unauthorized"
+    assert gateway(agent_address="127.0.0.1").chat().status == 200

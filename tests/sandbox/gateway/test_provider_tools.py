@@ -7,6 +7,7 @@ import json
 
 import pytest
 from test_gateway import anthropic_api, gateway, loop, openai_api  # noqa: F401 - fixtures
+from url_evasions import ENTRIES, URL_EVASIONS, URL_NEAR_MISSES
 
 from sandbox.models import ProviderEvent, ProviderToolsPolicy, read_network_log, read_web_log
 
@@ -181,3 +182,26 @@ def test_the_policy_spelling():
         with pytest.raises(ValueError, match="provider-tools"):
             ProviderToolsPolicy.parse(bad, every)
     assert json.loads(mixed.model_dump_json())["web_search"] == "denylist"
+
+
+@pytest.mark.parametrize(("family", "stream"), [("anthropic", False), ("anthropic", True), ("openai", True)],
+                         ids=["anthropic-whole", "anthropic-streamed", "openai-streamed"])
+def test_no_spelling_of_a_denied_url_gets_through_the_result_filter(gateway, anthropic_api, openai_api, family,
+                                                                    stream):
+    """The evasion table of tests/url_evasions.py, as results of a provider's own search: every
+    spelling of a denied URL is taken out of what the agent gets, every near miss stays."""
+    api = anthropic_api if family == "anthropic" else openai_api
+    api.search_results = [(url, f"result {i}") for i, url in enumerate(URL_EVASIONS + URL_NEAR_MISSES)]
+    gw = gateway(provider_tools=_policy("denylist"), denylist=ENTRIES)
+    if family == "anthropic":
+        answer = _search(gw, stream)
+    else:
+        body = {"model": "gpt-test", "input": "hi", "tools": CODEX_TOOLS, "stream": stream}
+        answer = gw.stream("/v1/responses", body) if stream else gw.post("/v1/responses", body)
+    assert answer.status == 200
+    [event] = _events(gw)
+    blocked = {r.url for r in event.results if r.blocked}
+    assert blocked == set(URL_EVASIONS), set(URL_EVASIONS) ^ blocked
+    assert event.blocked_results == len(URL_EVASIONS)
+    for url in URL_NEAR_MISSES:
+        assert json.dumps(url)[1:-1] in answer.text
