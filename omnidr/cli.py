@@ -5,6 +5,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
+from typing import get_args
 
 import click
 from rich.markup import escape
@@ -15,6 +16,7 @@ from omnidr._offline import quiet_libraries
 from omnidr._runlog import run_log
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
+from sandbox.models import ModelPolicy
 
 out = make_console()
 err = make_console(stderr=True)
@@ -362,7 +364,7 @@ def harnesses() -> None:
 @click.option("--allow-net", "allow_net", multiple=True, metavar="CIDR",
               help="A range off the public internet the egress proxy may reach on purpose, e.g. an internal mirror "
                    "(repeatable). Without it, private, loopback and link-local destinations are refused.")
-@click.option("--model-policy", type=click.Choice(["rewrite", "refuse", "allow"]), default="rewrite", show_default=True,
+@click.option("--model-policy", type=click.Choice(get_args(ModelPolicy)), default="rewrite", show_default=True,
               help="What the gateway does with a model request naming another model than --model: send it with "
                    "--model (rewrite), answer 400 (refuse), or send it as named (allow). A provider's search model is "
                    "refused while provider-side web search is deny.")

@@ -94,18 +94,13 @@ WEB_MODES: dict[str, ProxyMode] = {"replay": "replay", "live": "intercept", "rec
 def parse_allow_nets(values) -> tuple[str, ...]:
     """`--allow-net CIDR` (repeatable): ranges off the public internet the egress proxy may reach on purpose (an
     internal mirror); bad input is a one-line UserError."""
-    import ipaddress
-
     from omnidr.errors import UserError
+    from sandbox.egress import parse_network
 
-    nets = []
-    for text in values:
-        try:
-            nets.append(str(ipaddress.ip_network(text.strip())))
-        except ValueError as exc:
-            raise UserError(f"--allow-net {text!r}: give a network as ADDRESS/PREFIX with no host bits set, e.g. "
-                            f"10.20.0.0/16 ({exc})") from None
-    return tuple(dict.fromkeys(nets))
+    try:
+        return tuple(dict.fromkeys(str(parse_network(text, "--allow-net")) for text in values))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def parse_search_door(text: str, key_env: str | None, mode: ProxyMode):

@@ -275,7 +275,8 @@ def run_task_attempts(
                 replay_dir=snap.root / "web" if config.proxy_mode == "replay" else None,
                 denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
                 upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
-                capability=config.capability, model_policy=config.model_policy, outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
+                capability=config.capability, model_policy=config.model_policy,
+                outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 extra_labels={LABEL_DRIVER: driver} if driver else {},
             )
             folder.mkdir(parents=True, exist_ok=True)

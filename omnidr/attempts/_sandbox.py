@@ -541,7 +541,8 @@ class AttemptSandbox:
             "log_path": self._helper_path(logs / GATEWAY_LOG, f"/logs/{GATEWAY_LOG}"),
             "summary_path": self._helper_path(logs / GATEWAY_STATE, f"/logs/{GATEWAY_STATE}"),
             "retry_backoff_s": spec.gateway_backoff_s, "provider_tools": spec.provider_tools.model_dump(),
-            "denylist": list(spec.denylist), "agent_address": self.agent_ip, "model": spec.model, "model_policy": spec.model_policy,
+            "denylist": list(spec.denylist), "agent_address": self.agent_ip,
+            "model": spec.model, "model_policy": spec.model_policy,
             "web_log_path": self._helper_path(logs / PROVIDER_WEB_LOG, f"/logs/{PROVIDER_WEB_LOG}"),
         }
         config_file = dirs.control / "gateway.json"

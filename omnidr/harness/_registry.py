@@ -63,6 +63,12 @@ class HarnessInfo:
     note: str = ""
     settings: bool = False  # its capability is an input setting of the mcq ablation matrix (InputSetting), not a level
 
+    def webless(self, capability: str) -> bool:
+        """Whether a system of this harness at `capability` has no web, so its doors close it (`run_system`): a
+        capability below text_web (App. F.5's lower rungs, calibration's R1), or a harness of one tool-free
+        request (paper 004)."""
+        return self.settings or web_closed(capability)
+
     def check_capability(self, capability: str) -> None:
         """UserError (one line) when this harness cannot run at `capability`."""
         if self.settings:
@@ -233,9 +239,7 @@ def run_system(
     if harness == "command" and not (image and argv):
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = proxy_mode if proxy_mode is not None else "replay"
-    if info.settings or web_closed(capability):
-        # no web at this capability (App. F.5's lower rungs, calibration's R1) or for a harness of one tool-free
-        # request (paper 004): the doors close it, whatever the harness is told and whatever was asked
+    if info.webless(capability):  # the doors close the web, whatever the harness is told and whatever was asked
         if proxy_mode != "deny" or (provider_tools is not None and provider_tools.opens_provider_web):
             on_note(f"{capability} has no web: the egress proxy denies every request (mode deny) and the gateway "
                     "every provider-side tool, whatever --proxy-mode or --provider-tools said")

@@ -6,12 +6,14 @@ which `omnidr.cli.main` turns into one line and exit code 2.
 
 import sys
 from pathlib import Path
+from typing import get_args
 
 import click
 from rich.table import Table
 
 from omnidr._console import make_console
 from omnidr.errors import UserError
+from sandbox.models import ModelPolicy
 
 from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
 
@@ -64,7 +66,7 @@ _web_opts = [
     click.option("--allow-net", "allow_net", multiple=True, metavar="CIDR",
                  help="A range off the public internet the egress proxy may reach on the live web, e.g. an internal "
                       "mirror (repeatable). Without it, private, loopback and link-local destinations are refused."),
-    click.option("--model-policy", type=click.Choice(["rewrite", "refuse", "allow"]), default="rewrite",
+    click.option("--model-policy", type=click.Choice(get_args(ModelPolicy)), default="rewrite",
                  show_default=True,
                  help="What the gateway does with a model request naming another model than the system's: send it "
                       "with the system's model (rewrite), answer 400 (refuse), or send it as named (allow)."),

@@ -189,13 +189,11 @@ def declared_kind(snapshot: Path) -> TaskKind | None:
 
 
 def _webless(spec: SystemSpec) -> bool:
-    """A system that uses no web, so its proxy refuses everything (mode deny, see `run_system`) and its snapshot
-    needs no corpus: the direct harness sends one model request (paper 004), and a capability below text_web has
-    no web (App. F.5)."""
-    from omnidr.attempts import web_closed
+    """A system that uses no web (`HarnessInfo.webless`): `run_system` closes its doors, and its snapshot needs no
+    corpus."""
     from omnidr.harness import HARNESSES
 
-    return HARNESSES[spec.harness].settings or web_closed(spec.capability)
+    return HARNESSES[spec.harness].webless(spec.capability)
 
 
 def check_tracking_server(uri: str) -> None:
@@ -275,7 +273,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
         parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
-        wait=request.wait, endpoint_family=spec.model.family, proxy_mode="deny" if _webless(spec) else request.proxy_mode,
+        wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
         allow_nets=request.allow_nets, model_policy=request.model_policy,
     )

@@ -17,6 +17,7 @@ from sandbox.egress._control import (
 )
 from sandbox.egress._corpus import CorpusError, CorpusRecorder, ReplayCorpus, page_path, url_key
 from sandbox.egress._denylist import Denylist, DenylistError, DenyRule, parse_entry
+from sandbox.egress._networks import parse_network
 
 __all__ = [
     "AGENT_CA_PATH",
@@ -37,5 +38,6 @@ __all__ = [
     "agent_ca_environment",
     "page_path",
     "parse_entry",
+    "parse_network",
     "url_key",
 ]

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from sandbox.egress._config import CA_FILE, DEFAULT_PORT, EgressConfig
 from sandbox.egress._corpus import CorpusError
 from sandbox.egress._denylist import Denylist, DenylistError
+from sandbox.egress._networks import parse_network
 
 MODES = ("log", "intercept", "record", "replay", "deny")
 
@@ -79,14 +80,6 @@ def _client_address(text: str) -> str:
         raise ValueError(f"--agent-address {text!r}: give an IP address, e.g. 198.18.0.14") from None
 
 
-def _network(text: str, flag: str = "--refuse-net") -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    try:
-        return ipaddress.ip_network(text.strip())
-    except ValueError as exc:
-        raise ValueError(f"{flag} {text!r}: give a network as ADDRESS/PREFIX with no host bits set ({exc})") \
-            from None
-
-
 def _endpoint(text: str) -> tuple[str, int]:
     host, sep, port = text.strip().rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -112,8 +105,8 @@ def config_from_args(argv: list[str] | None = None) -> EgressConfig:
             raise ValueError(f"{path} does not exist")
     denylist = Denylist.from_sources(args.denylist, args.denylist_file)
     inject = tuple(_inject(text) for text in args.inject_header)
-    refuse_nets = tuple(_network(text) for text in args.refuse_net)
-    allow_nets = tuple(_network(text, "--allow-net") for text in args.allow_net)
+    refuse_nets = tuple(parse_network(text, "--refuse-net") for text in args.refuse_net)
+    allow_nets = tuple(parse_network(text, "--allow-net") for text in args.allow_net)
     allow_endpoints = tuple(_endpoint(text) for text in args.allow_endpoint)
     agent_address = _client_address(args.agent_address) if args.agent_address else None
     if args.admin_token_env is not None and not os.environ.get(args.admin_token_env):

@@ -124,23 +124,21 @@ class Denylist:
 
     def blocks_url(self, host: str, path: str) -> DenyRule | None:
         """The rule that denies a request for `path` (query included) on `host`, if any."""
-        host, path = normal_host(host), normal_path(path)
-        for rule in self.rules:
-            if not _host_matches(rule.host, host):
-                continue
-            if rule.path_prefix is None or _path_under(path, rule.path_prefix):
-                return rule
-        return None
+        return self._rule_for(normal_host(host), normal_path(path))
 
     def blocks(self, url: str) -> DenyRule | None:
         """The rule that denies `url` (a whole URL, as a provider's tool result names it), if any."""
-        host, path = split_url(url)
-        return self.blocks_url(host, path) if host else None
+        host, path = split_url(url)  # both normal already: decoded once, as the proxy decodes a request
+        return self._rule_for(host, path) if host else None
 
-
-def _path_under(path: str, prefix: str) -> bool:
-    """Both normal: `prefix` itself or a path below it (`/a/b` is under `/a`, `/ab` is not)."""
-    return prefix == "/" or path == prefix or path.startswith(prefix + "/")
+    def _rule_for(self, host: str, path: str) -> DenyRule | None:
+        """The rule for a normal host and path: the host or a parent domain of it, and (for a path entry) the
+        entry's path itself or one below it (`/a/b` is under `/a`, `/ab` is not)."""
+        for rule in self.rules:
+            if _host_matches(rule.host, host) and (
+                    rule.path_prefix is None or path == rule.path_prefix or path.startswith(rule.path_prefix + "/")):
+                return rule
+        return None
 
 
 def parse_entry(entry: str) -> DenyRule:
@@ -149,12 +147,9 @@ def parse_entry(entry: str) -> DenyRule:
         if text.lower().startswith(scheme):
             text = text[len(scheme):]
     raw_host, slash, path = text.partition("/")
-    wildcard = raw_host.startswith("*.")
-    if wildcard:
-        raw_host = raw_host[2:]
-    if not raw_host or any(c in raw_host for c in " */?#@\\"):
-        raise DenylistError(f"denylist entry {entry!r} does not start with a host name")
-    host = normal_host(raw_host)  # ports are not part of an entry: a denied host is denied on every port
+    raw_host = raw_host.removeprefix("*.")  # `*.example.org` means what `example.org` does
+    # ports are not part of an entry: a denied host is denied on every port
+    host = "" if any(c in raw_host for c in " */?#@\\") else normal_host(raw_host)
     if not host:
         raise DenylistError(f"denylist entry {entry!r} does not start with a host name")
     prefix = normal_path(path) if slash and path else None

@@ -35,6 +35,15 @@ PRIVATE_MARK = "not on the public internet"
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
+def parse_network(text: str, flag: str) -> Network:
+    """A network given on a command line as ADDRESS/PREFIX (`flag` names the option); ValueError of one line."""
+    try:
+        return ipaddress.ip_network(text.strip())
+    except ValueError as exc:
+        raise ValueError(f"{flag} {text!r}: give a network as ADDRESS/PREFIX with no host bits set, e.g. "
+                         f"10.20.0.0/16 ({exc})") from None
+
+
 def _address(text: str) -> Address | None:
     """The IP address `text` spells in the standard notation (no look-up), an IPv4-mapped one as IPv4."""
     try:

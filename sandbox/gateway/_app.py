@@ -436,11 +436,10 @@ class Gateway:
                 message = f"The OmniDR model gateway refused this request: {decision.refusal}."
                 return await exchange.refuse(family, 400, "model_refused", "model_refused", message)
             exchange.record["model_sent"] = decision.sent
-            model_notes = []
+            model_notes = [f"model {decision.asked!r} rewritten to the system's model {decision.sent!r} (model "
+                           "policy rewrite)"] if decision.rewritten else []
             if decision.rewritten:
                 body["model"] = decision.sent
-                model_notes.append(f"model {decision.asked!r} rewritten to the system's model {decision.sent!r} "
-                                   "(model policy rewrite)")
             # provider-side tools first: a refused request is no model request (App. F.1's iterations)
             policy = apply_policy(route, body, self.config.provider_tools, self.denylist)
             exchange.policy = policy

@@ -17,11 +17,8 @@ Whatever the policy, a provider's search model is refused while the run's provid
 
 import re
 from dataclasses import dataclass
-from typing import get_args
 
 from sandbox.models import ModelPolicy
-
-MODEL_POLICIES: tuple[ModelPolicy, ...] = get_args(ModelPolicy)
 
 # a name with `search` as one of its words: gpt-4o-search-preview, gpt-4o-mini-search-preview, gpt-5-search-api
 _SEARCH_MODEL = re.compile(r"(?:^|[-_./:])search(?:$|[-_./:])", re.IGNORECASE)
