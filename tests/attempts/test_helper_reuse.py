@@ -159,3 +159,41 @@ def test_a_pair_whose_next_attempt_failed_before_its_network_still_leaves_the_la
     finally:
         for net in client.networks.list(names=["omnidr-test-stale-network"]):
             net.remove()
+
+
+def test_a_reused_pair_is_off_the_last_attempts_network_before_it_opens_for_the_next(tmp_path, client, images,
+                                                                                      upstream_factory, real_key,
+                                                                                      monkeypatch):
+    """The last attempt's agent may still be alive while its container is removed in the background: by the time
+    the pair opens for the next attempt (a new token, new logs), it has left that agent's network, as the engine
+    reports it, so nothing of the last agent can be served under the next attempt."""
+    from omnidr.attempts._helpers import HelperPair
+
+    network, _upstream = upstream_factory()
+    seen: list[tuple[list, set[str]]] = []
+    real_open = HelperPair.open
+
+    def watched_open(pair, *args, **kwargs):
+        stale = list(pair.stale)  # first: what the pair has not left yet as `open` begins
+        attached = set()
+        for container in (pair.gateway, pair.proxy):
+            container.reload()
+            attached |= set(container.attrs["NetworkSettings"]["Networks"])
+        seen.append((stale, attached))
+        return real_open(pair, *args, **kwargs)
+
+    monkeypatch.setattr(HelperPair, "open", watched_open)
+    pool = HelperPool(tmp_path / "attempts")
+    try:
+        first = AttemptSandbox(client, _spec(tmp_path, images, network, 1),
+                               CommandHarness(images["base"], agent_argv("report")), pool)
+        assert first.run().reason.value == "success"
+        last_network = f"omnidr-{first.suffix}"  # the first attempt's internal network, its agent's only one
+        second = AttemptSandbox(client, _spec(tmp_path, images, network, 2),
+                                CommandHarness(images["base"], agent_argv("report")), pool).run()
+        assert second.reason.value == "success" and second.helpers_served_before == 1
+    finally:
+        pool.close()
+    [(stale, attached)] = seen  # one opening: the second attempt's (the first attempt started the pair)
+    assert stale == [], "the pair still had the last attempt's network to leave when it opened"
+    assert network in attached and last_network not in attached, attached
