@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from testkit import DEMO, ROOT, run_cli
+from testkit import DEMO, ROOT, run_cli, said
 
 from omnidr._lock import LOCK_FILE, folder_lock
 from omnidr.errors import UserError
@@ -49,7 +49,7 @@ def test_a_second_command_on_a_folder_in_use_exits_2_naming_the_holder(tmp_path)
     try:
         r = run_cli("score", run)
         assert r.returncode == 2 and "Traceback" not in r.stderr
-        [line] = r.stderr.strip().splitlines()
+        [line] = said(r.stderr)
         assert line.startswith(f"error: {run / 'evaluation'} is in use by `omnidr eval snapshots/demo` (pid {holder.pid} on ")
         assert "since" in line and "--wait" in line
     finally:
@@ -103,7 +103,7 @@ def test_a_second_eval_on_the_same_runs_root_stops_before_touching_the_first(tmp
     try:
         r = run_cli("eval", DEMO, "--runs-root", tmp_path / "runs", timeout=600)
         assert r.returncode == 2, r.stdout[-2000:] + r.stderr
-        [line] = r.stderr.strip().splitlines()
+        [line] = said(r.stderr)
         assert f"is in use by `omnidr eval snapshots/demo` (pid {holder.pid}" in line
         assert [p.name for p in (tmp_path / "runs" / snapshot_id).iterdir()] == [LOCK_FILE]  # it wrote nothing
     finally:

@@ -4,12 +4,12 @@ import json
 import shutil
 
 import pytest
-from testkit import DEMO, ROOT, run_cli
+from testkit import DEMO, ROOT, run_cli, said
 
 
 def one_line_error(r) -> str:
     assert r.returncode == 2, r.stdout + r.stderr
-    lines = r.stderr.strip().splitlines()
+    lines = said(r.stderr)
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     return lines[0]
 

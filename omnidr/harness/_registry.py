@@ -240,7 +240,8 @@ def run_system(
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
     proxy_mode = proxy_mode if proxy_mode is not None else "replay"
     if info.webless(capability):  # the doors close the web, whatever the harness is told and whatever was asked
-        if proxy_mode != "deny" or (provider_tools is not None and provider_tools.opens_provider_web):
+        # said only when a web was asked for: the offline replay default closing quietly is no news
+        if proxy_mode not in ("replay", "deny") or (provider_tools is not None and provider_tools.opens_provider_web):
             on_note(f"{capability} has no web: the egress proxy denies every request (mode deny) and the gateway "
                     "every provider-side tool, whatever --proxy-mode or --provider-tools said")
         proxy_mode, provider_tools = "deny", ProviderToolsPolicy.every("deny")

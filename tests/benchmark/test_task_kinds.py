@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from testkit import run_cli
+from testkit import run_cli, said
 
 from omnidr.benchmark import TaskKind, open_snapshot, sha256_file, validate_snapshot
 
@@ -53,7 +53,7 @@ def test_bad_task_files_exit_2_with_one_line_naming_file_and_field(tmp_path, cha
     root = short_answer_snapshot(tmp_path / "snap", **changes)
     result = run_cli("eval", root, "--skip-agents")
     assert result.returncode == 2, result.stdout + result.stderr
-    assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert expected in result.stderr and len(said(result.stderr)) == 1
 
 
 def test_report_fields_in_a_short_answer_snapshot_and_another_kinds_layout_are_refused(tmp_path):
@@ -88,7 +88,7 @@ def test_bad_question_files_exit_2_with_one_line_naming_file_and_field(tmp_path,
     root = odyssey_copy(tmp_path / "snap", **changes)
     result = run_cli("eval", root, "--skip-agents")
     assert result.returncode == 2, result.stdout + result.stderr
-    assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert expected in result.stderr and len(said(result.stderr)) == 1, result.stderr
 
 
 def test_an_mcq_snapshot_refuses_a_question_asked_twice_and_checks_its_media(tmp_path):

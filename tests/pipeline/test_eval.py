@@ -1,7 +1,7 @@
 """`omnidr eval` (what `make eval` runs) on the demo snapshot, offline."""
 
 import pytest
-from testkit import DEMO, edit_json, first_task, run_cli
+from testkit import DEMO, edit_json, first_task, run_cli, said
 
 pytestmark = pytest.mark.browser  # full validation runs the empty-report check in Chromium
 
@@ -23,7 +23,7 @@ def test_eval_stops_on_an_invalid_snapshot(demo_copy):
     edit_json(demo_copy / "tasks" / task / "rubric.json", lambda d: d["atoms"][0].update(direction="Q-Q"))
     r = run_cli("eval", demo_copy)
     assert r.returncode == 2  # bad input: one line, no run
-    assert "unknown direction 'Q-Q'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "unknown direction 'Q-Q'" in r.stderr and len(said(r.stderr)) == 1
 
 
 @pytest.mark.docker  # a full eval pings the Docker engine before it reads the snapshot

@@ -3,7 +3,7 @@ the wrong harness for the kind, an input setting that is not MODALITY-NNNf-WINDO
 protocol does not allow."""
 
 import pytest
-from testkit import DEMO, ROOT, run_cli
+from testkit import DEMO, ROOT, run_cli, said
 
 pytestmark = [pytest.mark.docker, pytest.mark.media]  # the checks reach the engine and probe the videos
 ODYSSEY = ROOT / "snapshots/demo-odyssey"
@@ -21,5 +21,5 @@ ODYSSEY = ROOT / "snapshots/demo-odyssey"
 def test_a_bad_setting_for_the_kind_exits_2_with_one_line(tmp_path, snapshot, options, expected):
     result = run_cli("eval", snapshot, *options, "--runs-root", tmp_path / "runs")
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr
-    assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert expected in result.stderr and len(said(result.stderr)) == 1, result.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("attempt.json"))
