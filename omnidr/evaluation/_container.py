@@ -10,6 +10,7 @@ and nothing else is reachable.
 import ipaddress
 import os
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -46,6 +47,21 @@ def _judge_route(base_url: str) -> tuple[str, str, int, str]:
     mapped = IP_LITERAL_HOST if literal else host
     netloc = f"{mapped}:{parts.port}" if parts.port else mapped
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), mapped, port, host
+
+
+def _wait_listening(relay, within_s: float = 60.0) -> None:
+    """Wait until the relay prints that it listens: an evaluator started before that would find the judge's
+    address refusing connections and stop with "the judge endpoint does not answer" (seen on a loaded host)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if b"relay: " in relay.logs(stdout=True, stderr=False):
+            return
+        relay.reload()
+        if relay.status not in ("created", "running"):
+            tail = relay.logs().decode("utf-8", "replace").strip().splitlines()[-2:]
+            raise RuntimeError(f"the judge relay stopped before it listened: {' | '.join(tail) or relay.status}")
+        time.sleep(0.1)
+    raise RuntimeError(f"the judge relay did not listen within {within_s:g} s")
 
 
 def score_in_container(
@@ -107,6 +123,7 @@ def score_in_container(
             made.append(relay)
             internal.connect(relay, aliases=["judge-relay"])
             relay.start()
+            _wait_listening(relay)
             relay.reload()
             relay_ip = relay.attrs["NetworkSettings"]["Networks"][internal.name]["IPAddress"]
             network_kwargs = {"network": internal.name, "extra_hosts": {mapped: relay_ip}}

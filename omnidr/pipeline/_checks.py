@@ -2,19 +2,26 @@
 example reports read against the report contract and scored offline."""
 
 import asyncio
+import hashlib
+import json
 import logging
+import os
+import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from omnidr._files import write_atomic
 from omnidr.benchmark import (
     MANIFEST_FILE,
     ReportDataError,
     Snapshot,
     TaskKind,
     freeze_snapshot,
+    hash_files,
     is_skeleton,
     read_report_data,
     validate_snapshot,
@@ -86,7 +93,13 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         raise UserError(f"snapshot folder {path} does not exist; pass SNAPSHOT=<folder> (the demo is snapshots/demo)")
     result = SnapshotCheck()
     progress("validating the snapshot")
-    report = full_validation(path)
+    passed = _BrowserChecks(Path(path)) if check_examples else None
+    if passed is not None and passed.cached is not None:
+        progress(f"the browser checks passed on {passed.cached['checked_at']} for these files, this omnidr code and "
+                 "this Chromium: not run again")
+        report = validate_snapshot(path)  # the static checks; the empty-report check passed on the same inputs
+    else:
+        report = validate_snapshot(path, checks=(passed.empty_report_check,) if passed else _stage_checks())
     snap = report.snapshot
     atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
     what = f"{atoms} atoms" if snap.kind is TaskKind.report else f"task kind {snap.kind.value}"
@@ -140,10 +153,84 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         lines.append(f"{label}: {kind}")
     result.add(StageResult("report contract", "failed" if failed else "ok", "; ".join(lines) or "no example reports"))
 
-    if check_examples and not failed:
-        progress("evaluating the example reports (browser probes, offline baseline judge)")
-        result.stages.extend(_evaluate_examples(snap))
+    if passed is not None and not failed:
+        if passed.cached is not None:
+            note = f" (as checked {passed.cached['checked_at']}; same snapshot files, omnidr code and Chromium)"
+            result.stages.extend(StageResult(st["name"], st["status"], st["detail"] + note)
+                                 for st in passed.cached["stages"])
+        else:
+            progress("evaluating the example reports (browser probes, offline baseline judge)")
+            stages = _evaluate_examples(snap)
+            result.stages.extend(stages)
+            passed.save(stages)
     return result
+
+
+class _BrowserChecks:
+    """The two checks of `check_snapshot` that run Chromium (the empty-report check of every M atom, App. E.4,
+    and the scoring of the example reports) take seconds on every `omnidr eval`, and their outcome is fixed by
+    the snapshot's files, the omnidr code and the Chromium build. A pass is kept under the user's cache
+    (`$XDG_CACHE_HOME/omnidr/checks`, else `~/.cache/omnidr/checks`), keyed by those three; a later eval on the
+    same three reuses it and says so. A failure is never kept: it is checked again every time. Removing the
+    folder makes the next eval run the checks again."""
+
+    def __init__(self, root: Path):
+        self.key = _browser_checks_key(root)
+        self.empty_reports_ok = False
+        self.cached: dict | None = None
+        if self.key is not None:
+            try:
+                found = json.loads((_checks_cache() / f"{self.key}.json").read_text("utf-8"))
+                if found.get("key") == self.key and all(st.get("status") == "ok" for st in found["stages"]):
+                    self.cached = found
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                pass  # none yet, or unreadable: the checks run
+
+    def empty_report_check(self, snap):
+        from omnidr.evaluation import check_empty_reports
+
+        problems = check_empty_reports(snap)
+        self.empty_reports_ok = not problems
+        return problems
+
+    def save(self, stages: list[StageResult]) -> None:
+        """Keep a pass: the empty-report check found nothing and every example stage is ok."""
+        if self.key is None or not self.empty_reports_ok or any(st.status != "ok" for st in stages):
+            return
+        record = {"key": self.key, "checked_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                  "stages": [asdict(st) for st in stages]}
+        try:
+            folder = _checks_cache()
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(folder / f"{self.key}.json", json.dumps(record, indent=1))
+        except OSError as exc:  # a read-only home: the checks just run every time
+            log.warning("could not keep the browser checks' pass in %s: %s", _checks_cache(), exc)
+
+
+def _checks_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "checks"
+
+
+def _browser_checks_key(root: Path) -> str | None:
+    """sha256 of the snapshot's files, the omnidr and sandbox code (the evaluator, its probes, the report
+    contract's reader) and `chromium --version`; None when Chromium does not answer (then nothing is reused)."""
+    from omnidr.evaluation import chromium_path
+
+    try:
+        chromium = subprocess.run([chromium_path(), "--version"], capture_output=True, text=True, timeout=60,
+                                  check=True).stdout.strip()
+    except (UserError, OSError, subprocess.SubprocessError):
+        return None
+    code = hashlib.sha256()
+    for package in (_PACKAGE, _PACKAGE.parent / "sandbox"):
+        for file in sorted(package.rglob("*")):
+            if file.is_file() and "__pycache__" not in file.parts:
+                code.update(file.relative_to(package.parent).as_posix().encode() + b"\0" + file.read_bytes())
+    parts = {"chromium": chromium, "code": code.hexdigest(), "files": hash_files(root.resolve())}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def _example_reports(snap) -> list[tuple[str, str, Path]]:

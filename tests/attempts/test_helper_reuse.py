@@ -3,6 +3,7 @@ and each attempt sees nothing of the one before: no logs, no budget counts, its 
 trusted; the escape and key checks hold on every attempt of a batch, not only the first."""
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 
@@ -75,10 +76,16 @@ def test_every_attempt_of_a_batch_on_one_reused_pair_is_contained(tmp_path, clie
     assert not client.networks.list(filters=label) and not client.volumes.list(filters=label)
 
 
+def _run_id(tmp_path: Path) -> str:
+    """A run id of this test's own: the tests of this file run at once on two workers, and one asserts that its
+    run left no container behind (a shared id would count the other test's pair)."""
+    return f"reuse-test-{hashlib.sha256(str(tmp_path).encode()).hexdigest()[:12]}"
+
+
 def _spec(tmp_path: Path, images: dict, network: str, attempt: int) -> AttemptSpec:
     task = TASKS[0]
     return AttemptSpec(
-        run_id="reuse-test-run-0001", task_id=task, attempt=attempt, folder=tmp_path / "attempts" / task / str(attempt),
+        run_id=_run_id(tmp_path), task_id=task, attempt=attempt, folder=tmp_path / "attempts" / task / str(attempt),
         video=DEMO / "tasks" / task / "video.mp4", instruction="probe", contract_dir=DEMO / "contract",
         model="fake-model",
         upstreams=(Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY"),),
@@ -121,7 +128,7 @@ def test_a_reused_pair_refuses_the_last_attempts_token_and_its_ca(tmp_path, clie
         assert len(read_jsonl(tmp_path / "attempts" / TASKS[0] / "1" / "logs" / "gateway.jsonl")) == 1
     finally:
         pool.close()
-    assert not client.containers.list(all=True, filters={"label": "org.omnidr.run=reuse-test-run-0001"})
+    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={_run_id(tmp_path)}"})
 
 
 def test_no_attempt_on_a_reused_pair_reaches_the_sandbox_networks_through_the_proxy(tmp_path, images,

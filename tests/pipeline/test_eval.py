@@ -8,13 +8,16 @@ pytestmark = pytest.mark.browser  # full validation runs the empty-report check 
 
 @pytest.mark.media  # the video checks run ffprobe
 def test_eval_without_agents_checks_and_scores_the_example_reports(tmp_path):
-    r = run_cli("eval", "--skip-agents", DEMO, cwd=tmp_path)
+    (tmp_path / "cwd").mkdir()
+    # a cache of its own (no pass kept by another test): the browser checks run here
+    r = run_cli("eval", "--skip-agents", DEMO, cwd=tmp_path / "cwd", env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert r.returncode == 0, r.stdout + r.stderr
     for stage in ("snapshot", "manifest", "videos", "report contract", "evaluator", "scoring"):
         assert stage in r.stdout
     assert "unfilled skeleton" in r.stdout
     assert "good: 100.0" in r.stdout and "skeleton: 0.0" in r.stdout
-    assert list(tmp_path.iterdir()) == []  # no run root: nothing ran
+    assert "evaluating the example reports" in r.stdout
+    assert list((tmp_path / "cwd").iterdir()) == []  # no run root: nothing ran
 
 
 @pytest.mark.docker  # a full eval pings the Docker engine before it reads the snapshot
