@@ -110,7 +110,7 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         raise UserError(f"{path}: {report.errors[0].line().removeprefix('error: ')}{more}")
     result.add(StageResult("snapshot", "ok", detail))
     result.snapshot = snap
-    result.snapshot_id = snap.info.name
+    result.snapshot_id = snap.info.name if snap.info is not None else Path(path).name
     if (snap.root / MANIFEST_FILE).is_file():
         progress("verifying MANIFEST.json")
         manifest, diff = verify_snapshot(path)
