@@ -1,5 +1,7 @@
 """What the gateway knows of each API: routes, the request edits, where usage and tool calls are, error shapes."""
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -36,42 +38,84 @@ class RequestEdits:
     hide_usage_chunk: bool = False  # chat stream: the gateway asked for usage, so the client must not see it
 
 
-def edit_request(route: Route, body: dict[str, Any], max_output_tokens: int, fill_missing: bool) -> RequestEdits:
-    """Clamp the output-token limit to the budget and make streams report usage. Edits `body` in place."""
-    edits = RequestEdits(notes=[])
+# The output-token limit of each model route, in the spellings its API accepts (Chat has two).
+LIMIT_FIELDS: dict[str, tuple[str, ...]] = {
+    "chat_completions": ("max_tokens", "max_completion_tokens"),
+    "responses": ("max_output_tokens",),
+    "messages": ("max_tokens",),
+}
+# Fields that ask one request for several answers: each would be a model answer outside the iteration count.
+SEVERAL_ANSWERS: dict[str, tuple[str, ...]] = {"chat_completions": ("n", "best_of")}
 
-    def clamp(field: str) -> bool:
+
+def _whole_number(value: Any) -> int | None:
+    """An output limit as servers read it: an int, a float or a numeric string (pydantic-based servers such as
+    vLLM take "100000"); None when it is none of those, not finite, or below 1."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, int):
+        return value if value >= 1 else None
+    if isinstance(value, float) and math.isfinite(value) and value >= 1:
+        return int(value)
+    return None
+
+
+def request_problem(route: Route, body: dict[str, Any]) -> str | None:
+    """Why the gateway refuses this model request before it is counted or sent (a 400 the agent can fix), or
+    None: an output limit that is not a whole number of at least 1, or a request for more than one answer."""
+    for field in LIMIT_FIELDS.get(route.name, ()):
+        if body.get(field) is not None and _whole_number(body[field]) is None:
+            return f"{field} must be a whole number of at least 1, not {json.dumps(body[field])[:80]}"
+    for field in SEVERAL_ANSWERS.get(route.name, ()):
         value = body.get(field)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if value is not None and _whole_number(value) != 1:
+            return (f"{field}={json.dumps(value)[:40]} asks for several answers in one request; the gateway serves "
+                    "one answer per request (each is an iteration of the budget): send one request per answer")
+    return None
+
+
+def edit_request(route: Route, body: dict[str, Any], max_output_tokens: int) -> RequestEdits:
+    """Give every model request an output limit within the budget, and make streams report usage. Edits `body` in
+    place (the upstream's body, after any translation; `request_problem` has already refused unreadable limits).
+    A limit in any spelling is read as a whole number and lowered to the budget; a request without one gets the
+    budget's, so the per-request output budget bounds every answer."""
+    edits = RequestEdits(notes=[])
+    fields = LIMIT_FIELDS.get(route.name, ())
+    named = False
+    for field in fields:
+        if body.get(field) is None:
+            continue
+        named = True
+        given = body[field]
+        value = _whole_number(given)
+        if value is None:  # cannot happen after request_problem; set the budget rather than forward it
+            value = max_output_tokens
+        limited = min(value, max_output_tokens)
+        if limited != given or type(given) is not int:
+            body[field] = limited
             if value > max_output_tokens:
-                body[field] = max_output_tokens
-                edits.notes.append(f"{field} clamped from {value} to {max_output_tokens} (budget max_output_tokens)")
-            return True
-        return field in body and value is not None
-
-    def fill(field: str, why: str) -> None:
+                edits.notes.append(f"{field} clamped from {json.dumps(given)} to {limited} (budget max_output_tokens)")
+            else:
+                edits.notes.append(f"{field} {json.dumps(given)} sent as the whole number {limited}")
+    if fields and not named:
+        field = "max_completion_tokens" if route is CHAT else fields[0]
         body[field] = max_output_tokens
-        edits.notes.append(f"{field} set to {max_output_tokens} ({why})")
-
-    if route is CHAT:
-        named = [clamp("max_tokens"), clamp("max_completion_tokens")]
-        if fill_missing and not any(named):
-            fill("max_completion_tokens", "request named no limit; budget max_output_tokens")
-        if body.get("stream") is True:
-            options = body.get("stream_options")
-            if not (isinstance(options, dict) and options.get("include_usage") is True):
-                body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
-                edits.hide_usage_chunk = True
-                edits.notes.append(
-                    "stream_options.include_usage set to true to count tokens; the usage-only final chunk is "
-                    "withheld from the agent, which did not ask for it"
-                )
-    elif route is RESPONSES:
-        if not clamp("max_output_tokens") and fill_missing:
-            fill("max_output_tokens", "request named no limit; budget max_output_tokens")
-    elif route is MESSAGES:
-        if not clamp("max_tokens"):
-            fill("max_tokens", "request named none; budget max_output_tokens")
+        edits.notes.append(f"{field} set to {max_output_tokens} (request named no limit; budget max_output_tokens)")
+    if route is CHAT and body.get("stream") is True:
+        options = body.get("stream_options")
+        if not (isinstance(options, dict) and options.get("include_usage") is True):
+            body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+            edits.hide_usage_chunk = True
+            edits.notes.append(
+                "stream_options.include_usage set to true to count tokens; the usage-only final chunk is "
+                "withheld from the agent, which did not ask for it"
+            )
+    if route is MESSAGES:
         thinking = body.get("thinking")
         limit = body.get("max_tokens")
         if isinstance(thinking, dict) and isinstance(thinking.get("budget_tokens"), int) and isinstance(limit, int):
@@ -80,6 +124,12 @@ def edit_request(route: Route, body: dict[str, Any], max_output_tokens: int, fil
                 body["thinking"] = {**thinking, "budget_tokens": limit - 1}
                 edits.notes.append(f"thinking.budget_tokens lowered from {old} to {limit - 1} (below max_tokens)")
     return edits
+
+
+def output_cap(route: Route, body: dict[str, Any], max_output_tokens: int) -> int:
+    """The most output tokens this request can cost (its limit, within the budget): what admission reserves."""
+    limits = [v for f in LIMIT_FIELDS.get(route.name, ()) if (v := _whole_number(body.get(f))) is not None]
+    return min([max_output_tokens, *limits])
 
 
 # ---- usage and tool calls -------------------------------------------------------------------------
@@ -91,6 +141,11 @@ def _int(value: Any) -> int | None:
 
 def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    """A list field of an answer as a list; anything else (an upstream that sent a number) as empty."""
+    return value if isinstance(value, list) else []
 
 
 def _chat_usage(raw: dict) -> TokenUsage:
@@ -125,23 +180,23 @@ def _anthropic_usage(raw: dict) -> TokenUsage:
 
 
 def _chat_tool_calls(message: dict) -> int:
-    return len(message.get("tool_calls") or []) + (1 if message.get("function_call") else 0)
+    return len(_list(message.get("tool_calls"))) + (1 if message.get("function_call") else 0)
 
 
 def _responses_tool_calls(output: Any) -> int:
     # function_call, custom_tool_call, and hosted-tool items (web_search_call, ...); not their outputs.
-    return sum(1 for item in output or [] if str(_dict(item).get("type", "")).endswith("_call"))
+    return sum(1 for item in _list(output) if str(_dict(item).get("type", "")).endswith("_call"))
 
 
 def _searches(usage: TokenUsage | None, output: Any) -> TokenUsage | None:
     """Responses usage with the provider-side web searches of the answer's output items."""
-    n = sum(1 for item in output or [] if _dict(item).get("type") == "web_search_call")
+    n = sum(1 for item in _list(output) if _dict(item).get("type") == "web_search_call")
     return usage.model_copy(update={"server_search_requests": n}) if usage is not None and n else usage
 
 
 def _anthropic_tool_calls(content: Any) -> int:
     # tool_use, server_tool_use, mcp_tool_use
-    return sum(1 for block in content or [] if str(_dict(block).get("type", "")).endswith("tool_use"))
+    return sum(1 for block in _list(content) if str(_dict(block).get("type", "")).endswith("tool_use"))
 
 
 def tally_body(route: Route, body: Any) -> tuple[TokenUsage | None, int]:
@@ -149,7 +204,7 @@ def tally_body(route: Route, body: Any) -> tuple[TokenUsage | None, int]:
     body = _dict(body)
     usage = body.get("usage")
     if route is CHAT:
-        calls = sum(_chat_tool_calls(_dict(_dict(c).get("message"))) for c in body.get("choices") or [])
+        calls = sum(_chat_tool_calls(_dict(_dict(c).get("message"))) for c in _list(body.get("choices")))
         return (_chat_usage(usage) if isinstance(usage, dict) else None), calls
     if route is RESPONSES:
         found = _responses_usage(usage) if isinstance(usage, dict) else None
@@ -207,10 +262,10 @@ class StreamTally:
     def _feed_chat(self, chunk: dict) -> None:
         if isinstance(chunk.get("usage"), dict):
             self._usage = chunk["usage"]  # the final usage chunk (or a provider's running figure: last wins)
-        for choice in chunk.get("choices") or []:
+        for choice in _list(chunk.get("choices")):
             choice = _dict(choice)
             delta = _dict(choice.get("delta"))
-            for call in delta.get("tool_calls") or []:
+            for call in _list(delta.get("tool_calls")):
                 call = _dict(call)
                 self._chat_calls.add((choice.get("index"), call.get("index", call.get("id"))))
             if _dict(delta.get("function_call")).get("name"):

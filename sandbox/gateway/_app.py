@@ -30,6 +30,8 @@ from sandbox.gateway._apis import (
     error_body,
     is_usage_only_chunk,
     multipart_summary,
+    output_cap,
+    request_problem,
     tally_body,
 )
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
@@ -287,7 +289,7 @@ class Gateway:
             record["client_request_body"] = json.loads(json.dumps(body))
             body = translation.request(body)
             record.update(translation=translation.label, translation_dropped=translation.dropped)
-        notes += edit_request(upstream_route, body, scope.budget.max_output_tokens, False).notes
+        notes += edit_request(upstream_route, body, scope.budget.max_output_tokens).notes
         record.update(request_edits=notes, request_body=body)
         family = upstream_route.family
         assert family is not None and self.session is not None
@@ -370,14 +372,22 @@ class Gateway:
     async def relay(self, request: web.Request, route: Route) -> web.StreamResponse:
         scope = self.scope  # the exchange stays in the attempt it started in
         scope.enter()
+        exchange = _Exchange(self, scope, request, route)
         try:
-            return await self._relay(request, route, scope)
+            return await self._relay(request, route, scope, exchange)
+        except Exception as exc:  # noqa: BLE001 - whatever the request or the answer held, the exchange ends logged
+            return await exchange.fail(exc)
         finally:
+            if exchange.reserved is not None:  # its answer is counted (or it failed): the next may be admitted
+                scope.meter.release(exchange.reserved)
+                async with scope.admission:
+                    scope.admission.notify_all()
             scope.leave()
 
-    async def _relay(self, request: web.Request, route: Route, scope: AttemptScope) -> web.StreamResponse:
-        exchange = _Exchange(self, scope, request, route)
+    async def _relay(self, request: web.Request, route: Route, scope: AttemptScope,
+                     exchange: "_Exchange") -> web.StreamResponse:
         family = route.family or self._family_of(request)
+        exchange.family = family
         if scope.agent_address is not None and (request.remote or "").removeprefix("::ffff:") != scope.agent_address:
             # not this attempt's agent (a last attempt's agent still alive, another container): token or not
             message = "This model gateway serves the current attempt's agent only."
@@ -451,18 +461,32 @@ class Gateway:
                     family, 400, "provider_tool_refused", "provider_tool_refused", message)
             if policy.decisions:
                 payload = json.dumps(body, ensure_ascii=False).encode()
-            exchange.watch = AnswerWatch(route, policy, self.denylist) if translation is None else None
-            if (refused := await self._admit(exchange, family, body)) is not None:
-                return refused
+            # a request the gateway cannot serve as asked is refused before it is counted: no iteration spent
+            if (problem := request_problem(route, body)) is not None:
+                exchange.record["request_body"] = body
+                message = f"The OmniDR model gateway refused this request: {problem}."
+                return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
+            # what it may cost at most: its size in bytes for its input (a text token is at least one byte), and
+            # its output cap; reserved against a total-token budget until its answer is counted
+            exchange.input_bound = len(raw)
+            exchange.output_bound = output_cap(route, body, scope.budget.max_output_tokens)
+            cap = exchange.input_bound + exchange.output_bound
             if translation is not None:
-                exchange.translation = translation
                 exchange.record["client_request_body"] = json.loads(json.dumps(body))
-                body = translation.request(body)
+                try:
+                    body = translation.request(body)
+                except Exception as exc:  # noqa: BLE001 - a malformed request the translator cannot read
+                    exchange.record["request_body"] = exchange.record.pop("client_request_body")
+                    message = (f"The OmniDR model gateway could not translate this request to the upstream's API "
+                               f"({translation.label}): {type(exc).__name__}: {exc}.")
+                    return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
+                exchange.translation = translation
                 exchange.record.update(translation=translation.label, translation_dropped=translation.dropped)
-            edits = edit_request(
-                translation.upstream if translation is not None else route, body,
-                scope.budget.max_output_tokens, self.config.fill_missing_output_limit,
-            )
+            exchange.watch = AnswerWatch(route, policy, self.denylist) if translation is None else None
+            if (refused := await self._admit(exchange, family, body, cap)) is not None:
+                return refused
+            edits = edit_request(translation.upstream if translation is not None else route, body,
+                                 scope.budget.max_output_tokens)
             edits.notes[:0] = model_notes
             if edits.notes or translation is not None:
                 payload = json.dumps(body, ensure_ascii=False).encode()
@@ -503,10 +527,17 @@ class Gateway:
         finally:
             answer.response.release()
 
-    async def _admit(self, exchange: "_Exchange", family: Family, body: Any) -> web.StreamResponse | None:
-        """Count a model request against the budget: the refusal to send when it is spent, else None."""
-        meter = exchange.scope.meter
-        spent = meter.admit()
+    async def _admit(self, exchange: "_Exchange", family: Family, body: Any, cap: int = 0) -> web.StreamResponse | None:
+        """Count a model request against the budget: the refusal to send when it is spent, else None. Under a
+        total-token budget the request first waits until its output cap fits beside the requests in flight
+        (`BudgetMeter.fits`), and holds that cap reserved until its answer is counted."""
+        meter, admission = exchange.scope.meter, exchange.scope.admission
+        async with admission:
+            await admission.wait_for(lambda: meter.fits(cap))
+            spent = meter.admit()
+            if spent is None:
+                meter.reserve(cap)
+                exchange.reserved = cap
         if spent is not None:
             exchange.record["request_body"] = body
             exchange.record["budget_exhausted"] = spent
@@ -605,6 +636,12 @@ class _Exchange:
         self.policy: PolicyOutcome | None = None  # provider-side tools of a model request
         self.watch: AnswerWatch | None = None  # set once the request is forwarded
         self.translation: Translation | None = None  # set when the upstream speaks another API
+        self.family: Family = route.family or "openai"  # the API the agent speaks (its errors' shape)
+        self.reserved: int | None = None  # the most it may cost, reserved at admission until the exchange ends
+        self.input_bound = 0  # its size in bytes: the most input tokens it may cost (a text token is a byte or more)
+        self.output_bound = 0  # its output cap
+        self.accounted = False
+        self.response: web.StreamResponse | None = None  # once the answer has begun to go out
         self.record: dict[str, Any] = {
             "seq": next(scope.seq),
             "started_at": _now(),
@@ -633,6 +670,7 @@ class _Exchange:
         """Log the exchange, then send the answer: the line is on disk before the agent has the answer."""
         self.finish()
         try:
+            self.response = response
             await response.prepare(self.request)
             await response.write_eof()
         except ConnectionResetError:
@@ -725,6 +763,7 @@ class _Exchange:
 
         try:
             try:
+                self.response = response
                 await response.prepare(self.request)
             except ConnectionResetError:
                 raise _AgentGone from None
@@ -736,10 +775,31 @@ class _Exchange:
                 await forward([rest])
         except _AgentGone:
             outcome, error = "client_disconnected", "the agent closed the connection during the stream"
+            # the provider bills what it generates whether or not anyone reads it: read the rest of the stream
+            # (bounded by the request's output cap) for its usage, or, where it gives none, charge the most the
+            # request could cost
+            read_out = False
+            try:
+                async for chunk in upstream.content.iter_any():
+                    received.append(chunk)
+                    for event in splitter.feed(chunk):
+                        tally.feed(_json_or_none(parse_event(event)[1]))
+                for event in [rest] if (rest := splitter.rest()) else []:
+                    tally.feed(_json_or_none(parse_event(event)[1]))
+                read_out = True
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                error += f"; the rest of the upstream's stream broke ({type(exc).__name__})"
         except (TimeoutError, aiohttp.ClientError) as exc:
             outcome = "stream_broken"
             error = f"the upstream stream broke: {type(exc).__name__}: {exc}"
         usage, tool_calls = tally.usage, tally.tool_calls
+        capped = False
+        if outcome == "client_disconnected":
+            capped = usage is None or not read_out  # no usage, or only the part a broken stream gave
+            if capped:
+                usage = TokenUsage(input_tokens=max(self.input_bound, usage.input_tokens if usage else 0),
+                                   output_tokens=self.output_bound)
+            self.record["charged"] = "cap" if capped else "usage"
         closing = b""
         if translated is not None and outcome == "ok":
             closing = b"".join(_sse_event(n, d) for n, d in translated.finish())
@@ -754,7 +814,7 @@ class _Exchange:
         if translated is not None:
             self.record["client_response_body"] = b"".join(given).decode("utf-8", "replace")
         # Count and log before the stream's end reaches the agent, so its next request sees the new totals.
-        self.account(usage, tool_calls, answer.retries, failed=outcome != "ok")
+        self.account(usage, tool_calls, answer.retries, failed=outcome != "ok", capped=capped)
         self.finish()
         if outcome == "stream_broken":
             await self._break_stream(response, error or "")
@@ -787,10 +847,31 @@ class _Exchange:
         if self.request.transport is not None:
             self.request.transport.abort()
 
-    def account(self, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
+    async def fail(self, exc: Exception) -> web.StreamResponse:
+        """The gateway itself failed on this exchange (a request or an answer no branch above expected): the
+        exchange still ends in one gateway.jsonl line (outcome `gateway_error`, with the reason); an admitted
+        request is counted as a failed one; the agent gets a 500 in its API's shape, or a cut stream."""
+        reason = f"the gateway failed on this exchange: {type(exc).__name__}: {exc}"
+        print(f"omnidr model gateway: exchange {self.record['seq']}: {reason}", file=sys.stderr, flush=True)
+        if self.record.get("counted") and not self.accounted:
+            self.account(None, 0, 0, failed=True)
+        if self.response is None:
+            return await self.refuse(self.family, 500, "gateway_error", "api_error",
+                                     f"The OmniDR model gateway failed on this request ({reason}).")
+        self.record.update(outcome="gateway_error", error=reason)
+        if "finished_at" not in self.record:
+            self.finish()
+        self.scope.write_summary()
+        if self.request.transport is not None:
+            self.request.transport.abort()  # no clean end: the answer is incomplete
+        return self.response
+
+    def account(self, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool,
+                capped: bool = False) -> None:
         """Add what the exchange cost to its attempt's meter."""
+        self.accounted = True
         if self.route.counted:
-            self.scope.meter.record(usage, tool_calls, retries, failed)
+            self.scope.meter.record(usage, tool_calls, retries, failed, capped)
         else:
             self.scope.meter.record_retries(retries)
 

@@ -6,7 +6,14 @@ A budget is spent when
 - `max_tool_calls`: an answer's tool calls bring the count to the limit (or past it): the agent may still run
   them, and its next request is refused. Research ends at the limit, as OpenDS-World's does at 100 tool calls
   (paper 002, Sec. 3.1): the model never asks for call 101.
-From then on every model request is refused, and `budget_exhausted` names the first budget spent. The
+From then on every model request is refused, and `budget_exhausted` names the first budget spent.
+
+Requests in flight have not counted their tokens yet, so under `max_total_tokens` admission reserves what each
+request may cost at most (its size in bytes for its input, as a text token is at least one byte, plus its output
+cap) until its answer is counted (`release`), and a request whose cost does not fit beside the tokens counted and
+reserved waits (`fits`) until the requests before it are counted. With nothing in
+flight a request is admitted while the budget is not spent, so the tokens counted pass the limit by at most one
+request's cost however many requests the agent sends at once. The
 finalization stage (`record_finalization`) is outside these budgets: it has its own token cap and only adds to
 the figures.
 """
@@ -26,6 +33,25 @@ class BudgetMeter:
     def __init__(self, budget: Budget) -> None:
         now = _now()
         self.state = GatewayState(budget=budget, started_at=now, updated_at=now)
+        self.reserved = 0  # the most the admitted requests not counted yet may cost (max_total_tokens)
+        self.reservations = 0
+
+    def fits(self, cap: int) -> bool:
+        """Whether a request that may cost `cap` tokens may be decided now (admitted or refused): always without a
+        total-token budget, when the budget is spent (it is refused), when nothing is in flight, or when the cap
+        fits beside the tokens counted and reserved. Otherwise it waits for the requests in flight."""
+        limit = self.budget.max_total_tokens
+        return (limit is None or self.state.budget_exhausted is not None or self.reservations == 0
+                or self.state.total_tokens + self.reserved + cap <= limit)
+
+    def reserve(self, cap: int) -> None:
+        self.reserved += cap
+        self.reservations += 1
+
+    def release(self, cap: int) -> None:
+        """The request's answer is counted (or it failed): its reservation ends."""
+        self.reserved -= cap
+        self.reservations -= 1
 
     @property
     def budget(self) -> Budget:
@@ -43,10 +69,13 @@ class BudgetMeter:
             self._spend("max_iterations")
         return None
 
-    def record(self, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool) -> None:
-        """Add the cost of one admitted request's answer."""
+    def record(self, usage: TokenUsage | None, tool_calls: int, retries: int, failed: bool,
+               capped: bool = False) -> None:
+        """Add the cost of one admitted request's answer (`capped`: `usage` is its most possible cost, charged
+        because the upstream reported none)."""
         state, budget = self.state, self.budget
         state.updated_at = _now()
+        state.charged_caps += int(capped)
         state.upstream_retries += retries
         state.failed_requests += int(failed)
         if usage is None:

@@ -121,11 +121,6 @@ class GatewayConfig(BaseModel):
     max_request_mb: float = Field(
         256.0, gt=0, description="Largest request body accepted from the agent, MiB (video frames are big)."
     )
-    fill_missing_output_limit: bool = Field(
-        False,
-        description="Also set the output-token limit on OpenAI requests that name none (Anthropic requests always "
-        "get one). Off by default: models whose own cap is below the budget reject a larger explicit limit.",
-    )
     trust_env: bool = Field(False, description="Reach upstreams through HTTP(S)_PROXY from the environment.")
     provider_tools: ProviderToolsPolicy = Field(
         default_factory=lambda: ProviderToolsPolicy.every("allow"),

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sandbox.egress import Denylist, parse_entry
-from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Route, _dict
+from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Route, _dict, _list
 from sandbox.models import ProviderToolKind, ProviderToolsPolicy, ToolPolicy
 
 # Responses tools that run at OpenAI and can reach data outside the sandbox (function, custom, local_shell,
@@ -111,7 +111,7 @@ def _add_filter(route: Route, tool: dict, denylist: Denylist) -> str | None:
                     "run's denylist hides; provider-side tools may not widen the denylist")
         return None  # an allow-list of permitted hosts only; answers are still filtered
     if denylist:
-        own = [d for d in holder.get("blocked_domains") or [] if isinstance(d, str)]
+        own = [d for d in _list(holder.get("blocked_domains")) if isinstance(d, str)]
         holder["blocked_domains"] = list(dict.fromkeys(own + [str(rule) for rule in denylist.rules]))
     return None
 
@@ -249,7 +249,7 @@ def _responses_calls(output: list) -> list[FoundCall]:
         query = action.get("query") or (" | ".join(map(str, action["queries"])) if action.get("queries") else None)
         call = FoundCall("web_search_call", "web_search", kind if kind in ("search", "open_page", "find") else "search",
                          query=query if kind == "search" else None, url=action.get("url"))
-        call.results = [(str(s.get("url")), s.get("title")) for s in map(_dict, action.get("sources") or [])
+        call.results = [(str(s.get("url")), s.get("title")) for s in map(_dict, _list(action.get("sources")))
                         if s.get("url")]
         if item.get("status") == "failed":
             call.error = "failed"
@@ -325,7 +325,7 @@ class AnswerWatch:
                 self.removed += len(action["sources"]) - len(kept)
                 action["sources"] = kept
         elif item.get("type") == "message":
-            for part in item.get("content") or []:
+            for part in _list(item.get("content")):
                 if isinstance(_dict(part).get("annotations"), list):
                     part["annotations"] = self._kept(part["annotations"], lambda a: a.get("url"))
 
@@ -337,18 +337,18 @@ class AnswerWatch:
         """A complete JSON answer: collect its calls, then filter it in place."""
         body = _dict(body)
         if self.route is MESSAGES:
-            content = [b for b in body.get("content") or [] if isinstance(b, dict)]
+            content = [b for b in _list(body.get("content")) if isinstance(b, dict)]
             self._found = _anthropic_calls(copy.deepcopy(content))
             for block in content:
                 self._filter_anthropic_block(block)
         elif self.route is RESPONSES:
-            output = [i for i in body.get("output") or [] if isinstance(i, dict)]
+            output = [i for i in _list(body.get("output")) if isinstance(i, dict)]
             self._found = _responses_calls(copy.deepcopy(output))
             for item in output:
                 self._filter_responses_item(item)
         elif self.route is CHAT:
-            messages = [_dict(_dict(c).get("message")) for c in body.get("choices") or []]
-            self._found = _chat_calls([a for m in messages for a in m.get("annotations") or []])
+            messages = [_dict(_dict(c).get("message")) for c in _list(body.get("choices"))]
+            self._found = _chat_calls([a for m in messages for a in _list(m.get("annotations"))])
             for message in messages:
                 self._filter_chat_annotations(message)
 
@@ -384,7 +384,7 @@ class AnswerWatch:
             elif kind == "response.output_text.annotation.added" and self._filters("web_search"):
                 return not self.denied(_dict(data.get("annotation")).get("url"))
         elif self.route is CHAT:
-            for choice in data.get("choices") or []:
+            for choice in _list(data.get("choices")):
                 delta = _dict(_dict(choice).get("delta"))
                 if isinstance(delta.get("annotations"), list):
                     self._annotations += copy.deepcopy(delta["annotations"])

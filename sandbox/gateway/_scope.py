@@ -61,6 +61,7 @@ class AttemptScope:
         self.finalization: FinalizationResult | None = None  # the finalization stage's result, once it has run
         self.finalizing = asyncio.Lock()  # one finalization at a time
         self.in_flight = 0
+        self.admission = asyncio.Condition()  # requests waiting for the reservations before them (max_total_tokens)
         self._idle = asyncio.Event()
         self._idle.set()
 

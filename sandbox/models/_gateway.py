@@ -35,6 +35,7 @@ Outcome = Literal[
     "not_found",  # no such route, or no upstream configured for it
     "provider_tool_refused",  # refused by the gateway: the run's policy forbids the provider-side tool it asks for
     "model_refused",  # refused by the gateway: another model than the system's (policy refuse), or a search model
+    "gateway_error",  # the gateway itself failed on the exchange (a bug): the agent got a 500 or a cut stream
 ]
 
 
@@ -103,6 +104,10 @@ class GatewayExchange(BaseModel):
         description="Why each retried try failed, in order; for `upstream_unreachable` also why the last one did.",
     )
     usage: TokenUsage | None = Field(None, description="Tokens counted from the upstream's usage; None if it gave none.")
+    charged: Literal["usage", "cap"] | None = Field(
+        None, description="For a stream the agent left: `usage` when the rest of the upstream's stream, read to its "
+                          "end, gave the usage; `cap` when it gave none and the request was charged its size and "
+                          "output cap (then `usage` holds that charge).")
     tool_calls: int = Field(0, description="Tool-use blocks in the model's answer (counted toward max_tool_calls).")
     budget_exhausted: BudgetName | None = Field(None, description="The spent budget that refused this request.")
     request_edits: list[str] = Field(
@@ -170,6 +175,9 @@ class SpendCounts(BaseModel):
                        "web_search_call), where the upstream reports them; they never pass the egress proxy.")
     server_fetch_requests: int = Field(
         0, description="Web fetches the model provider ran itself (Anthropic web_fetch), where the upstream reports them.")
+    charged_caps: int = Field(
+        0, description="Streams the agent left whose upstream reported no usage even when read to its end: each "
+                       "charged what it could cost at most (its size in bytes as input tokens, its output cap).")
     finalization_requests: int = Field(
         0, description="Requests of the finalization stage sent upstream (not model requests of the agent: not in "
                        "`requests`, not budgeted as iterations).")

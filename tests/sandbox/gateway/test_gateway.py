@@ -229,7 +229,8 @@ def test_chat_passes_through_with_the_real_key_and_is_logged(gateway, openai_api
     seen = openai_api.received[-1]
     assert seen.path == "/v1/chat/completions"
     assert seen.headers["Authorization"] == f"Bearer {OPENAI_KEY}"
-    assert seen.body == {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
+    assert seen.body == {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}], "temperature": 0,
+                         "max_completion_tokens": 64000}  # the agent named no limit: the budget's (64K by default)
 
     [line] = gw.exchanges()
     assert (line.route, line.model, line.status, line.outcome) == ("chat_completions", "gpt-test", 200, "ok")
@@ -418,7 +419,7 @@ def test_chat_stream_keeps_the_usage_chunk_the_agent_asked_for(gateway, openai_a
     got = gw.stream("/v1/chat/completions", body)
     usage_chunks = [d for d in got.data if d != "[DONE]" and d["choices"] == []]
     assert [c["usage"]["completion_tokens"] for c in usage_chunks] == [20]
-    assert gw.exchanges()[0].request_edits == []
+    assert not any("stream_options" in note for note in gw.exchanges()[0].request_edits)  # the agent's own ask
 
 
 def test_stream_reaches_the_agent_before_the_upstream_finishes(gateway, openai_api):
@@ -494,11 +495,82 @@ def test_agent_leaving_mid_stream_is_logged(gateway, openai_api):
         time.sleep(0.05)
     [line] = gw.exchanges()
     assert line.outcome == "client_disconnected"
-    deadline = time.monotonic() + 10
-    while openai_api.abandoned_streams == 0:  # the gateway hung up on the upstream too: no paying for nobody
-        assert time.monotonic() < deadline, "the upstream stream was left running"
-        time.sleep(0.05)
+    # the provider bills what it generates, read or not: the gateway read the rest for the usage and charged it
+    assert (line.charged, line.usage.input_tokens, line.usage.output_tokens) == ("usage", 100, 20)
+    assert openai_api.abandoned_streams == 0
     assert gw.chat().status == 200
+
+
+_STREAMS = {
+    "chat": ("/v1/chat/completions", {"model": "m", "messages": [], "stream": True}, False),
+    "responses": ("/v1/responses", {"model": "m", "input": "hi", "stream": True}, False),
+    "messages": ("/v1/messages", {"model": "c", "max_tokens": 256, "stream": True,
+                                  "messages": [{"role": "user", "content": "hi"}]}, True),
+}
+
+
+@pytest.mark.parametrize("api", list(_STREAMS))
+def test_an_agent_that_drops_a_stream_after_the_content_is_charged_the_full_usage(gateway, openai_api, anthropic_api,
+                                                                                   api):
+    """Dropping the connection before the usage arrives (Chat's usage chunk, Responses' response.completed,
+    Messages' last message_delta) saves the agent nothing: the gateway reads the stream to its end."""
+    path, body, anthropic = _STREAMS[api]
+    upstream = anthropic_api if anthropic else openai_api
+    upstream.pieces = ["one ", "two ", "three"]
+    upstream.event_pause_s = 0.1
+    gw = gateway()
+    got = gw.stream(path, body, anthropic=anthropic, stop_after_lines=3)
+    final = ('"completion_tokens": 20', "response.completed", '"output_tokens": 20')  # each API's final usage
+    assert got.status == 200 and not any(f in line for _, line in got.lines for f in final)  # gone before it
+    deadline = time.monotonic() + 20
+    while not gw.config.log_path.exists() or not gw.log_text():
+        assert time.monotonic() < deadline, "no log line for the dropped stream"
+        time.sleep(0.05)
+    [line] = gw.exchanges()
+    assert (line.outcome, line.charged) == ("client_disconnected", "usage")
+    assert (line.usage.input_tokens, line.usage.output_tokens) == (100, 20)
+    state = gw.state()
+    assert (state.total_tokens, state.charged_caps, state.requests) == (120, 0, 1)
+
+
+def test_a_dropped_stream_whose_upstream_reports_no_usage_is_charged_what_it_could_cost(gateway, loop):
+    """An upstream that never reports usage (a self-hosted server without include_usage): the request is charged
+    its size in bytes as input and its output cap, and the state says how many were charged so."""
+    from aiohttp import web
+
+    async def no_usage(request):
+        await request.read()
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in ("a", "b", "c", "d", "e", "f"):
+            chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+            await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            await asyncio.sleep(0.1)
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+    import asyncio
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", no_usage)
+    runner = web.AppRunner(app)
+    loop.run(runner.setup())
+    loop.run(web.TCPSite(runner, "127.0.0.1", 0).start())
+    try:
+        gw = gateway(upstreams={"openai": {"base_url": f"http://127.0.0.1:{runner.addresses[0][1]}/v1",
+                                           "api_key": OPENAI_KEY}}, budget={"max_output_tokens": 500})
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+        assert gw.stream("/v1/chat/completions", body, stop_after_lines=2).status == 200
+        deadline = time.monotonic() + 20
+        while not gw.config.log_path.exists() or not gw.log_text():
+            assert time.monotonic() < deadline, "no log line for the dropped stream"
+            time.sleep(0.05)
+        [line] = gw.exchanges()
+        assert line.charged == "cap" and line.usage.output_tokens == 500
+        assert line.usage.input_tokens == len(json.dumps(body).encode())
+        assert gw.state().charged_caps == 1
+    finally:
+        loop.run(runner.cleanup())
 
 
 # ---- budgets ------------------------------------------------------------------------------------
@@ -520,6 +592,139 @@ def test_output_tokens_are_clamped_in_the_upstream_request(gateway, openai_api, 
     notes = [line.request_edits for line in gw.exchanges()]
     assert notes[0] == ["max_tokens clamped from 100000 to 1000 (budget max_output_tokens)"]
     assert notes[1] == []
+
+
+def test_every_request_reaches_the_upstream_with_an_output_cap_whatever_its_spelling(gateway, openai_api,
+                                                                                    anthropic_api):
+    """An agent that leaves the limit out, or spells it as a string or a float (pydantic-based servers such as
+    vLLM read "100000"), still reaches the upstream with a whole-number cap within the budget."""
+    gw = gateway(budget={"max_output_tokens": 1000})
+    for limit in (None, "100000", 5000.0, "50", 64.9):
+        assert gw.chat(**({} if limit is None else {"max_tokens": limit})).status == 200
+    assert gw.post("/v1/responses", {"model": "gpt-test", "input": "hi"}).status == 200
+    assert gw.post("/v1/responses", {"model": "gpt-test", "input": "hi", "max_output_tokens": "99999"}).status == 200
+    request = {"model": "claude-test", "max_tokens": "64000", "messages": [{"role": "user", "content": "hi"}]}
+    assert gw.post("/v1/messages", request, anthropic=True).status == 200
+
+    chats = [r.body for r in openai_api.received[:5]]
+    assert chats[0]["max_completion_tokens"] == 1000 and "max_tokens" not in chats[0]  # absent: the budget's
+    assert [c.get("max_tokens") for c in chats[1:]] == [1000, 1000, 50, 64]
+    assert all(type(c.get("max_tokens", c.get("max_completion_tokens"))) is int for c in chats)
+    assert [r.body["max_output_tokens"] for r in openai_api.received[5:]] == [1000, 1000]
+    assert anthropic_api.received[-1].body["max_tokens"] == 1000
+    notes = [line.request_edits for line in gw.exchanges()]
+    assert notes[1] == ['max_tokens clamped from "100000" to 1000 (budget max_output_tokens)']
+    assert notes[3] == ['max_tokens "50" sent as the whole number 50']
+
+
+@pytest.mark.parametrize("field, value", [("n", 2), ("n", "4"), ("best_of", 3), ("max_tokens", "lots"),
+                                          ("max_tokens", -5), ("max_tokens", 0), ("max_completion_tokens", True),
+                                          ("max_tokens", float("inf"))])
+def test_several_answers_or_an_unreadable_limit_are_refused_logged_and_cost_no_iteration(gateway, openai_api,
+                                                                                        field, value):
+    gw = gateway(budget={"max_iterations": 2})
+    body = {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}], field: value}
+    raw = json.dumps(body).replace("Infinity", "1e999")  # JSON has no infinity; a huge number reads as one
+    connection, path = _connection(gw.url + "/v1/chat/completions")
+    connection.request("POST", path, body=raw, headers=_headers(AGENT_TOKEN, anthropic=False))
+    refused = connection.getresponse()
+    text = refused.read().decode()
+    connection.close()
+    assert refused.status == 400, text
+    assert json.loads(text)["error"]["type"] == "invalid_request_error" and field in json.loads(text)["error"]["message"]
+    assert openai_api.received == []  # nothing went upstream
+    assert gw.chat(n=1).status == 200 and gw.chat().status == 200  # both iterations are still there
+    first = gw.exchanges()[0]
+    assert (first.status, first.outcome, first.counted) == (400, "bad_request", False) and field in first.error
+    assert gw.state().requests == 2
+
+
+def test_a_request_the_translator_cannot_read_is_refused_and_logged_without_an_iteration(gateway, anthropic_api):
+    """Chat Completions on an Anthropic-only upstream goes through the translator: a malformed tool call there
+    is a logged 400 (it was a 500, an iteration spent and no log line)."""
+    gw = gateway(upstreams={"anthropic": {"base_url": anthropic_api.url, "api_key": ANTHROPIC_KEY}},
+                 budget={"max_iterations": 1})
+    bad = gw.chat(messages=[{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [5]}])
+    assert bad.status == 400 and "could not translate" in bad.json["error"]["message"], bad.text
+    [line] = gw.exchanges()
+    assert (line.status, line.outcome, line.counted) == (400, "bad_request", False)
+    assert anthropic_api.received == []
+    assert gw.chat().status == 200  # the one iteration is still there
+    assert gw.state().requests == 1
+
+
+def test_an_upstream_stream_with_malformed_chunks_ends_in_one_logged_line(gateway, openai_api, loop):
+    """An upstream (or a relay in between) that sends chunks whose fields have the wrong types: the tallies read
+    what they can, the agent gets the stream, and the exchange is logged and counted."""
+    from aiohttp import web
+
+    async def odd_stream(request):
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for chunk in ({"choices": 5}, {"choices": [{"delta": {"tool_calls": 7}}]}, {"choices": ["x"]},
+                      {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}}):
+            await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", odd_stream)
+    runner = web.AppRunner(app)
+    loop.run(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run(site.start())
+    port = runner.addresses[0][1]
+    try:
+        gw = gateway(upstreams={"openai": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": OPENAI_KEY}})
+        got = gw.stream("/v1/chat/completions", {"model": "m", "messages": [], "stream": True})
+        assert got.status == 200 and got.ended and got.data[-1] == "[DONE]"
+        [line] = gw.exchanges()
+        assert (line.status, line.outcome, line.tool_calls) == (200, "ok", 0)
+        assert (line.usage.input_tokens, line.usage.output_tokens) == (9, 3)
+        assert gw.state().total_tokens == 12
+    finally:
+        loop.run(runner.cleanup())
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_fault_of_the_gateway_itself_still_ends_the_exchange_in_one_logged_line(gateway, openai_api, monkeypatch,
+                                                                                  stream):
+    """Whatever no branch expected (here a tally that raises, standing in for a bug): the agent gets a 500 in its
+    API's shape or a cut stream, never a bare error page; the line says why; the admitted request counts as failed."""
+    from sandbox.gateway import _app
+
+    def broken(*_args, **_kwargs):
+        raise TypeError("a shape no one expected")
+
+    monkeypatch.setattr(_app, "tally_body", broken)
+    monkeypatch.setattr(_app.StreamTally, "feed", broken)
+    gw = gateway()
+    if stream:
+        got = gw.stream("/v1/chat/completions", {"model": "m", "messages": [], "stream": True})
+        assert got.status == 200 and not got.ended  # cut: the agent cannot take it for a whole answer
+    else:
+        got = gw.chat()
+        assert got.status == 500 and "a shape no one expected" in got.json["error"]["message"]
+    [line] = gw.exchanges()
+    assert line.outcome == "gateway_error" and "TypeError: a shape no one expected" in line.error
+    state = gw.state()
+    assert (state.requests, state.failed_requests) == (1, 1)
+
+
+def test_concurrent_requests_cannot_run_past_a_total_token_budget(gateway, openai_api):
+    """Eight requests at once against a total-token budget that fits three (120 tokens each): admission reserves
+    what each may cost, so the tokens counted pass the limit by at most one request's cost, not by five."""
+    gw = gateway(budget={"max_total_tokens": 360, "max_output_tokens": 20})
+    openai_api.pieces = ["a", "b", "c", "d"]
+    openai_api.event_pause_s = 0.1  # each answer takes a while: all eight are in flight together
+    body = {"model": "gpt-test", "stream": True, "messages": [{"role": "user", "content": "hello " * 40}]}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda _: gw.stream("/v1/chat/completions", body), range(8)))
+    statuses = sorted(a.status for a in answers)
+    state = gw.state()
+    assert state.total_tokens <= 360 + 120, (state.total_tokens, statuses)
+    assert statuses == [200] * 3 + [400] * 5 and len(openai_api.received) == 3
+    assert (state.requests, state.budget_exhausted) == (3, "max_total_tokens")
 
 
 def test_iteration_budget_refuses_the_third_request(gateway, openai_api):
