@@ -1,5 +1,7 @@
 """The report material: what the rendered report says, by section, as the judge receives it."""
 
+import hashlib
+import json
 from typing import Literal
 
 from pydantic import Field
@@ -53,12 +55,19 @@ class ReportMaterial(EvaluationModel):
     def empty(self) -> bool:
         return not any(u.text for u in self.units) and not any(self.sections.get(s) for s in SECTION_ORDER)
 
-    def text_of(self, sections: tuple[str, ...]) -> str:
-        """The named sections as one text, headed by the title (what a judge prompt carries)."""
+    def text_of(self, sections: tuple[str, ...], tag: str = "") -> str:
+        """The named sections as one text, headed by the title (what a judge prompt carries). With `tag`, each
+        section header carries it, so that a header the report's own text forges (without the tag) is told apart."""
         parts = [f"Title: {self.title}"] if self.title else []
         for s in sections:
             body = self.sections.get(s, "").strip()
             cut = (f" (only its first {MAX_SECTION_CHARS:,} of {self.cut_sections[s]:,} characters are shown)"
                    if s in self.cut_sections else "")
-            parts.append(f"=== Section '{s}'{cut} ===\n{body if body else '(empty)'}")
+            parts.append(f"=== Section '{s}'{f' {tag}' if tag else ''}{cut} ===\n{body if body else '(empty)'}")
         return "\n\n".join(parts)
+
+    def fence_tag(self, sections: tuple[str, ...]) -> str:
+        """A tag the report's text cannot know: a digest of that very text (title and sections), so a line that
+        forges it would have to contain the digest of the text it is part of."""
+        shown = [self.title, [(s, self.sections.get(s, "")) for s in sections]]
+        return hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()[:16]
