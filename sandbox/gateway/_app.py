@@ -36,7 +36,7 @@ from sandbox.gateway._apis import (
 )
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._exchange import REDACTED
-from sandbox.gateway._finalize import finalization_body, judge_answer, question_body
+from sandbox.gateway._finalize import finalization_body, judge_answer, keep_tool_blocks_valid, question_body
 from sandbox.gateway._model_policy import decide
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._scope import INITIAL, AttemptScope, ResearchRequest
@@ -289,6 +289,8 @@ class Gateway:
             record["client_request_body"] = json.loads(json.dumps(body))
             body = translation.request(body)
             record.update(translation=translation.label, translation_dropped=translation.dropped)
+            if upstream_route is MESSAGES:  # the agent's API had no tool blocks to keep valid; Messages has
+                keep_tool_blocks_valid(body, None, notes)
         notes += edit_request(upstream_route, body, scope.budget.max_output_tokens).notes
         record.update(request_edits=notes, request_body=body)
         family = upstream_route.family

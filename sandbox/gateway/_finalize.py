@@ -12,6 +12,7 @@ Pure functions over JSON bodies; the gateway (`_app`) sends the requests and log
 """
 
 import copy
+import json
 from typing import Any
 
 from sandbox.gateway._apis import CHAT, MESSAGES, RESPONSES, Route
@@ -49,6 +50,7 @@ def finalization_body(route: Route, body: dict[str, Any], prompt: str, max_token
     per change made to it."""
     out = copy.deepcopy(body)
     notes: list[str] = []
+    tools = out.get("tools")
     removed = [k for k in (*_TOOL_FIELDS[route.name], *_STREAM_FIELDS) if k in out]
     for key in removed:
         del out[key]
@@ -58,6 +60,7 @@ def finalization_body(route: Route, body: dict[str, Any], prompt: str, max_token
         _chat(out, prompt, max_tokens, notes)
     elif route is MESSAGES:
         _messages(out, prompt, max_tokens, notes)
+        keep_tool_blocks_valid(out, tools, notes)
     else:
         _responses(out, prompt, max_tokens, notes)
     notes.append("finalization: the final-answer prompt appended as the last user message")
@@ -124,6 +127,45 @@ def _messages(out: dict, prompt: str, max_tokens: int, notes: list[str]) -> None
         else:
             out["thinking"] = {**thinking, "budget_tokens": lowered}
             notes.append(f"finalization: thinking.budget_tokens lowered from {budget} to {lowered}, half the cap")
+
+
+def _has_tool_blocks(messages: list) -> bool:
+    return any(_dict(b).get("type") in ("tool_use", "tool_result") for m in messages
+               for b in _list(_dict(m).get("content")))
+
+
+def keep_tool_blocks_valid(out: dict, tools: Any, notes: list[str]) -> None:
+    """A Messages request with tool_use or tool_result blocks must define tools (the API answers 400 otherwise).
+    When the research request had tools, they stay, with tool choice `none` (the model cannot call any); when it
+    had none (a translated conversation), each tool block is rendered as text, so the evidence stays readable."""
+    messages = _list(out.get("messages"))
+    if not _has_tool_blocks(messages) or out.get("tools"):
+        return
+    if _list(tools):
+        out["tools"], out["tool_choice"] = tools, {"type": "none"}
+        notes.append("finalization: tools kept with tool_choice none (the conversation holds tool blocks, which the "
+                     "Messages API takes only with tools)")
+        return
+    for message in messages:
+        content = _dict(message).get("content")
+        if isinstance(content, list):
+            message["content"] = [_block_as_text(b) for b in content]
+    notes.append("finalization: tool blocks rendered as text (no tools to keep; the Messages API takes tool "
+                 "blocks only with tools)")
+
+
+def _block_as_text(block: Any) -> Any:
+    block = _dict(block) or block
+    if not isinstance(block, dict) or block.get("type") not in ("tool_use", "tool_result"):
+        return block
+    if block["type"] == "tool_use":
+        text = f"[tool call {block.get('id')}: {block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}]"
+    else:
+        content = block.get("content")
+        shown = content if isinstance(content, str) else " ".join(
+            str(_dict(p).get("text", "")) for p in _list(content) if _dict(p).get("type") == "text")
+        text = f"[tool result {block.get('tool_use_id')}{' (error)' if block.get('is_error') else ''}: {shown}]"
+    return {"type": "text", "text": text}
 
 
 def _responses(out: dict, prompt: str, max_tokens: int, notes: list[str]) -> None:

@@ -41,6 +41,30 @@ async def _reread(request: web.Request, raw: bytes):
     return MultipartReader(request.headers, stream)
 
 
+def messages_problem(body: dict) -> str | None:
+    """What the Messages API refuses in a request (its documented rules, which the real API answers with 400
+    invalid_request_error): turns that do not alternate starting with the user, tool blocks without tools, and a
+    tool_result that answers no tool_use of the assistant turn just before it."""
+    messages = body.get("messages") or []
+    roles = [m.get("role") for m in messages]
+    if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:], strict=False)):
+        return f"messages: roles must alternate between user and assistant, starting with user (got {roles})"
+    blocks = [(i, b) for i, m in enumerate(messages) if isinstance(m.get("content"), list)
+              for b in m["content"] if isinstance(b, dict)]
+    if any(b.get("type") in ("tool_use", "tool_result") for _, b in blocks) and not body.get("tools"):
+        return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    for i, block in blocks:
+        if block.get("type") == "tool_result":
+            before = messages[i - 1].get("content") if i else None
+            uses = {b.get("id") for b in before if isinstance(b, dict) and b.get("type") == "tool_use"} \
+                if isinstance(before, list) else set()
+            if block.get("tool_use_id") not in uses:
+                return (f"messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding `tool_use` "
+                        "block in the previous message.")
+    return None
+
+
 @dataclass
 class FakeModelApi:
     family: str  # "openai" or "anthropic"
@@ -123,6 +147,8 @@ class FakeModelApi:
             note = f" (key {presented})" if self.echo_key else ""
             return self._error(status, self.fail_message or f"fake upstream failure {status}{note}", self.fail_headers)
         path = request.path.removeprefix("/v1")
+        if path == "/messages" and isinstance(body, dict) and (problem := messages_problem(body)) is not None:
+            return self._error(400, problem)
         if path in ("/chat/completions", "/responses", "/messages") and self.next_answers:
             return await dataclasses.replace(self, next_answers=[], **self.next_answers.pop(0))._model(path, request, body)
         return await self._model(path, request, body)

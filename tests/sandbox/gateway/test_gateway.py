@@ -265,7 +265,7 @@ def test_wrong_or_missing_token_gets_401_and_nothing_reaches_upstream(gateway, o
     gw = gateway()
     wrong = gw.post("/v1/chat/completions", {"model": "m", "messages": []}, token="not-the-token")
     missing = gw.post("/v1/chat/completions", {"model": "m", "messages": []}, token=None)
-    anthropic = gw.post("/v1/messages", {"model": "m", "max_tokens": 5, "messages": []}, token="nope", anthropic=True)
+    anthropic = gw.post("/v1/messages", {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}, token="nope", anthropic=True)
 
     assert wrong.status == missing.status == anthropic.status == 401
     assert wrong.json["error"]["type"] == "authentication_error"
@@ -468,7 +468,7 @@ def test_responses_usage_from_response_completed(gateway, openai_api):
 def test_a_broken_upstream_stream_is_not_passed_off_as_complete(gateway, anthropic_api):
     gw = gateway()
     anthropic_api.break_after_events = 4  # message_start, block start, ping, one delta; then the line drops
-    body = {"model": "claude-test", "max_tokens": 100, "messages": [], "stream": True}
+    body = {"model": "claude-test", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}], "stream": True}
     got = gw.stream("/v1/messages", body, anthropic=True)
 
     kinds = [d["type"] for d in got.data]
@@ -771,7 +771,7 @@ def test_tool_call_budget_counts_tool_use_blocks_and_ends_research_at_the_limit(
     anthropic_api.tool_calls = 1
     assert gw.chat().status == 200  # 2 tool calls
     assert gw.state().budget_exhausted is None
-    got = gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [], "stream": True}, anthropic=True)
+    got = gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}], "stream": True}, anthropic=True)
     assert got.status == 200  # 3: the limit reached; this answer is delivered whole
     assert gw.state().budget_exhausted == "max_tool_calls"
     refused = gw.message()
@@ -806,7 +806,7 @@ def test_provider_side_web_searches_are_counted(gateway, openai_api, anthropic_a
     what the upstream reports: Anthropic's usage.server_tool_use, Responses' web_search_call items."""
     gw = gateway()
     anthropic_api.web_searches, openai_api.web_searches = 2, 1
-    gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [], "stream": True}, anthropic=True)
+    gw.stream("/v1/messages", {"model": "c", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}], "stream": True}, anthropic=True)
     gw.stream("/v1/responses", {"model": "m", "input": "hi", "stream": True})
     gw.post("/v1/responses", {"model": "m", "input": "hi"})
     assert [line.usage.server_search_requests for line in gw.exchanges()] == [2, 1, 1]
@@ -821,7 +821,7 @@ def test_real_key_never_reaches_the_agent_or_the_log(gateway, openai_api, anthro
     openai_api.echo_key = anthropic_api.echo_key = True  # an upstream that quotes the key back
     answers = [gw.chat().text, gw.message().text]
     answers.append(gw.stream("/v1/chat/completions", {"model": "m", "messages": [], "stream": True}).text)
-    streamed_message = {"model": "c", "max_tokens": 9, "messages": [], "stream": True}
+    streamed_message = {"model": "c", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], "stream": True}
     answers.append(gw.stream("/v1/messages", streamed_message, anthropic=True).text)
     openai_api.fail_next = [503] * 6
     answers.append(gw.chat().text)
