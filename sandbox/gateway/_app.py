@@ -377,6 +377,8 @@ class Gateway:
         exchange = _Exchange(self, scope, request, route)
         try:
             return await self._relay(request, route, scope, exchange)
+        except web.HTTPException:
+            raise  # aiohttp's own answers (none are raised on purpose here; kept as aiohttp means them)
         except Exception as exc:  # noqa: BLE001 - whatever the request or the answer held, the exchange ends logged
             return await exchange.fail(exc)
         finally:
@@ -531,8 +533,8 @@ class Gateway:
 
     async def _admit(self, exchange: "_Exchange", family: Family, body: Any, cap: int = 0) -> web.StreamResponse | None:
         """Count a model request against the budget: the refusal to send when it is spent, else None. Under a
-        total-token budget the request first waits until its output cap fits beside the requests in flight
-        (`BudgetMeter.fits`), and holds that cap reserved until its answer is counted."""
+        total-token budget the request first waits until `cap`, the most it may cost, fits beside the requests in
+        flight (`BudgetMeter.fits`), and holds it reserved until its answer is counted."""
         meter, admission = exchange.scope.meter, exchange.scope.admission
         async with admission:
             await admission.wait_for(lambda: meter.fits(cap))
