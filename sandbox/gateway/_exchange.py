@@ -30,11 +30,23 @@ class ExchangeLog:
     def write(self, exchange: GatewayExchange) -> None:
         exchange = exchange.model_copy(update={"request_body": elide_media(exchange.request_body),
                                                "client_request_body": elide_media(exchange.client_request_body)})
-        self._file.write(self._redact.text(exchange.model_dump_json()) + "\n")
+        self._file.write(one_line(self._redact.text(exchange.model_dump_json())) + "\n")
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
+
+
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def one_line(text: str) -> str:
+    """A JSON text with the characters that JSON leaves raw but `str.splitlines` breaks at (NEL, the line and
+    paragraph separators) escaped: the same value, and one line for every reader of the JSONL file."""
+    for char, escaped in _LINE_BREAKS.items():
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
 
 
 MEDIA_KEEP = 1024

@@ -592,8 +592,8 @@ class StreamTranslation:
         chunks = self._to_chat.feed(name, data) if self._to_chat is not None else [data]
         out: list[Event] = []
         for chunk in chunks:
-            if chunk == "[DONE]" or data == "[DONE]":
-                continue
+            if chunk == "[DONE]" or data == "[DONE]" or not isinstance(chunk, dict):
+                continue  # the end, or an event no API sends (an upstream's garbage is not passed on)
             if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
                 out += self._error(chunk)
                 continue
