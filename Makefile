@@ -56,9 +56,10 @@ IMAGE_JOBS ?= 4
 images: setup
 	$(BIN)/omnidr images build --jobs '$(IMAGE_JOBS)'
 
-# The whole suite on parallel workers (TEST_WORKERS=N to choose; default one per core).
-test: setup $(WHEELHOUSE) images
-	$(BIN)/nox -s tests
+# The whole suite on parallel workers (TEST_WORKERS=N to choose; default one per core); the images are built
+# (IMAGE_JOBS at once) while the tests that need no Docker run, and the Docker tests run once they are ready.
+test: setup $(WHEELHOUSE)
+	IMAGE_JOBS='$(IMAGE_JOBS)' $(BIN)/nox -s tests
 
 # Unit tests only (no Docker, ffmpeg, network or browser): the edit-test loop. CI runs `make test`.
 test-fast: setup $(WHEELHOUSE)

@@ -1,7 +1,9 @@
 """Task runner sessions. `make test` calls `nox -s tests` from the project venv."""
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import nox
 
@@ -21,11 +23,31 @@ def test_workers() -> str:
 def tests(session: nox.Session) -> None:
     """Lint (ruff) and type check (mypy), both configured in pyproject.toml, then the whole suite, real ffmpeg,
     yt-dlp against loopback, Docker and Chromium included, on parallel workers; tests that share an expensive
-    fixture run together on one worker (tests/conftest.py). The 25 slowest steps are listed at the end."""
+    fixture run together on one worker (tests/conftest.py). Every image is built (`omnidr images build`) in the
+    background while the suite starts with the tests that need no Docker engine (tests/scheduling.py): on a fresh
+    machine the build waits on Debian's archive much of its time. The Docker tests start once it has ended
+    (`OMNIDR_IMAGES_DONE`, tests/conftest.py). The 25 slowest steps are listed at the end."""
     session.run(sys.executable, "-m", "ruff", "check", ".")
     session.run(sys.executable, "-m", "mypy")
-    session.run(sys.executable, "-m", "pytest", "-n", test_workers(), "--dist", "loadgroup", "--durations", "25",
-                *session.posargs)
+    log_path, done = Path(".nox") / "images-build.log", (Path(".nox") / "images-build.done").resolve()
+    log_path.parent.mkdir(exist_ok=True)
+    done.unlink(missing_ok=True)
+    jobs = os.environ.get("IMAGE_JOBS", "4")
+    # the build's exit code lands in `done` (whole, by a rename) when it ends: the Docker tests wait for it
+    script = '"$0" -m omnidr.cli images build --jobs "$1"; echo $? > "$2.tmp" && mv "$2.tmp" "$2"'
+    with log_path.open("w") as log:
+        session.log(f"building the images in the background (log: {log_path})")
+        build = subprocess.Popen(["sh", "-c", script, sys.executable, jobs, str(done)], stdout=log,
+                                 stderr=subprocess.STDOUT)
+        try:
+            session.run(sys.executable, "-m", "pytest", "-n", test_workers(), "--dist", "loadgroup", "--durations",
+                        "25", *session.posargs, env={"OMNIDR_IMAGES_DONE": str(done)})
+        finally:
+            build.wait()
+            print(log_path.read_text(), end="", flush=True)
+    code = done.read_text().strip() if done.is_file() else "unknown"
+    if code != "0":
+        session.error(f"the image build failed (exit code {code}); its output is above")
 
 
 @nox.session(venv_backend="none")

@@ -53,6 +53,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     scheduling.plan_in_worker(config, items)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`make test` builds the images while the tests without Docker run (noxfile.py): a Docker test waits until
+    that build has ended (its exit code in the file OMNIDR_IMAGES_DONE names), so that no test's own time limit
+    runs while an image is still being built."""
+    done = os.environ.get("OMNIDR_IMAGES_DONE")
+    if not done or item.get_closest_marker("docker") is None:
+        return
+    while not os.path.exists(done):
+        time.sleep(1)
+    code = Path(done).read_text().strip()
+    if code != "0":
+        pytest.fail(f"the image build `make test` runs failed (exit code {code}); see .nox/images-build.log")
+
+
 @pytest.fixture
 def demo_copy(tmp_path: Path) -> Path:
     """A private copy of the demo snapshot that a test may damage."""

@@ -3,8 +3,10 @@
 A unit of work goes whole to one worker. Tests that share an expensive fixture form one unit, so the fixture
 is made once and not once per worker: the tests of a module when they use a module-scoped fixture (an eval
 run root, a decoded clip, a proxy lab), the tests of a session-scoped fixture other than the cheap per-worker
-ones. Every other test is a unit of its own, handed to whichever worker is free. Units go out heaviest first
-(by their markers: Docker, then browser and media), so that the long end-to-end tests do not come last.
+ones. Every other test is a unit of its own, handed to whichever worker is free. The units without a Docker
+test go out first (they run while `make test` builds the images in the background), then the Docker units,
+heaviest first (by their markers: Docker, then browser and media), so that the long end-to-end tests do not
+come last.
 
 The workers decide the units at collection, where the fixtures are known, and write them to a plan the
 controller's scheduler reads. (xdist's own `xdist_group` marks do not reach its scheduler under pytest 9,
@@ -62,8 +64,11 @@ def plan_units(items: list[pytest.Item]) -> dict[str, str]:
         unit = unit_of[item.nodeid]
         unit_weight[unit] = unit_weight.get(unit, 0) + weight(item)
         first.setdefault(unit, index)
+    docker = {unit_of[item.nodeid] for item in items if item.get_closest_marker("docker")}
     order = {id(item): index for index, item in enumerate(items)}
-    items.sort(key=lambda it: (-unit_weight[unit_of[it.nodeid]], first[unit_of[it.nodeid]], order[id(it)]))
+    # the units without a Docker test first: they run while `make test` builds the images in the background
+    items.sort(key=lambda it: (unit_of[it.nodeid] in docker, -unit_weight[unit_of[it.nodeid]],
+                               first[unit_of[it.nodeid]], order[id(it)]))
     return unit_of
 
 

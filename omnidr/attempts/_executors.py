@@ -129,7 +129,7 @@ class RayExecutor:
                         if lost[task_id] <= config.retry.max_infra_retries:
                             queue.insert(0, task_id)  # another worker takes the task; finished attempts are kept
                         else:
-                            out[task_id] = _records_on_disk(Path(run_dir), task_id)
+                            out[task_id] = records_on_disk(Path(run_dir), task_id)
                             on_task(task_id, out[task_id])
                         continue
                     except ray.exceptions.RayError as exc:
@@ -153,16 +153,18 @@ def _worker_lost(ray) -> tuple[type[BaseException], ...]:
     return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
 
 
-def _records_on_disk(run_dir: Path, task_id: str) -> list[AttemptRecord]:
+def records_on_disk(run_dir: Path, task_id: str) -> list[AttemptRecord]:
     done = [a.record for a in RunPaths(run_dir).attempt_folders(task_id) if a.finished]
     return [AttemptRecord.model_validate_json(f.read_text("utf-8")) for f in done]
 
 
-def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException) -> AttemptRecord | None:
+def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException, what: str = "lost",
+                        remove_containers: bool = True) -> AttemptRecord | None:
     """The attempt a lost worker was running (the last attempt folder without attempt.json) ends infra_error:
     its files stay, the record says what happened, and the next worker goes on with the next attempt. Its
-    containers, whose owner is gone, are removed where this driver's Docker engine holds them. None when the
-    worker died before it made the folder."""
+    containers, whose owner is gone, are removed where this driver's Docker engine holds them (unless
+    `remove_containers` is off: the local executor's other tasks still run). None when the worker died before it
+    made the folder. `what`: "lost" (a Ray worker that died) or "failed" (an error in the driver's own thread)."""
     from datetime import UTC, datetime
 
     from docker.errors import DockerException
@@ -175,7 +177,8 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
     try:
         from omnidr.images import docker_client
 
-        cleanup_run(docker_client(), config.run_id())
+        if remove_containers:
+            cleanup_run(docker_client(), config.run_id())
     except (UserError, OSError, DockerException):  # no engine here: the next run's start cleans up on the worker's
         pass
     if not open_:
@@ -186,8 +189,11 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException)
     line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
     record = AttemptRecord(
         task_id=task_id, attempt=int(attempt.root.name), harness=config.harness, command=config.command,
-        reason=AttemptReason.infra_error, detail=f"the Ray worker running this attempt was lost ({type(exc).__name__}: "
-        f"{line}); another worker takes the task", started_at=started, ended_at=now,
+        reason=AttemptReason.infra_error, detail=(
+            f"the Ray worker running this attempt was lost ({type(exc).__name__}: {line}); another worker takes the task"
+            if what == "lost" else f"the driver failed while running this attempt ({type(exc).__name__}: {line}); "
+            "the other tasks went on, and the next run of the same command takes this task again"),
+        started_at=started, ended_at=now,
         wall_time_s=round((now - started).total_seconds(), 3), budget=config.budget, limits=config.limits,
         proxy_mode=config.proxy_mode)
     write_atomic(attempt.record, record.model_dump_json(indent=2))

@@ -237,6 +237,7 @@ class HelperPool:
         self._lock = threading.Lock()
         self._cleanups: list[threading.Thread] = []
         self.started = self.reused = self.discarded = 0
+        self.closed = False
 
     def later(self, work) -> None:
         """Run an ended attempt's cleanup (its agent, keeper and volume) in the background; `close` waits for it."""
@@ -256,14 +257,17 @@ class HelperPool:
         return None
 
     def add(self, pair: HelperPair) -> None:
-        """A pair this pool owns from now on (it serves an attempt now)."""
+        """A pair this pool owns from now on (it serves an attempt now). After `close` nothing is pooled any more:
+        the pair is discarded when its attempt gives it back."""
         with self._lock:
             self._all.append(pair)
             self.started += 1
+            if self.closed:
+                pair.broken = True  # give_back removes it
 
     def give_back(self, pair: HelperPair) -> None:
         """After an attempt: an intact, sealed pair waits for the next attempt; any other is removed."""
-        if pair.broken or not pair.sealed or not pair.alive():
+        if self.closed or pair.broken or not pair.sealed or not pair.alive():
             self.discard(pair)
             return
         with self._lock:
@@ -283,6 +287,7 @@ class HelperPool:
         """Remove every pair (the run is over), while the attempts' cleanups end; then the networks the pairs
         were on last (their agents are gone by then)."""
         with self._lock:
+            self.closed = True
             cleanups, self._cleanups = self._cleanups, []
             pairs, self._all, self._idle = self._all, [], []
         threads = [threading.Thread(target=p.remove, args=(False,), daemon=True) for p in pairs]

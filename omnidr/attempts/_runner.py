@@ -22,6 +22,7 @@ from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import Budget, ModelPolicy, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
+from ._executors import record_lost_attempt, records_on_disk
 from ._helpers import HelperPool, reuse_helpers
 from ._instruction import answer_instruction, instruction
 from ._models import (
@@ -360,8 +361,14 @@ class LocalExecutor:
         helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
 
         def one(task_id: str) -> list[AttemptRecord]:
-            records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                        on_start, reach, pool=helpers)
+            try:
+                records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
+                                            on_start, reach, pool=helpers)
+            except Exception as exc:  # noqa: BLE001 - one task's fault is that task's, never the run's
+                log.error("%s: the driver failed while running this task: %s: %s", task_id, type(exc).__name__, exc,
+                          exc_info=True)
+                record_lost_attempt(run_dir, task_id, config, exc, what="failed", remove_containers=False)
+                records = records_on_disk(run_dir, task_id)
             on_task(task_id, records)
             return records
 
@@ -373,9 +380,10 @@ class LocalExecutor:
             stop_run(client, config.run_id(), pool)
             raise
         finally:
+            # the helpers go only once no task can use them any more (a task's error no longer ends the others)
+            pool.shutdown(wait=not INTERRUPTED.is_set(), cancel_futures=True)
             if helpers is not None:
                 helpers.close()
-        pool.shutdown()
         return out
 
 

@@ -204,3 +204,32 @@ def test_a_reused_pair_is_off_the_last_attempts_network_before_it_opens_for_the_
     [(stale, attached)] = seen  # one opening: the second attempt's (the first attempt started the pair)
     assert stale == [], "the pair still had the last attempt's network to leave when it opened"
     assert network in attached and last_network not in attached, attached
+
+
+def test_a_task_whose_driver_thread_fails_is_recorded_and_the_others_deliver_and_nothing_is_left(
+        tmp_path, client, images, upstream_factory, real_key, monkeypatch, caplog):
+    """Three tasks at once on the local executor, one of whose threads raises as its attempt begins: that attempt
+    ends infra_error with the reason, the other two deliver on the shared helpers, and once the run is over no
+    container of the run is left (the pool closed only after every task had ended)."""
+    from omnidr.attempts import _runner
+
+    network, _upstream = upstream_factory()
+    real_run = _runner.AttemptSandbox.run
+
+    def run(self):
+        if self.spec.task_id == TASKS[1]:
+            raise RuntimeError("a fault of the driver")
+        return real_run(self)
+
+    monkeypatch.setattr(_runner.AttemptSandbox, "run", run)
+    results = run_attempts(tmp_path / "run", images, network, ["chat:1", "report"], tasks=TASKS, parallel=3)
+    assert [r.reason.value for r in results[TASKS[0]]] == [r.reason.value for r in results[TASKS[2]]] == ["success"]
+    [failed] = results[TASKS[1]]
+    assert failed.reason.value == "infra_error"
+    assert "the driver failed while running this attempt (RuntimeError: a fault of the driver)" in failed.detail
+    on_disk = json.loads((tmp_path / "run" / "attempts" / TASKS[1] / "1" / "attempt.json").read_text())
+    assert on_disk["reason"] == "infra_error" and "a fault of the driver" in on_disk["detail"]
+    assert any("the driver failed while running this task: RuntimeError" in r.getMessage() and r.exc_info
+               for r in caplog.records if r.levelname == "ERROR")  # the run log gets the error with its traceback
+    run_id = RunConfig.model_validate_json((tmp_path / "run" / "run.json").read_text()).run_id()
+    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={run_id}"})

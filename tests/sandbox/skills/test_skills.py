@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -179,13 +180,17 @@ def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
 
     tags = {b.name: b.tag for b in build_images([image])}
     net = client.networks.create(f"omnidr-test-skills-{uuid.uuid4().hex[:8]}", labels={"org.omnidr.test": "1"})
-    server = client.containers.run(tags["base"], ["python3", "-m", "http.server", "8000", "-d", "/web"], detach=True,
-                                   network=net.name, labels={"org.omnidr.test": "1"},
+    server = client.containers.run(tags["base"], ["python3", "-u", "-m", "http.server", "8000", "-d", "/web"],
+                                   detach=True, network=net.name, labels={"org.omnidr.test": "1"},
                                    volumes={str(DEMO / "web"): {"bind": "/web", "mode": "ro"}})
     try:
         net.reload()
         net.disconnect(server)
         net.connect(server, aliases=["corpus"])
+        deadline = time.monotonic() + 60  # listening before the skills fetch from it (a loaded host starts slowly)
+        while b"Serving HTTP" not in server.logs(stdout=True, stderr=False):
+            assert time.monotonic() < deadline, server.logs().decode()[-2000:]
+            time.sleep(0.1)
         page, pdf = f"http://corpus:8000/{PAGE}", f"http://corpus:8000/{PDF}"
         excerpt = "Prove the tester on a known live source"
         data = {"title": "t", "language": "en", "query": "q", "overview": "o", "video": {"src": "video.mp4"},
