@@ -364,7 +364,9 @@ class LocalExecutor:
             try:
                 records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
                                             on_start, reach, pool=helpers)
-            except Exception as exc:  # noqa: BLE001 - one task's fault is that task's, never the run's
+            except OSError:
+                raise  # the machine's fault (a full disk, a lost engine socket): the run stops with one line
+            except Exception as exc:  # noqa: BLE001 - a fault of the driver's code is that task's, never the run's
                 log.error("%s: the driver failed while running this task: %s: %s", task_id, type(exc).__name__, exc,
                           exc_info=True)
                 record_lost_attempt(run_dir, task_id, config, exc, what="failed", remove_containers=False)
