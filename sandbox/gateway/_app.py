@@ -782,16 +782,20 @@ class _Exchange:
             # the provider bills what it generates whether or not anyone reads it: read the rest of the stream
             # (bounded by the request's output cap) for its usage, or, where it gives none, charge the most the
             # request could cost
-            read_out = False
+            # at most half the seal's grace, so that the line is written before an ended attempt's logs close
+            read_out, within = False, self.gateway.config.seal_grace_s / 2
             try:
-                async for chunk in upstream.content.iter_any():
-                    received.append(chunk)
-                    for event in splitter.feed(chunk):
+                async with asyncio.timeout(within):
+                    async for chunk in upstream.content.iter_any():
+                        received.append(chunk)
+                        for event in splitter.feed(chunk):
+                            tally.feed(_json_or_none(parse_event(event)[1]))
+                    for event in [rest] if (rest := splitter.rest()) else []:
                         tally.feed(_json_or_none(parse_event(event)[1]))
-                for event in [rest] if (rest := splitter.rest()) else []:
-                    tally.feed(_json_or_none(parse_event(event)[1]))
                 read_out = True
-            except (TimeoutError, aiohttp.ClientError) as exc:
+            except TimeoutError:
+                error += f"; the rest of the upstream's stream was not over within {within:g} s"
+            except aiohttp.ClientError as exc:
                 error += f"; the rest of the upstream's stream broke ({type(exc).__name__})"
         except (TimeoutError, aiohttp.ClientError) as exc:
             outcome = "stream_broken"

@@ -533,6 +533,24 @@ def test_an_agent_that_drops_a_stream_after_the_content_is_charged_the_full_usag
     assert (state.total_tokens, state.charged_caps, state.requests) == (120, 0, 1)
 
 
+def test_a_dropped_stream_whose_rest_outlasts_half_the_seal_grace_is_charged_its_cap(gateway, openai_api):
+    """The rest of a long answer is read for at most half the seal's grace, so the line is always written before
+    an ended attempt's logs close; what was not read to its end is charged what it could cost."""
+    openai_api.pieces = [f"p{i}" for i in range(40)]
+    openai_api.event_pause_s = 0.1  # about 4 s of stream; the gateway reads on for 0.5 s after the agent left
+    gw = gateway(seal_grace_s=1.0, budget={"max_output_tokens": 300})
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    started = time.monotonic()
+    assert gw.stream("/v1/chat/completions", body, stop_after_lines=2).status == 200
+    while not gw.config.log_path.exists() or not gw.log_text():
+        assert time.monotonic() - started < 20, "no log line for the dropped stream"
+        time.sleep(0.05)
+    assert time.monotonic() - started < 3.5  # written well before the upstream's stream would have ended
+    [line] = gw.exchanges()
+    assert line.charged == "cap" and line.usage.output_tokens == 300 and "not over within 0.5 s" in line.error
+    assert gw.state().charged_caps == 1
+
+
 def test_a_dropped_stream_whose_upstream_reports_no_usage_is_charged_what_it_could_cost(gateway, loop):
     """An upstream that never reports usage (a self-hosted server without include_usage): the request is charged
     its size in bytes as input and its output cap, and the state says how many were charged so."""
