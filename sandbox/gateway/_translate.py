@@ -51,6 +51,11 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+def _str(value: Any) -> str:
+    """A field an upstream should send as a string; anything else (a list, a number) as empty."""
+    return value if isinstance(value, str) else ""
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -452,7 +457,7 @@ class Translation:
             reply["reasoning_content"] = reasoning
         if calls:
             reply["tool_calls"] = calls
-        finish = _STOP_TO_CHAT.get(message.get("stop_reason") or "end_turn", "stop")
+        finish = _STOP_TO_CHAT.get(_str(message.get("stop_reason")) or "end_turn", "stop")
         return {"id": message.get("id") or _now_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()),
                 "model": message.get("model") or self.model,
                 "choices": [{"index": 0, "message": reply, "finish_reason": finish, "logprobs": None}],
@@ -471,7 +476,7 @@ class Translation:
             function = _dict(_dict(call).get("function"))
             content.append({"type": "tool_use", "id": call.get("id") or _now_id("toolu"), "name": function.get("name"),
                             "input": _args(function.get("arguments"))})
-        stop = _CHAT_TO_STOP.get(choice.get("finish_reason") or "stop", "end_turn")
+        stop = _CHAT_TO_STOP.get(_str(choice.get("finish_reason")) or "stop", "end_turn")
         if stop == "end_turn" and any(b["type"] == "tool_use" for b in content):
             stop = "tool_use"
         return {"id": chat.get("id") or _now_id("msg"), "type": "message", "role": "assistant",
@@ -667,7 +672,7 @@ class _MessagesToChat:
             self.usage.update({k: v for k, v in _dict(event.get("usage")).items() if v is not None})
             stop = _dict(event.get("delta")).get("stop_reason")
             if stop:
-                self.finish = _STOP_TO_CHAT.get(stop, "stop")
+                self.finish = _STOP_TO_CHAT.get(_str(stop), "stop")
                 return [self._chunk({}, self.finish)]
             return []
         if kind == "message_stop":
@@ -784,7 +789,7 @@ class _ChatToMessages(_ChatStream):
         return out
 
     def _finish_reason(self, reason: str) -> None:
-        self.stop = _CHAT_TO_STOP.get(reason, "end_turn")
+        self.stop = _CHAT_TO_STOP.get(_str(reason), "end_turn")
 
     def finish(self) -> list[Event]:
         out = self._start({}) + self._close()
