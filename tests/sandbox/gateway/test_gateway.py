@@ -5,6 +5,7 @@ as an agent harness would (plain HTTP, dummy token), and checks what a user noti
 the upstream's view of the request, gateway.jsonl, and the state the controller reads.
 """
 
+import asyncio
 import http.client
 import json
 import os
@@ -208,6 +209,47 @@ def gateway(loop, tmp_path, openai_api, anthropic_api):
     yield start
     for handle in running:
         loop.run(handle.stop())
+
+
+@pytest.fixture
+def sse_upstream(loop):
+    """`sse_upstream(chunks, pause_s)`: an OpenAI upstream config whose chat route streams these chunks (then
+    [DONE]) with a pause after each: what a self-hosted server or a relay in between may send."""
+    from aiohttp import web
+
+    runners = []
+
+    def start(chunks: list, pause_s: float = 0.0) -> dict:
+        async def chat(request):
+            await request.read()
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            for chunk in chunks:
+                await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                await asyncio.sleep(pause_s)
+            await response.write(b"data: [DONE]\n\n")
+            return response
+
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        loop.run(runner.setup())
+        loop.run(web.TCPSite(runner, "127.0.0.1", 0).start())
+        runners.append(runner)
+        return {"openai": {"base_url": f"http://127.0.0.1:{runner.addresses[0][1]}/v1", "api_key": OPENAI_KEY}}
+
+    yield start
+    for runner in runners:
+        loop.run(runner.cleanup())
+
+
+def _logged(gw: "Gateway", within_s: float = 20) -> list[GatewayExchange]:
+    """The exchanges once the first line is written (a dropped stream's line comes after the agent has gone)."""
+    deadline = time.monotonic() + within_s
+    while not gw.config.log_path.exists() or not gw.log_text():
+        assert time.monotonic() < deadline, "no log line for the exchange"
+        time.sleep(0.05)
+    return gw.exchanges()
 
 
 def free_port() -> int:
@@ -489,11 +531,7 @@ def test_agent_leaving_mid_stream_is_logged(gateway, openai_api):
     openai_api.event_pause_s = 0.05
     got = gw.stream("/v1/chat/completions", {"model": "m", "messages": [], "stream": True}, stop_after_lines=2)
     assert got.status == 200 and len(got.lines) >= 2
-    deadline = time.monotonic() + 10
-    while not gw.config.log_path.exists() or not gw.log_text():
-        assert time.monotonic() < deadline, "no log line for the abandoned stream"
-        time.sleep(0.05)
-    [line] = gw.exchanges()
+    [line] = _logged(gw)
     assert line.outcome == "client_disconnected"
     # the provider bills what it generates, read or not: the gateway read the rest for the usage and charged it
     assert (line.charged, line.usage.input_tokens, line.usage.output_tokens) == ("usage", 100, 20)
@@ -522,11 +560,7 @@ def test_an_agent_that_drops_a_stream_after_the_content_is_charged_the_full_usag
     got = gw.stream(path, body, anthropic=anthropic, stop_after_lines=3)
     final = ('"completion_tokens": 20', "response.completed", '"output_tokens": 20')  # each API's final usage
     assert got.status == 200 and not any(f in line for _, line in got.lines for f in final)  # gone before it
-    deadline = time.monotonic() + 20
-    while not gw.config.log_path.exists() or not gw.log_text():
-        assert time.monotonic() < deadline, "no log line for the dropped stream"
-        time.sleep(0.05)
-    [line] = gw.exchanges()
+    [line] = _logged(gw)
     assert (line.outcome, line.charged) == ("client_disconnected", "usage")
     assert (line.usage.input_tokens, line.usage.output_tokens) == (100, 20)
     state = gw.state()
@@ -542,53 +576,23 @@ def test_a_dropped_stream_whose_rest_outlasts_half_the_seal_grace_is_charged_its
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
     started = time.monotonic()
     assert gw.stream("/v1/chat/completions", body, stop_after_lines=2).status == 200
-    while not gw.config.log_path.exists() or not gw.log_text():
-        assert time.monotonic() - started < 20, "no log line for the dropped stream"
-        time.sleep(0.05)
+    [line] = _logged(gw)
     assert time.monotonic() - started < 3.5  # written well before the upstream's stream would have ended
-    [line] = gw.exchanges()
     assert line.charged == "cap" and line.usage.output_tokens == 300 and "not over within 0.5 s" in line.error
     assert gw.state().charged_caps == 1
 
 
-def test_a_dropped_stream_whose_upstream_reports_no_usage_is_charged_what_it_could_cost(gateway, loop):
+def test_a_dropped_stream_whose_upstream_reports_no_usage_is_charged_what_it_could_cost(gateway, sse_upstream):
     """An upstream that never reports usage (a self-hosted server without include_usage): the request is charged
     its size in bytes as input and its output cap, and the state says how many were charged so."""
-    from aiohttp import web
-
-    async def no_usage(request):
-        await request.read()
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        for piece in ("a", "b", "c", "d", "e", "f"):
-            chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
-            await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-            await asyncio.sleep(0.1)
-        await response.write(b"data: [DONE]\n\n")
-        return response
-
-    import asyncio
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", no_usage)
-    runner = web.AppRunner(app)
-    loop.run(runner.setup())
-    loop.run(web.TCPSite(runner, "127.0.0.1", 0).start())
-    try:
-        gw = gateway(upstreams={"openai": {"base_url": f"http://127.0.0.1:{runner.addresses[0][1]}/v1",
-                                           "api_key": OPENAI_KEY}}, budget={"max_output_tokens": 500})
-        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-        assert gw.stream("/v1/chat/completions", body, stop_after_lines=2).status == 200
-        deadline = time.monotonic() + 20
-        while not gw.config.log_path.exists() or not gw.log_text():
-            assert time.monotonic() < deadline, "no log line for the dropped stream"
-            time.sleep(0.05)
-        [line] = gw.exchanges()
-        assert line.charged == "cap" and line.usage.output_tokens == 500
-        assert line.usage.input_tokens == len(json.dumps(body).encode())
-        assert gw.state().charged_caps == 1
-    finally:
-        loop.run(runner.cleanup())
+    chunks = [{"choices": [{"index": 0, "delta": {"content": piece}}]} for piece in "abcdef"]
+    gw = gateway(upstreams=sse_upstream(chunks, pause_s=0.1), budget={"max_output_tokens": 500})
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    assert gw.stream("/v1/chat/completions", body, stop_after_lines=2).status == 200
+    [line] = _logged(gw)
+    assert line.charged == "cap" and line.usage.output_tokens == 500
+    assert line.usage.input_tokens == len(json.dumps(body).encode())
+    assert gw.state().charged_caps == 1
 
 
 # ---- budgets ------------------------------------------------------------------------------------
@@ -671,37 +675,18 @@ def test_a_request_the_translator_cannot_read_is_refused_and_logged_without_an_i
     assert gw.state().requests == 1
 
 
-def test_an_upstream_stream_with_malformed_chunks_ends_in_one_logged_line(gateway, openai_api, loop):
+def test_an_upstream_stream_with_malformed_chunks_ends_in_one_logged_line(gateway, sse_upstream):
     """An upstream (or a relay in between) that sends chunks whose fields have the wrong types: the tallies read
     what they can, the agent gets the stream, and the exchange is logged and counted."""
-    from aiohttp import web
-
-    async def odd_stream(request):
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        for chunk in ({"choices": 5}, {"choices": [{"delta": {"tool_calls": 7}}]}, {"choices": ["x"]},
-                      {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}}):
-            await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        await response.write(b"data: [DONE]\n\n")
-        return response
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", odd_stream)
-    runner = web.AppRunner(app)
-    loop.run(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run(site.start())
-    port = runner.addresses[0][1]
-    try:
-        gw = gateway(upstreams={"openai": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": OPENAI_KEY}})
-        got = gw.stream("/v1/chat/completions", {"model": "m", "messages": [], "stream": True})
-        assert got.status == 200 and got.ended and got.data[-1] == "[DONE]"
-        [line] = gw.exchanges()
-        assert (line.status, line.outcome, line.tool_calls) == (200, "ok", 0)
-        assert (line.usage.input_tokens, line.usage.output_tokens) == (9, 3)
-        assert gw.state().total_tokens == 12
-    finally:
-        loop.run(runner.cleanup())
+    chunks = [{"choices": 5}, {"choices": [{"delta": {"tool_calls": 7}}]}, {"choices": ["x"]},
+              {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}}]
+    gw = gateway(upstreams=sse_upstream(chunks))
+    got = gw.stream("/v1/chat/completions", {"model": "m", "messages": [], "stream": True})
+    assert got.status == 200 and got.ended and got.data[-1] == "[DONE]"
+    [line] = gw.exchanges()
+    assert (line.status, line.outcome, line.tool_calls) == (200, "ok", 0)
+    assert (line.usage.input_tokens, line.usage.output_tokens) == (9, 3)
+    assert gw.state().total_tokens == 12
 
 
 @pytest.mark.parametrize("stream", [False, True])
