@@ -43,7 +43,7 @@ NOT_COUNTED = frozenset({AttemptReason.infra_error, AttemptReason.upstream_error
 class RetryPolicy(BaseModel):
     """Which outcomes earn another attempt. Infrastructure failures are always retried."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     retry_on: list[AttemptReason] = Field(
         default_factory=lambda: [AttemptReason.no_report, AttemptReason.invalid_report, AttemptReason.timeout,
@@ -58,7 +58,7 @@ class RetryPolicy(BaseModel):
 class SandboxLimits(BaseModel):
     """Container resource limits of the agent."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     cpus: float = Field(2.0, gt=0, description="CPU limit of the agent container, cores.")
     memory_mb: int = Field(4096, ge=64, description="Memory limit of the agent container, MiB (swap disabled).")
@@ -148,7 +148,7 @@ class DoorPolicy(BaseModel):
     """What the doors enforced for one attempt: the egress proxy (the agent's web) and the model gateway
     (provider-side tools, the model). Recorded from the doors' own settings, not from what the harness was told."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     capability: str | None = Field(None, description="The system's capability level (paper App. F.5) or input "
                                                      "setting; None: not given (a command harness).")
@@ -219,7 +219,7 @@ class Upstream(BaseModel):
     """A model API the gateway forwards one family's requests to. Its key is read from the host
     environment variable `key_env` and passed to the gateway container only; no key is ever stored."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     family: Literal["openai", "anthropic"] = Field(description="API family the gateway serves from it.")
     base_url: str = Field(description="Base URL including /v1, e.g. https://api.anthropic.com/v1.")

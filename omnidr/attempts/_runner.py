@@ -53,7 +53,7 @@ class RunConfig(DiskRecord):
 
     SCHEMA = "omnidr.run/1"
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     snapshot: str = Field(description="Snapshot folder the tasks come from.")
     tasks: list[str] = Field(description="Task ids of the run, in order.")

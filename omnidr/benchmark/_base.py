@@ -6,4 +6,4 @@ from pydantic import BaseModel, ConfigDict
 class Record(BaseModel):
     """A model whose JSON dump is the file on disk: unknown keys are errors, values are checked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True, use_enum_values=False)

@@ -34,7 +34,7 @@ _STOP = frozenset("a an the of in on at to for and or is was are were be by with
 class AnswerVerdict(BaseModel):
     """The judge's decision on one candidate answer (App. C.4)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     correct: bool = Field(description="Whether the candidate is equivalent to the reference and complete.")
     confidence: float = Field(ge=0, le=1, description="The judge's confidence in the decision.")

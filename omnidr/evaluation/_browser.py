@@ -59,7 +59,7 @@ class ProbeLimits(BaseModel):
     """Bounds on what a report may cost. They only bound failures: a well-behaved report never
     comes near them, so they do not decide its outcomes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     load_timeout_s: float = Field(20.0, gt=0, description="Page load (the load event), seconds.")
     step_timeout_s: float = Field(8.0, gt=0, description="One call into the page (an evaluation, a click), seconds.")

@@ -45,7 +45,7 @@ IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
 class JudgeSettings(BaseModel):
     """How to reach the judge. The key is read from the environment variable `api_key_env`."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     base_url: str = Field(description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1.")
     model: str = Field(min_length=1, description="Model name sent with every request.")

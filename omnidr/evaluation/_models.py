@@ -30,7 +30,7 @@ Outcome = Literal["pass", "fail", "na", "skipped"]
 class EvaluationModel(BaseModel):
     """A record whose JSON dump is the file on disk."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class JudgeIdentity(EvaluationModel):

@@ -12,7 +12,7 @@ class ImageKind(str, Enum):
 
 
 class ImageSpec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Image name; equals the folder name.")
     description: str = Field(description="What the image is for.")
@@ -45,7 +45,7 @@ class ImageSpec(BaseModel):
 class HarnessCli(BaseModel):
     """The agent CLI of a harness image."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     command: str = Field(description="Executable name on the image's PATH, e.g. claude.")
     version: str = Field(description="Exact version its `--version` prints, e.g. 2.1.327.")
@@ -57,7 +57,7 @@ ImageSpec.model_rebuild()
 class RootfsSpec(BaseModel):
     """`images/base/rootfs.json`: how the base rootfs is made."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     suite: str = Field(description="Debian release codename, e.g. bookworm.")
     mirror: str = Field(description="Debian archive URL reachable from the build host.")
@@ -74,7 +74,7 @@ class RootfsSpec(BaseModel):
 class BuiltImage(BaseModel):
     """One image as built (or found cached) by `omnidr images build`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     name: str = Field(description="Image name.")
     tag: str = Field(description="Content-derived tag, `omnidr/<name>:<hash>`.")
@@ -88,7 +88,7 @@ class BuiltImage(BaseModel):
 class PackageDrift(BaseModel):
     """One package whose version in the image differs from its lock (the archive moved on)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     lock: str = Field(description="The lock file, relative to the repo, e.g. images/evaluator/packages.lock.")
     package: str = Field(description="Debian package name.")
@@ -104,7 +104,7 @@ class ImagePackages(BaseModel):
     /etc/omnidr/packages.json inside it, and copied into what runs record (attempt.json, environment.json,
     ARCHIVE.json)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     debian: dict[str, str] = Field(default_factory=dict, description="Every Debian package in the image -> version.")
     python: dict[str, str] = Field(

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-import yt_dlp
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._probe import ProbeError, VideoProbe, probe_video
@@ -21,7 +20,7 @@ class FetchStatus(str, Enum):
 
 
 class CaptionsResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     file: str = Field(description="File name of the track beside the video.")
     language: str = Field(description="Language code as the source labels it.")
@@ -33,7 +32,7 @@ class CaptionsResult(BaseModel):
 
 
 class FetchResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     task_id: str = Field(description="Task whose source video this is.")
     url: str = Field(description="URL the video was (or would have been) fetched from.")
@@ -98,6 +97,8 @@ def _download(url: str, workdir: Path, socket_timeout_s: float, video: bool = Tr
                       subtitlesformat="vtt/srt/best")
     if not video:
         params["skip_download"] = True
+    import yt_dlp  # here, not at the top: it costs every `omnidr` command a tenth of a second to import
+
     try:
         with yt_dlp.YoutubeDL(params) as ydl:
             info = ydl.extract_info(url, download=True) or {}

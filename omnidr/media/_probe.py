@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class VideoProbe(BaseModel):
     """What ffprobe reports about a media file."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     duration_s: float = Field(description="Container duration, seconds.")
     width: int = Field(description="Width of the first video stream, pixels.")

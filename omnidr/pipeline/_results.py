@@ -33,7 +33,7 @@ class EvalConfig(DiskRecord):
 
     SCHEMA = "omnidr.eval/1"
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     system: SystemSpec = Field(description="Harness, capability and model.")
     judge: Endpoint = Field(description="Judge of the J atoms (no key; only the variable that holds it).")

@@ -53,7 +53,7 @@ BUDGET_KEYS = {
 class Endpoint(BaseModel):
     """A model (or judge) and where it is served."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     spec: str = Field(description="The spelling the user gave.")
     name: str = Field(description="Model name sent with each request.")
@@ -157,7 +157,7 @@ class SystemSpec(BaseModel):
     the task's evidence brief to the instruction: behavioural calibration's R3 (App. E.4), never a
     leaderboard configuration."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     harness: str
     capability: str

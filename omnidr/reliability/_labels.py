@@ -27,7 +27,7 @@ LABELS_FILE = "labels.jsonl"
 class HumanLabel(BaseModel):
     """One rater's verdict on one atom of one report, or one rater's 1-5 rating of the report."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     rater: str = Field(min_length=1, description="Who labelled.")
     system: str = Field(min_length=1, description="The system folder of the run root whose report was labelled.")

@@ -22,7 +22,7 @@ PHASES: tuple[Phase, ...] = ("video", "search", "read", "write", "verify", "othe
 class StepUsage(BaseModel):
     """Tokens of one model turn as the harness reported them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     input_tokens: int = Field(0, description="Prompt tokens, cached ones included.")
     output_tokens: int = Field(0, description="Generated tokens, reasoning tokens included.")
@@ -38,7 +38,7 @@ class StepUsage(BaseModel):
 class ToolCall(BaseModel):
     """One tool invocation the model asked for."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str = Field(description="Call id given by the model or harness (ties the call to its observation).")
     name: str = Field(description="Tool name as the harness exposes it (e.g. `WebSearch`, `shell`).")
@@ -51,7 +51,7 @@ class ToolCall(BaseModel):
 class Observation(BaseModel):
     """What came back for one tool call."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     tool_call_id: str | None = Field(description="Id of the call this answers; None if the log does not say.")
     content: str = Field("", description="Result text (non-text parts summarised as placeholders).")
@@ -60,7 +60,7 @@ class Observation(BaseModel):
 
 
 class _StepBase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     index: int = Field(ge=1, description="Position of the step in the trajectory, from 1.")
     timestamp: datetime | None = Field(
@@ -105,7 +105,7 @@ Step = Annotated[SystemStep | UserStep | AgentStep, Field(discriminator="type")]
 class TokenTotals(BaseModel):
     """Token totals of a whole trajectory from one source."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     input_tokens: int = Field(0, description="Prompt tokens over the trajectory, cached ones included.")
     output_tokens: int = Field(0, description="Generated tokens over the trajectory.")
@@ -120,7 +120,7 @@ class FinalMetrics(BaseModel):
     """Totals of the trajectory. The gateway is the source of truth for tokens; the harness's own
     counts are kept beside them for comparison."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     gateway_tokens: TokenTotals | None = Field(None, description="Totals from gateway.jsonl; None if not attached.")
     harness_tokens: TokenTotals | None = Field(None, description="Totals the harness itself reported.")
@@ -137,7 +137,7 @@ class FinalMetrics(BaseModel):
 class Trajectory(BaseModel):
     """`trajectory.json`: the common record of one agent run."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     schema_version: str = Field(SCHEMA_VERSION, description="Version of this format.")
     harness: str = Field(description="Harness that produced the run (claude-code, codex, openclaw, command, ...).")

@@ -36,7 +36,7 @@ def agent_ca_environment(ca_path: str = AGENT_CA_PATH) -> dict[str, str]:
 class EgressConfig(BaseModel):
     """Everything one proxy process needs for one attempt. Frozen: it does not change while the agent runs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     mode: ProxyMode = Field(description="How traffic is treated: log, intercept, record, replay or deny.")
     listen_host: str = Field("0.0.0.0", description="Address to listen on; all interfaces so the agent can reach it.")

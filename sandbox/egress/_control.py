@@ -21,7 +21,7 @@ INITIAL_GENERATION = "initial"
 class OpenGeneration(BaseModel):
     """Body of `POST http://omnidr-egress.control/open`: start a generation (the previous one must be sealed)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     generation: str = Field(min_length=1, description="The host's id of the generation (e.g. the attempt's id).")
     log_path: str = Field(min_length=1, description="network.jsonl of the generation, as the proxy sees it "

@@ -21,7 +21,7 @@ class ConfigError(Exception):
 class UpstreamConfig(BaseModel):
     """One real model API the gateway forwards to."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     base_url: str = Field(
         description="The upstream's equivalent of the gateway's `/v1`: the gateway's path after `/v1` is appended "
@@ -72,7 +72,7 @@ class UpstreamConfig(BaseModel):
 class Upstreams(BaseModel):
     """The real APIs, by family. A family left out answers 404 on its routes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     openai: UpstreamConfig | None = Field(
         None, description="Serves /v1/chat/completions, /v1/responses and /v1/models (OpenAI-compatible)."
@@ -85,7 +85,7 @@ class Upstreams(BaseModel):
 class GatewayConfig(BaseModel):
     """Everything one gateway process needs for one attempt. Frozen: it does not change while the agent runs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     host: str = Field("0.0.0.0", description="Address to listen on; all interfaces so the agent container can reach it.")
     port: int = Field(8080, ge=0, le=65535, description="TCP port to listen on; 0 picks a free one (printed at start).")

@@ -73,7 +73,7 @@ phase ended without a complete answer (App. C.2.3), or neither (no answer)."""
 class AnswerFile(BaseModel):
     """`/output/answer.json`: the candidate answer, how research ended, and which stage answered."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     answer: str = Field(description="The candidate answer as delivered; empty when there is none.")
     termination: TerminationReason = Field(description="Why research ended (App. C.2.3).")
@@ -98,7 +98,7 @@ class FinalizeRequest(BaseModel):
     An answer is accepted only when it is non-empty, complete (not cut at the token cap) and carries no tool call;
     the second request, sent only after a rejected first answer, adds `FINALIZATION_RETRY_NOTE` after the prompt."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     prompt: str = Field(FINAL_ANSWER_PROMPT, min_length=1, description="The final-answer prompt (App. C.3.2).")
     question: str = Field(min_length=1, description="The task's instruction: the conversation when research sent "
@@ -119,7 +119,7 @@ class FinalizeRequest(BaseModel):
 class FinalizationResult(BaseModel):
     """The gateway's answer to `POST /_gateway/finalize`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     answer: str = Field("", description="The accepted answer; empty when no request produced one.")
     accepted: bool = Field(False, description="Whether a request produced an acceptable answer.")
@@ -143,7 +143,7 @@ class FinalizationResult(BaseModel):
 class Compaction(BaseModel):
     """Deterministic context compaction before each model request (App. C.2.2, C.2.1)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     keep_observations: int = Field(4, ge=1, description="The most recent tool observations kept whole.")
     truncate_chars: int = Field(2000, ge=1, description="Older text content is cut to this many characters.")
@@ -156,7 +156,7 @@ class ShortAnswerProtocol(BaseModel):
     """`hyperparameters.json` of a short-answer snapshot, mounted in the agent container as `/input/protocol.json`:
     OpenDS-World's execution protocol (Sec. 3.1, App. C)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     version: str = Field("opends-world-released", description="Name of this parameter set.")
     research_wall_s: float = Field(3600.0, gt=0, description="Research ends at this many seconds (Sec. 3.1).")

@@ -20,7 +20,7 @@ ARTIFACT_INDEX = "artifacts.jsonl"
 class ArtifactRecord(BaseModel):
     """One downloaded file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     path: str = Field(description="Absolute path of the file in the agent's container.")
     url: str = Field(description="The URL asked for.")

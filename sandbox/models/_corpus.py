@@ -8,7 +8,7 @@ CORPUS_FILE = "corpus.json"
 class CorpusPage(BaseModel):
     """One page of a corpus (a snapshot's `web/corpus.json` too)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     url: str = Field(description="Canonical URL the page is served under.")
     path: str = Field(description="File of the page, relative to the corpus folder.")
@@ -25,6 +25,6 @@ class CorpusPage(BaseModel):
 class WebCorpus(BaseModel):
     """`corpus.json` of a corpus folder (a snapshot's `web/` too)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     pages: list[CorpusPage] = Field(description="Every page of the corpus.")

@@ -42,7 +42,7 @@ Outcome = Literal[
 class TokenUsage(BaseModel):
     """Tokens of one exchange, from the upstream's usage fields, normalised across the three APIs."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     input_tokens: int = Field(
         description="Prompt tokens, cached ones included (Anthropic: input + cache read + cache creation)."
@@ -68,7 +68,7 @@ class TokenUsage(BaseModel):
 class GatewayExchange(BaseModel):
     """One request of the agent and the gateway's answer to it: one line of gateway.jsonl."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     seq: int = Field(description="Arrival order at the gateway, from 1 (lines are in finishing order).")
     phase: Phase = Field("research", description="`research`: the agent's request; `finalization`: a request of the "
@@ -190,7 +190,7 @@ class SpendCounts(BaseModel):
 class GatewayState(SpendCounts):
     """What the attempt has spent: GET /_gateway/state, and the summary file written by the gateway."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     budget: Budget = Field(description="The budget being enforced.")
     started_at: datetime = Field(description="When the gateway started (UTC).")
@@ -208,7 +208,7 @@ class GatewayState(SpendCounts):
 class AttemptOpen(BaseModel):
     """Body of `POST /_gateway/open`: the next attempt's token, budget and files."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     generation: str = Field(min_length=1, max_length=200, description="The controller's name for the attempt.")
     agent_token: SecretStr = Field(min_length=8, description="The attempt's dummy token for the agent.")

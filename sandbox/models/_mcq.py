@@ -59,7 +59,7 @@ WINDOW_MODES: tuple[WindowMode, ...] = ("full", "cw-frames", "cw-rate")
 class McqQuestion(BaseModel):
     """`/input/question.json`: the question as the model sees it (no answer key, no labels)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     id: str
     question: str = Field(min_length=1)
@@ -69,7 +69,7 @@ class McqQuestion(BaseModel):
 class SampledFrame(BaseModel):
     """One sampled frame: its file in the media folder, its frame index in the video and its time."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     file: str = Field(pattern=r"^frames/[^/\\]+$")
     index: int = Field(ge=0, description="The frame's index among the video's frames (0-based).")
@@ -80,7 +80,7 @@ class MediaInputs(BaseModel):
     """`/input/media/inputs.json`: what the prepared inputs hold and how they were made. The same video, frame
     budget, window and mode always give the same frames (paper 004, App. D.5)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     video_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     frame_count: int = Field(ge=1, description="F: the video's frame count.")

@@ -33,7 +33,7 @@ Source = Literal["upstream", "replay", "proxy"]
 
 
 class _NetworkEventBase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     seq: int = Field(description="Order in which the line was written, from 1.")
     started_at: datetime = Field(description="When the proxy received the request or the CONNECT (UTC).")
@@ -98,7 +98,7 @@ page (Responses), or nothing because the gateway refused the request under the r
 class ProviderResult(BaseModel):
     """One result a provider-side search returned (or one page it read)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     url: str = Field(description="URL of the result.")
     title: str | None = Field(None, description="Title the provider gave, if any.")
@@ -111,7 +111,7 @@ class ProviderEvent(BaseModel):
     Responses `web_search_call`, a Chat Completions search model), taken from the model's answer by the
     gateway, streamed answers included. It never passed the egress proxy."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     type: Literal["provider"] = "provider"
     via: Literal["provider"] = Field("provider", description="Which door the traffic went through: the model "

@@ -15,7 +15,7 @@ OPEN_QUESTION_TAG = "open question"
 class Budget(BaseModel):
     """Everything one attempt is allowed (paper App. F.1). Frozen: it must not change once a run starts."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     max_iterations: int = Field(500, ge=1, description="Agent iterations, counted as model requests through the gateway.")
     max_output_tokens: int = Field(64_000, ge=1, description="Per-request output tokens; larger requests are clamped to this.")
@@ -44,7 +44,7 @@ class ProviderToolsPolicy(BaseModel):
     """The run's policy for provider-side tools, one `ToolPolicy` per kind. Their queries leave through the
     model API, so the egress proxy never sees them: the gateway applies this policy and logs what they did."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     web_search: ToolPolicy = Field(description="Provider-side web search.")
     web_fetch: ToolPolicy = Field(description="Provider-side fetch of a URL.")
@@ -130,7 +130,7 @@ class SearchDoor(BaseModel):
     stays on the host: the proxy injects it into each request to the provider's host, so it is never in the
     agent's container; searches are logged in network.jsonl and recorded and replayed like pages."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     provider: SearchProvider = Field(description="searxng (its JSON API) or brave (the Brave Search API).")
     base_url: str = Field(description="The provider's base URL, e.g. https://api.search.brave.com.")

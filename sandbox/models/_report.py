@@ -39,7 +39,7 @@ class RelationType(str, Enum):
 class _Data(BaseModel):
     """Report data is agent output: unknown keys are tolerated, known keys are checked."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class ReportVideo(_Data):
