@@ -21,6 +21,12 @@ from omnidr._offline import disable_telemetry
 # subprocess a test starts.
 disable_telemetry()
 
+# Scores are computed on the host in the tests, as `--evaluator host` does: the scoring logic is the same code in
+# both places, and the evaluator image's path costs two container starts per scoring. The tests of that path ask
+# for it by name (tests/evaluation/test_container.py, the `make eval` demo run in tests/pipeline/test_end_to_end.py,
+# the hostile-report test in tests/evaluation/test_evaluator_isolation.py).
+os.environ["OMNIDR_EVALUATOR"] = "host"
+
 # --- Parallel runs (pytest-xdist, as `make test` runs the suite; see tests/scheduling.py) -----------------
 TERMINAL = ("COLUMNS", "LINES")
 

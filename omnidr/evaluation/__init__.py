@@ -28,6 +28,7 @@ from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits, chromium_path
 from ._cache import JudgeCache, report_sha256
 from ._cli import probe, score
+from ._container import judge_route, score_folder
 from ._empty import check_empty_reports, content_free_report
 from ._evaluate import TaskInputs, evaluate_report, read_evaluation
 from ._judge import Judge, JudgeRequest, JudgeSettings, OpenAIJudge, judge_atom, parse_answer
@@ -39,6 +40,7 @@ from ._models import (
     AnswerEvaluation,
     AtomEvaluation,
     Evaluation,
+    EvaluatorPlace,
     JudgeIdentity,
     JudgeUsage,
     JudgeVote,
@@ -72,5 +74,5 @@ __all__ = [
     "ReportMaterial", "RunEvaluation", "TaskInputs", "TaskScore", "check_empty_reports", "chromium_path",
     "content_free_report", "delivered_report", "entry_problem", "evaluate_report", "judge_atom", "parse_answer",
     "probe", "probe_report", "read_evaluation", "read_scored_run", "report_sha256", "require_one_judge", "score",
-    "score_run", "score_run_async", "system_decisions",
+    "judge_route", "score_folder", "score_run", "score_run_async", "EvaluatorPlace", "system_decisions",
 ]

@@ -33,7 +33,14 @@ from sandbox.models import AnswerFile
 
 from ._answer_judge import AnswerJudge, AnswerRequest, make_answer_judge
 from ._judge import JudgeSettings
-from ._models import ANSWER_EVALUATOR_VERSION, AnswerEvaluation, JudgeUsage, RunEvaluation, TaskScore
+from ._models import (
+    ANSWER_EVALUATOR_VERSION,
+    AnswerEvaluation,
+    EvaluatorPlace,
+    JudgeUsage,
+    RunEvaluation,
+    TaskScore,
+)
 
 if TYPE_CHECKING:
     from omnidr.attempts import AttemptRecord, RunConfig
@@ -145,7 +152,7 @@ async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: Delivered
     record = found.record
     ev = AnswerEvaluation(
         evaluator_version=ANSWER_EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
-        task_id=task.id, attempt=found.attempt, answer_file=found.answer_file,
+        evaluator=EvaluatorPlace.here(), task_id=task.id, attempt=found.attempt, answer_file=found.answer_file,
         answer=found.answer.answer if found.answer is not None else None,
         termination=found.answer.termination if found.answer is not None else None,
         source=found.answer.source if found.answer is not None else None, execution_error=found.execution_error,
@@ -224,7 +231,7 @@ async def score_answers(run_dir: Path, run: "RunConfig", tasks: Mapping[str, Ans
     lines = [task_line(ev) for ev in evaluations]
     usage = JudgeUsage(**{f: sum(getattr(e.judge_usage, f) for e in evaluations) for f in JudgeUsage.model_fields})
     summary = RunEvaluation(
-        task_kind=kind, evaluator_version=ANSWER_EVALUATOR_VERSION, judge=judge.identity,
+        task_kind=kind, evaluator_version=ANSWER_EVALUATOR_VERSION, judge=judge.identity, evaluator=EvaluatorPlace.here(),
         run_dir=str(run_dir), snapshot=str(snapshot_path), model=run.model, harness=run.harness, tasks=lines,
         mean_total=round(sum(t.total for t in lines) / len(lines), 4) if lines else 0.0, judge_usage=usage,
         elapsed_s=round(time.monotonic() - started, 3),

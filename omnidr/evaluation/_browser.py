@@ -113,14 +113,36 @@ INIT_SCRIPT = """
 """
 
 
+SANDBOX_ENV = "OMNIDR_CHROMIUM_SANDBOX"
+"""`0` turns Chromium's own sandbox off; by default it is used wherever it can start."""
+
+
+def sandbox_refusal() -> str | None:
+    """Why Chromium's own sandbox is known not to start here, before trying: it refuses to run as root, and
+    `OMNIDR_CHROMIUM_SANDBOX=0` turns it off. None: try it."""
+    if os.environ.get(SANDBOX_ENV, "1") == "0":
+        return f"{SANDBOX_ENV}=0"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return "Chromium runs as root, where its sandbox does not start"
+    return None
+
+
 class ChromiumBrowser:
-    """One Chromium process for many reports; each report gets its own context (see `ReportPage`)."""
+    """One Chromium process for many reports; each report gets its own context (see `ReportPage`).
+
+    Chromium runs with its own sandbox (renderers in their own user, PID and network namespaces) wherever that
+    starts: not as root, and not where the kernel or a seccomp profile forbids unprivileged user namespaces (Docker's
+    default profile does; the evaluator image's containers use a profile that allows them, see
+    `omnidr/evaluation/seccomp.json`). Where it cannot start, the browser runs without it, and `sandboxed` and
+    `sandbox_note` say so (recorded in each probe session)."""
 
     def __init__(self) -> None:
         self._pw_cm: PlaywrightContextManager | None = None
         self._pw: Playwright | None = None
         self._browser: Browser | None = None
         self.version = ""
+        self.sandboxed = False
+        self.sandbox_note: str | None = None
 
     async def __aenter__(self) -> "ChromiumBrowser":
         await self.start()
@@ -133,15 +155,26 @@ class ChromiumBrowser:
         path = chromium_path()
         self._pw_cm = async_playwright()
         self._pw = await self._pw_cm.__aenter__()
+        refusal = sandbox_refusal()
         try:
-            self._browser = await self._pw.chromium.launch(
-                executable_path=path, headless=True, args=LAUNCH_ARGS, timeout=60_000
-            )
+            if refusal is None:
+                try:
+                    self._browser = await self._pw.chromium.launch(
+                        executable_path=path, headless=True, args=LAUNCH_ARGS, timeout=60_000, chromium_sandbox=True
+                    )
+                except PlaywrightError as exc:  # e.g. "No usable sandbox!": no user namespaces here
+                    refusal = next((line.split("] ", 1)[-1] for line in str(exc).splitlines() if "sandbox" in line.lower()),
+                                   "Chromium did not start with its sandbox")[:200]
+            if self._browser is None:
+                self._browser = await self._pw.chromium.launch(
+                    executable_path=path, headless=True, args=LAUNCH_ARGS, timeout=60_000
+                )
         except PlaywrightError as exc:
             await self.close()
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserError(f"Chromium at {path} did not start under Playwright: {first}") from None
         self.version = self._browser.version
+        self.sandboxed, self.sandbox_note = refusal is None, refusal
 
     async def restart(self) -> None:
         """Replace a browser that no longer answers."""

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnidr._console import make_console
+from omnidr._options import EVALUATOR_OPTION
 from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
 
@@ -22,7 +23,7 @@ from ._evaluate import probe_folder
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
 from ._probes import Call
-from ._run import read_run, read_scored_run, score_run
+from ._run import probe_run, read_run, read_scored_run, score_run
 
 out = make_console()
 err = make_console(stderr=True)
@@ -105,7 +106,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 
 
 @click.command("score")
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
               help="Snapshot the run used (default: the one named in run.json).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
@@ -120,13 +121,17 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 @click.option("--judge-timeout", "judge_timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
               help="Seconds per judge call.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None, help="Judge cache folder (default: OUT/judge-cache).")
-@click.option("--docker", "in_docker", is_flag=True,
-              help="Run in the evaluator image: run folder and snapshot read-only, network only to the judge endpoint.")
+@EVALUATOR_OPTION
+@click.option("--step", type=click.Choice(["probe", "judge"]), default=None, hidden=True,
+              help="One step, in this process (what the evaluator image's containers run).")
+@click.option("--probe-dir", type=click.Path(path_type=Path), default=None, hidden=True,
+              help="The probe step's output, for --step judge.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing OUT, wait for it instead of stopping.")
-def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...], judge_base_url: str | None,
-          judge_model: str | None, judge_key_env: str, judge_concurrency: int, judge_timeout_s: float,
-          cache_dir: Path | None, in_docker: bool, as_json: bool, wait: bool) -> None:
+def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...],
+          judge_base_url: str | None, judge_model: str | None, judge_key_env: str, judge_concurrency: int,
+          judge_timeout_s: float, cache_dir: Path | None, evaluator: str, step: str | None, probe_dir: Path | None,
+          as_json: bool, wait: bool) -> None:
     """Evaluate what every task of RUN_DIR delivered and write one evaluation.json per task.
 
     Report tasks: M atoms are decided by browser probes of the rendered report, J atoms by the
@@ -137,19 +142,36 @@ def score(run_dir: Path, snapshot_path: Path | None, out_dir: Path | None, tasks
     answer, or the last attempt was ended by an outage) is marked so, and the command exits 1.
     """
     settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
+    note = lambda m: err.print(f"  {m}", soft_wrap=True, markup=False)  # noqa: E731
+    if step is not None:  # inside the evaluator image: one step, in this process, output folder given
+        if out_dir is None or (step == "judge") != (run_dir is None):
+            raise UserError("--step probe takes RUN_DIR and --out; --step judge takes --probe-dir and --out, no RUN_DIR")
+        if step == "probe":
+            assert run_dir is not None
+            probe_run(run_dir, out_dir, snapshot_path, list(tasks) or None, progress=note)
+            return
+        summary = score_run(None, out_dir=out_dir, snapshot=snapshot_path, judge_settings=settings,
+                            step="judge", probe_dir=probe_dir, progress=note)
+        if as_json:
+            click.echo(summary.model_dump_json(indent=2))
+        else:
+            _print_summary(summary, out_dir)
+        return
+    if run_dir is None:
+        raise UserError("give RUN_DIR, the run folder to score (made by `omnidr run` or `omnidr eval`)")
     target = out_dir or Path(run_dir) / "evaluation"
     if settings is not None:
         from omnidr._reach import require_answer
 
         require_answer(settings.base_url, "judge", "--judge-base-url")
-    if in_docker and cache_dir is not None:
-        raise UserError("--cache-dir does not apply with --docker: the container keeps its cache in OUT/judge-cache")
+    if evaluator == "docker" and cache_dir is not None:
+        raise UserError("--cache-dir applies to `--evaluator host` only: the evaluator image keeps its cache in "
+                        "OUT/judge-cache")
     read_run(run_dir)  # a missing folder or run.json is one line, before the lock makes any folder
     from omnidr._lock import folder_lock
 
-    note = lambda m: err.print(f"  {m}", soft_wrap=True, markup=False)  # noqa: E731
     with folder_lock(target, wait=wait, on_wait=note):  # one driver per output folder
-        if in_docker:
+        if evaluator == "docker":
             from ._container import score_in_container
 
             summary = score_in_container(run_dir, target, snapshot_path, settings, list(tasks) or None, progress=note)

@@ -3,6 +3,7 @@ scoring stage's aggregation."""
 
 import asyncio
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -28,13 +29,23 @@ from omnidr.scoring import ReportScore, score_report
 
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import report_sha256
-from ._judge import Judge, JudgeRequest, judge_atom
+from ._judge import IMAGE_TYPES, MAX_IMAGE_BYTES, Judge, JudgeRequest, judge_atom
 from ._material import ReportMaterial
-from ._models import EVALUATOR_VERSION, AtomEvaluation, Evaluation, JudgeUsage
-from ._probes import DEFAULT_SECTIONS, ProbeCall, ProbeContext, ProbeOutcome, entry_problem, probe_report
-from ._prompt import frame_moments, is_visual
+from ._models import (
+    EVALUATOR_VERSION,
+    AtomEvaluation,
+    Evaluation,
+    EvaluatorPlace,
+    JudgeUsage,
+    ProbeRecord,
+    ProbeResult,
+)
+from ._probes import DEFAULT_SECTIONS, ProbeCall, ProbeContext, ProbeOutcome, call_key, entry_problem, probe_report
+from ._prompt import MAX_FIGURES, frame_moments, is_visual
 
 MATERIAL_FILE = "material.json"
+PROBE_FILE = "probe.json"
+FIGURES_DIR = "figures"
 
 
 @dataclass(frozen=True)
@@ -83,32 +94,59 @@ def failed_evaluation(inputs: TaskInputs, judge: Judge, reason: str, started: fl
     `incomplete` says why it is not final (an outage: the task is run again, not failed)."""
     return Evaluation(
         evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
-        task_id=inputs.task_id, attempt=attempt, report=report, failure=reason, started_at=started_at, incomplete=incomplete,
+        evaluator=EvaluatorPlace.here(), task_id=inputs.task_id, attempt=attempt, report=report, failure=reason,
+        started_at=started_at, incomplete=incomplete,
         elapsed_s=round(time.monotonic() - started, 3), score=ReportScore.failure(inputs.task_id, reason),
     )
 
 
-async def evaluate_report(
+def _copy_figures(material: ReportMaterial, report_dir: Path, out_dir: Path) -> None:
+    """The report's own figures the judge may be shown (MAX_FIGURES, local image files inside the report folder,
+    at most MAX_IMAGE_BYTES each), copied to out_dir/figures/ under their report paths: the judge step reads them
+    there and never opens the report folder."""
+    root = Path(report_dir).resolve()
+    for fig in material.figures[:MAX_FIGURES]:
+        try:
+            src = (root / fig.path).resolve()
+            if (root not in src.parents or src.suffix.lower() not in IMAGE_TYPES or not src.is_file()
+                    or src.stat().st_size > MAX_IMAGE_BYTES):
+                continue
+            dest = (out_dir / FIGURES_DIR / fig.path).resolve()
+            if (out_dir / FIGURES_DIR).resolve() not in dest.parents:
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+        except (OSError, ValueError):
+            continue  # a figure that cannot be copied is a figure the judge does not see
+
+
+async def probe_task(
     browser: ChromiumBrowser,
-    judge: Judge,
-    report_dir: Path,
+    report_dir: Path | None,
     inputs: TaskInputs,
     out_dir: Path,
     limits: ProbeLimits = ProbeLimits(),
     attempt: int | None = None,
     report: str | None = None,
-) -> Evaluation:
-    """Evaluate the report in `report_dir` and write `evaluation.json` (and `material.json`,
-    screenshots) into `out_dir`. A missing or unreadable entry page gives a failure record."""
+    failure: str | None = None,
+    incomplete: str | None = None,
+) -> ProbeRecord:
+    """The probe step on one report: the M atoms' probes, the material for the judge (with frames of the cited
+    moments and copies of the figures) and `probe.json`, all in `out_dir`. Runs the report's JavaScript; needs no
+    judge. `failure` (or a missing entry page) gives a record without probes."""
     started, started_at = time.monotonic(), datetime.now(UTC)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    problem = entry_problem(report_dir, inputs.entry)
-    if problem is not None:
-        ev = failed_evaluation(inputs, judge, problem, started, started_at, attempt, report)
-        write_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
-        return ev
-
+    if failure is None and report_dir is not None:
+        failure = entry_problem(report_dir, inputs.entry)
+    elif failure is None:
+        failure = "no report"
+    if failure is not None:
+        record = ProbeRecord(task_id=inputs.task_id, attempt=attempt, report=report, failure=failure,
+                             incomplete=incomplete, started_at=started_at, elapsed_s=round(time.monotonic() - started, 3))
+        write_atomic(out_dir / PROBE_FILE, record.model_dump_json(indent=2))
+        return record
+    assert report_dir is not None
     atoms = inputs.rubric.atoms
     report_hash = await asyncio.to_thread(report_sha256, report_dir)
     m_atoms = [a for a in atoms if a.probe is not None]
@@ -125,15 +163,41 @@ async def evaluate_report(
     material: ReportMaterial = outcome.material
     if any(is_visual(a) for a in j_atoms):
         material = await asyncio.to_thread(with_frames, material, inputs.video, out_dir)
+        await asyncio.to_thread(_copy_figures, material, Path(report_dir), out_dir)
     write_atomic(out_dir / MATERIAL_FILE, material.model_dump_json(indent=2))
+    record = ProbeRecord(task_id=inputs.task_id, attempt=attempt, report=report, incomplete=incomplete,
+                         report_sha256=report_hash, started_at=started_at,
+                         elapsed_s=round(time.monotonic() - started, 3), results=outcome.results,
+                         session=outcome.session, material=MATERIAL_FILE)
+    write_atomic(out_dir / PROBE_FILE, record.model_dump_json(indent=2))
+    return record
 
+
+async def judge_task(judge: Judge, record: ProbeRecord, inputs: TaskInputs, out_dir: Path) -> Evaluation:
+    """The judge step on one report: J atoms judged on what the probe step wrote in `out_dir` (probe.json,
+    material.json, screenshots, frames, figures), M atoms decided by its probe results, the score aggregated;
+    writes `evaluation.json`. Runs no browser and never opens the report folder."""
+    started = time.monotonic()
+    out_dir = Path(out_dir)
+    if record.failure is not None:
+        ev = failed_evaluation(inputs, judge, record.failure, started, record.started_at, record.attempt,
+                               record.report, record.incomplete)
+        ev = ev.model_copy(update={"elapsed_s": round(record.elapsed_s + ev.elapsed_s, 3)})
+        write_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
+        return ev
+    material = ReportMaterial.model_validate_json((out_dir / (record.material or MATERIAL_FILE)).read_text("utf-8"))
+    atoms = inputs.rubric.atoms
+    m_atoms = [a for a in atoms if a.probe is not None]
+    j_atoms = [a for a in atoms if a.probe is None]
     gates = gate_directions()
     facts = {f.id: f for f in inputs.facts.facts} if inputs.facts else {}
-    decided: dict[str, AtomEvaluation] = {a.id: _m_atom(a, outcome.result(a.probe), gates) for a in m_atoms
-                                          if a.probe is not None}
+    missing = ProbeResult(name="", status="error", reason="the probe step recorded no result for this probe")
+    decided: dict[str, AtomEvaluation] = {
+        a.id: _m_atom(a, record.results.get(call_key(a.probe), missing.model_copy(update={"name": a.probe.name})), gates)
+        for a in m_atoms if a.probe is not None}
     requests = [
         JudgeRequest(atom=a, task=inputs.task, fact=facts.get(a.fact_id or ""), material=material,
-                     report_hash=report_hash, report_dir=Path(report_dir), evaluation_dir=out_dir)
+                     report_hash=record.report_sha256 or "", report_dir=out_dir / FIGURES_DIR, evaluation_dir=out_dir)
         for a in j_atoms
     ]
     # a gate atom is decided by the majority of `gate_votes` votes (hyperparameters.json), others by one
@@ -150,18 +214,37 @@ async def evaluate_report(
         input_tokens=sum(v.input_tokens for v in votes), output_tokens=sum(v.output_tokens for v in votes),
         cached_input_tokens=sum(v.cached_input_tokens for v in votes),
     )
+    skipped = sum(1 for e in ordered if e.outcome == "skipped")
     draft = Evaluation(
         evaluator_version=EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
-        task_id=inputs.task_id, attempt=attempt, report=report, report_sha256=report_hash, started_at=started_at,
-        elapsed_s=0.0, atoms=ordered, session=outcome.session, judge_usage=usage,
-        skipped_atoms=(skipped := sum(1 for e in ordered if e.outcome == "skipped")), material=MATERIAL_FILE,
+        evaluator=EvaluatorPlace.here(), task_id=inputs.task_id, attempt=record.attempt, report=record.report,
+        report_sha256=record.report_sha256, started_at=record.started_at, elapsed_s=0.0, atoms=ordered,
+        session=record.session, judge_usage=usage, skipped_atoms=skipped, material=record.material,
         incomplete=f"the judge did not answer for {skipped} atom(s); rerun to ask it again" if skipped else None,
         score=ReportScore.failure(inputs.task_id, "not scored yet"),
     )
     score = score_report(inputs.rubric, draft.decisions(), inputs.hyperparameters, na_guard=True)
-    ev = draft.model_copy(update={"score": score, "elapsed_s": round(time.monotonic() - started, 3)})
+    ev = draft.model_copy(update={"score": score,
+                                  "elapsed_s": round(record.elapsed_s + time.monotonic() - started, 3)})
     write_atomic(out_dir / EVALUATION_FILE, ev.model_dump_json(indent=2))
     return ev
+
+
+async def evaluate_report(
+    browser: ChromiumBrowser,
+    judge: Judge,
+    report_dir: Path,
+    inputs: TaskInputs,
+    out_dir: Path,
+    limits: ProbeLimits = ProbeLimits(),
+    attempt: int | None = None,
+    report: str | None = None,
+) -> Evaluation:
+    """Evaluate the report in `report_dir` and write `evaluation.json` (and `probe.json`, `material.json`,
+    screenshots) into `out_dir`: the probe step, then the judge step, in this process. A missing or unreadable
+    entry page gives a failure record."""
+    record = await probe_task(browser, report_dir, inputs, out_dir, limits, attempt, report)
+    return await judge_task(judge, record, inputs, out_dir)
 
 
 def read_evaluation(path: Path) -> Evaluation:

@@ -58,6 +58,27 @@ class JudgeIdentity(EvaluationModel):
         return f"{self.kind}: {self.description}" if self.description else self.key
 
 
+IMAGE_ENV = "OMNIDR_EVALUATOR_IMAGE"
+"""Set by the host in the evaluator containers to the image they run; its absence means the host evaluator."""
+
+
+class EvaluatorPlace(EvaluationModel):
+    """Where an evaluation was computed: in the evaluator image (the default) or on the host (`--evaluator host`,
+    for development: the report's JavaScript then runs beside the judge key)."""
+
+    where: Literal["docker", "host"] = Field(description="docker: the evaluator image, probes and judge in separate "
+                                             "containers; host: this machine's Python and Chromium.")
+    image: str | None = Field(None, description="The evaluator image's tag, for `docker`.")
+
+    @classmethod
+    def here(cls) -> "EvaluatorPlace":
+        """The place of the code now running, read from IMAGE_ENV."""
+        import os
+
+        image = os.environ.get(IMAGE_ENV) or None
+        return cls(where="docker" if image else "host", image=image)
+
+
 class ProbeResult(EvaluationModel):
     """What one deterministic probe found on the rendered report."""
 
@@ -92,6 +113,9 @@ class ProbeSession(EvaluationModel):
 
     entry_url: str = Field(description="URL the report was served under (a private origin mapped to the report folder).")
     browser_version: str = Field(description="Chromium version that rendered the report.")
+    chromium_sandbox: bool | None = Field(None, description="Chromium ran with its own sandbox (renderers in their own "
+                                          "namespaces); False where the kernel or the user (root) does not allow it; "
+                                          "None in records made before this was recorded.")
     loaded: bool = Field(description="The page reached its load event within the load timeout.")
     responsive: bool = Field(description="The page answered after loading (a page stuck in a script loop does not).")
     content_free: bool = Field(description="No timeline segment, finding or source record is rendered: an unfilled interface.")
@@ -105,6 +129,34 @@ class ProbeSession(EvaluationModel):
         default_factory=dict, description="Screenshot name (page, or a section id) -> file relative to the evaluation folder."
     )
     elapsed_s: float = Field(0.0, description="Wall time of the whole session, seconds.")
+
+
+class ProbeRecord(EvaluationModel):
+    """What the probe step found on one task's report (`probe.json`): everything the judge step reads besides the
+    snapshot and the files beside it (material.json, screenshots/, frames/, figures/). The probe step runs the
+    report's JavaScript and holds no judge key; the judge step holds the key and runs no browser."""
+
+    task_id: str = Field(description="Task the report answers.")
+    attempt: int | None = Field(None, description="Attempt number the report comes from (None outside a run).")
+    report: str | None = Field(None, description="Report entry page, relative to the run folder when probed from a run.")
+    failure: str | None = Field(None, description="Why there is no report to judge (it scores 0).")
+    incomplete: str | None = Field(None, description="Why the task's result is not final (an outage ended its last attempt).")
+    report_sha256: str | None = Field(None, description="Hash of the report folder (the judge cache's key).")
+    started_at: datetime = Field(description="When the probe step started on this report (UTC).")
+    elapsed_s: float = Field(0.0, description="Wall time of the probe step on this report, seconds.")
+    results: dict[str, ProbeResult] = Field(default_factory=dict, description="Probe call (name and parameters) -> result.")
+    session: ProbeSession | None = Field(None, description="The browser session.")
+    material: str | None = Field(None, description="material.json beside this file, when the report was read.")
+
+
+class ProbedRun(EvaluationModel):
+    """The probe step's summary of a run folder (`probed.json`): what the judge step needs of run.json."""
+
+    run_dir: str = Field(description="Run folder that was probed.")
+    snapshot: str = Field(description="Snapshot folder the rubric trees came from.")
+    model: str = Field("", description="Model of the evaluated system (from run.json).")
+    harness: str = Field("", description="Harness of the evaluated system (from run.json).")
+    tasks: list[str] = Field(description="Tasks probed, run order; each has a folder with probe.json.")
 
 
 class JudgeVote(EvaluationModel):
@@ -174,6 +226,8 @@ class Evaluation(DiskRecord, EvaluationModel):
     evaluator_version: str = Field(description="EVALUATOR_VERSION of the code that produced the file.")
     judge: JudgeIdentity = Field(description="The judge of the J atoms.")
     judge_endpoint: str | None = Field(None, description="Base URL of the judge endpoint (None for the offline baseline).")
+    evaluator: EvaluatorPlace | None = Field(None, description="Where the evaluation was computed (None in records "
+                                             "made before this was recorded).")
     task_id: str = Field(description="Task the report answers.")
     attempt: int | None = Field(None, description="Attempt number the report comes from (None outside a run).")
     report: str | None = Field(None, description="Report entry page, relative to the run folder when scored from a run.")
@@ -227,6 +281,8 @@ class RunEvaluation(DiskRecord, EvaluationModel):
                                 "`short_answer` or `mcq` (each an AnswerEvaluation).")
     evaluator_version: str = Field(description="EVALUATOR_VERSION (ANSWER_EVALUATOR_VERSION for short answers).")
     judge: JudgeIdentity = Field(description="Judge of every evaluation in the folder.")
+    evaluator: EvaluatorPlace | None = Field(None, description="Where the scoring was computed (None in records made "
+                                             "before this was recorded).")
     run_dir: str = Field(description="Run folder that was scored.")
     snapshot: str = Field(description="Snapshot folder the rubric trees came from.")
     model: str = Field("", description="Model of the evaluated system (from run.json).")
@@ -248,6 +304,8 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
     evaluator_version: str = Field(description="ANSWER_EVALUATOR_VERSION of the code that produced the file.")
     judge: JudgeIdentity = Field(description="The answer judge.")
     judge_endpoint: str | None = Field(None, description="Base URL of the judge endpoint (None for the offline baseline).")
+    evaluator: EvaluatorPlace | None = Field(None, description="Where the evaluation was computed (None in records "
+                                             "made before this was recorded).")
     task_id: str = Field(description="Task the answer is for.")
     attempt: int | None = Field(None, description="Attempt the answer comes from (None when the task has no finished "
                                 "attempt).")

@@ -647,7 +647,7 @@ async def _one(run: _Run, call: ProbeCall) -> ProbeResult:
 def _session(run: _Run, started: float, browser: ChromiumBrowser) -> ProbeSession:
     page = run.page
     return ProbeSession(
-        entry_url=page.entry_url, browser_version=browser.version, loaded=page.loaded, responsive=page.responsive,
+        entry_url=page.entry_url, browser_version=browser.version, chromium_sandbox=browser.sandboxed, loaded=page.loaded, responsive=page.responsive,
         content_free=run.content_free, dom_nodes=(run.facts or {}).get("domNodes"), console_errors=page.console_errors,
         faults=page.faults, blocked_requests=page.blocked, blocked_total=page.blocked_total, served=len(page.served),
         screenshots=run.screenshots, elapsed_s=round(time.monotonic() - started, 3),

@@ -14,9 +14,8 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
@@ -32,9 +31,10 @@ from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import JudgeCache
 from ._evaluate import (
     EVALUATION_FILE,
+    PROBE_FILE,
     TaskInputs,
-    evaluate_report,
-    failed_evaluation,
+    judge_task,
+    probe_task,
     read_evaluation,
 )
 from ._judge import Judge, JudgeSettings, OpenAIJudge
@@ -42,8 +42,11 @@ from ._models import (
     EVALUATOR_VERSION,
     AnswerEvaluation,
     Evaluation,
+    EvaluatorPlace,
     JudgeIdentity,
     JudgeUsage,
+    ProbedRun,
+    ProbeRecord,
     RunEvaluation,
     TaskScore,
 )
@@ -165,30 +168,14 @@ def _task_score(ev: Evaluation, out_dir: Path, folder: Path) -> TaskScore:
                      failure_reason=ev.score.failure_reason, incomplete=ev.incomplete, evaluation=(folder / EVALUATION_FILE).relative_to(out_dir).as_posix())
 
 
-async def score_run_async(
-    run_dir: Path,
-    out_dir: Path | None = None,
-    snapshot: Path | None = None,
-    judge_settings: JudgeSettings | None = None,
-    tasks: Sequence[str] | None = None,
-    cache_dir: Path | None = None,
-    limits: ProbeLimits = ProbeLimits(),
-    progress: Progress = lambda _m: None,
-) -> RunEvaluation:
-    started = time.monotonic()
-    run_dir = Path(run_dir)
-    run = read_run(run_dir)
-    task_ids = list(tasks) if tasks else run.tasks
-    unknown = sorted(set(task_ids) - set(run.tasks))
-    if unknown:
-        raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
-    snapshot_path = _snapshot_path(run_dir, run, snapshot)
-    snap = open_snapshot(snapshot_path)
-    if snap.kind in ANSWER_KINDS:
-        questions = answer_tasks(snap, task_ids)
-    else:
-        inputs = task_inputs(snapshot_path, task_ids, snap)
-    out_dir = Path(out_dir) if out_dir is not None else run_dir / "evaluation"
+Step = Literal["all", "probe", "judge"]
+"""What `score_run_async` does: both steps in this process (`all`), or one of them, as the evaluator image's two
+containers do (`probe`: the browser, no judge key; `judge`: the key, no browser, only what `probe` wrote)."""
+
+PROBED_FILE = "probed.json"
+
+
+def _writable(out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         probe_file = out_dir / ".write-test"
@@ -196,9 +183,110 @@ async def score_run_async(
         probe_file.unlink()
     except OSError as exc:
         raise UserError(f"cannot write to {out_dir} ({exc.strerror}); pass a writable --out folder") from None
+
+
+def copy_regular_files(src: Path, dest: Path, max_bytes: int = 256 << 20) -> None:
+    """Copy the regular files under `src` to `dest` (same relative paths), never following or copying a symbolic
+    link and never writing outside `dest`: the judge step takes the probe step's output this way, so that a link
+    planted there cannot make it read its own files (the judge key) into what it sends or keeps."""
+    import os
+    import shutil
+    import stat
+
+    src, dest = Path(src), Path(dest)
+    copied = 0
+    for folder, _dirs, files in os.walk(src, followlinks=False):
+        here = Path(folder)
+        for name in files:
+            path = here / name
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            copied += info.st_size
+            if copied > max_bytes:
+                raise RuntimeError(f"the probe step's output under {src} is larger than {max_bytes >> 20} MiB")
+            target = dest / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as reader, open(target, "wb") as writer:
+                shutil.copyfileobj(reader, writer)
+
+
+async def score_run_async(
+    run_dir: Path | None,
+    out_dir: Path | None = None,
+    snapshot: Path | None = None,
+    judge_settings: JudgeSettings | None = None,
+    tasks: Sequence[str] | None = None,
+    cache_dir: Path | None = None,
+    limits: ProbeLimits = ProbeLimits(),
+    progress: Progress = lambda _m: None,
+    step: Step = "all",
+    probe_dir: Path | None = None,
+) -> RunEvaluation | None:
+    """Score a run folder (see `score_run`). `step="probe"` writes the probe step's output to `out_dir` and returns
+    None; `step="judge"` reads it from `probe_dir` (no run folder: `run_dir` is None) and finishes the scoring."""
+    started = time.monotonic()
+    if step == "judge":
+        if probe_dir is None or snapshot is None:
+            raise UserError("the judge step needs --probe-dir and --snapshot")
+        try:
+            probed = ProbedRun.model_validate_json((Path(probe_dir) / PROBED_FILE).read_text("utf-8"))
+        except (OSError, ValidationError, UnicodeDecodeError) as exc:
+            raise UserError(f"{probe_dir}: no readable {PROBED_FILE} ({str(exc).splitlines()[0][:200]}); run the "
+                            "probe step first") from None
+        task_ids, snapshot_path, model, harness = probed.tasks, Path(snapshot), probed.model, probed.harness
+        run_label = probed.run_dir
+    else:
+        if run_dir is None:
+            raise UserError("give the run folder to score")
+        run_dir = Path(run_dir)
+        run = read_run(run_dir)
+        task_ids = list(tasks) if tasks else run.tasks
+        unknown = sorted(set(task_ids) - set(run.tasks))
+        if unknown:
+            raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+        snapshot_path, model, harness, run_label = _snapshot_path(run_dir, run, snapshot), run.model, run.harness, str(run_dir)
+    snap = open_snapshot(snapshot_path)
     if snap.kind in ANSWER_KINDS:
+        if step != "all" or run_dir is None:
+            raise UserError(f"{snap.kind.value} tasks are scored in one step (no browser runs): drop --step")
+        questions = answer_tasks(snap, task_ids)
+    else:
+        inputs = task_inputs(snapshot_path, task_ids, snap)
+    out_dir = Path(out_dir) if out_dir is not None else Path(run_label) / "evaluation"
+    _writable(out_dir)
+    if snap.kind in ANSWER_KINDS:
+        assert run_dir is not None
         return await score_answers(run_dir, run, questions, snapshot_path, out_dir, judge_settings,
                                    cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
+    records: dict[str, ProbeRecord] = {}
+    if step in ("all", "probe"):
+        assert run_dir is not None
+        async with ChromiumBrowser() as browser:
+            if not browser.sandboxed:
+                progress(f"Chromium runs without its own sandbox: {browser.sandbox_note}")
+            for task_id in task_ids:
+                found = delivered_report(run_dir, task_id)
+                if found.report_dir is not None and found.failure is None:
+                    progress(f"{task_id}: probing {found.report}")
+                records[task_id] = await probe_task(browser, found.report_dir, inputs[task_id], out_dir / task_id, limits,
+                                                    found.attempt, found.report, found.failure, found.incomplete)
+        if step == "probe":
+            write_atomic(out_dir / PROBED_FILE, ProbedRun(run_dir=str(run_dir), snapshot=str(snapshot_path), model=model,
+                                                          harness=harness, tasks=task_ids).model_dump_json(indent=2))
+            return None
+    else:
+        assert probe_dir is not None
+        for task_id in task_ids:
+            folder = Path(probe_dir) / task_id
+            try:
+                records[task_id] = ProbeRecord.model_validate_json((folder / PROBE_FILE).read_text("utf-8"))
+                if records[task_id].task_id != task_id:
+                    raise ValueError(f"probe.json is for task '{records[task_id].task_id}'")
+            except (OSError, ValidationError, ValueError, UnicodeDecodeError) as exc:
+                raise RuntimeError(f"{folder}: the probe step's record is unreadable: {str(exc).splitlines()[0][:200]}") from None
+            await asyncio.to_thread(copy_regular_files, folder, out_dir / task_id)
     judge = make_judge(judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR)
     if judge_settings is None:
         progress("no judge endpoint configured: J atoms are decided by the offline baseline judge "
@@ -206,31 +294,21 @@ async def score_run_async(
     lines: list[TaskScore] = []
     evaluations: list[Evaluation] = []
     try:
-        async with ChromiumBrowser() as browser:
-            for task_id in task_ids:
-                found = delivered_report(run_dir, task_id)
-                folder = out_dir / task_id
-                if found.failure is not None or found.report_dir is None:
-                    t0 = time.monotonic()
-                    ev = failed_evaluation(inputs[task_id], judge, found.failure or "no report", t0, datetime.now(UTC),
-                                           found.attempt, found.report, found.incomplete)
-                    write_atomic(folder / EVALUATION_FILE, ev.model_dump_json(indent=2))
-                else:
-                    progress(f"{task_id}: evaluating {found.report}")
-                    ev = await evaluate_report(browser, judge, found.report_dir, inputs[task_id], folder, limits,
-                                               found.attempt, found.report)
-                evaluations.append(ev)
-                lines.append(_task_score(ev, out_dir, folder))
-                note = f"failure: {ev.failure}" if ev.failure else f"{ev.score.total:.1f}"
-                if ev.incomplete:
-                    note += f" (not final: {ev.incomplete})"
-                progress(f"{task_id}: {note}")
+        for task_id in task_ids:
+            folder = out_dir / task_id
+            ev = await judge_task(judge, records[task_id], inputs[task_id], folder)
+            evaluations.append(ev)
+            lines.append(_task_score(ev, out_dir, folder))
+            note = f"failure: {ev.failure}" if ev.failure else f"{ev.score.total:.1f}"
+            if ev.incomplete:
+                note += f" (not final: {ev.incomplete})"
+            progress(f"{task_id}: {note}")
     finally:
         await judge.aclose()
     usage = JudgeUsage(**{f: sum(getattr(e.judge_usage, f) for e in evaluations) for f in JudgeUsage.model_fields})
     summary = RunEvaluation(
-        evaluator_version=EVALUATOR_VERSION, judge=judge.identity, run_dir=str(run_dir), snapshot=str(snapshot_path),
-        model=run.model, harness=run.harness, tasks=lines,
+        evaluator_version=EVALUATOR_VERSION, judge=judge.identity, evaluator=EvaluatorPlace.here(), run_dir=run_label,
+        snapshot=str(snapshot_path), model=model, harness=harness, tasks=lines,
         mean_total=round(sum(t.total for t in lines) / len(lines), 4) if lines else 0.0,
         judge_usage=usage, elapsed_s=round(time.monotonic() - started, 3),
     )
@@ -238,11 +316,21 @@ async def score_run_async(
     return summary
 
 
-def score_run(run_dir: Path, **kwargs) -> RunEvaluation:
+def score_run(run_dir: Path | None, **kwargs) -> RunEvaluation:
     """Synchronous `score_run_async` (see there for the arguments). The snapshot's task kind decides what is
     evaluated: reports (probes and the atom judge), short answers (the answer judge) or multiple-choice answers
     (the option checker); `limits` applies to reports only. Either way OUT holds one evaluation.json per task and summary.json (`task_kind` says which)."""
-    return asyncio.run(score_run_async(run_dir, **kwargs))
+    summary = asyncio.run(score_run_async(run_dir, **kwargs))
+    if summary is None:
+        raise ValueError("score_run with step='probe' scores nothing; call probe_run")
+    return summary
+
+
+def probe_run(run_dir: Path, out_dir: Path, snapshot: Path | None = None, tasks: Sequence[str] | None = None,
+              progress: Progress = lambda _m: None) -> None:
+    """The probe step alone: each task's probe.json (and material, screenshots, frames, figures) and probed.json in
+    `out_dir`, for a judge step to finish (`score_run(None, step="judge", probe_dir=out_dir, ...)`)."""
+    asyncio.run(score_run_async(run_dir, out_dir=out_dir, snapshot=snapshot, tasks=tasks, progress=progress, step="probe"))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -218,7 +218,8 @@ class RescoreRecord(DiskRecord):
     elapsed_s: float
 
 
-def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, wait: bool = False):
+def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, wait: bool = False,
+                    evaluator: str = "docker"):
     """Score every frozen report of a verified archive again into `out` (holding its lock); returns
     (board, results, record)."""
     manifest, diff = verify_archive(archive)
@@ -228,12 +229,12 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, w
     with folder_lock(out, wait=wait, on_wait=progress):  # one driver per output folder
         if any(p.name != LOCK_FILE for p in out.iterdir()):
             raise UserError(f"{out} exists and is not empty; choose a new --out folder")
-        return _rescore(archive, out, judge, manifest, progress)
+        return _rescore(archive, out, judge, manifest, progress, evaluator)
 
 
-def _rescore(archive: Path, out: Path, judge, manifest, progress):
+def _rescore(archive: Path, out: Path, judge, manifest, progress, evaluator: str = "docker"):
     from omnidr.benchmark import ANSWER_KINDS, open_snapshot
-    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_run
+    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_folder
 
     from ._answer_results import build_answer_results, write_answer_results
     from ._eval import judge_key, judge_settings
@@ -254,8 +255,8 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress):
         frozen_cache = Path(archive) / label / "evaluation" / JUDGE_CACHE_DIR
         if frozen_cache.is_dir():
             shutil.copytree(frozen_cache, out / label / "evaluation" / JUDGE_CACHE_DIR)
-        score_run(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot, judge_settings=settings,
-                  tasks=config.tasks, progress=progress)
+        score_folder(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot,
+                     judge_settings=settings, tasks=config.tasks, progress=progress, evaluator=evaluator)
     first = next(iter(manifest.systems.values()))
     if short:
         board, results = build_answer_results(out, snapshot, manifest.snapshot_id, key, first.tasks)

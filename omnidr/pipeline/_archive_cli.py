@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
+from omnidr._options import EVALUATOR_OPTION
 
 from ._archive import archive_run, rescore_archive, verify_archive
 
@@ -71,10 +72,11 @@ def archive_verify(archive_dir: Path) -> None:
               help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge).")
 @click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New results folder.")
+@EVALUATOR_OPTION
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --out, wait for it instead of stopping.")
-def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path, wait: bool) -> None:
+def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path, evaluator: str, wait: bool) -> None:
     """Re-score the frozen reports of ARCHIVE with a judge (and this evaluator version) into a new
-    results folder; no agent runs and no Docker engine is needed."""
+    results folder; no agent runs (the evaluator image scores, unless `--evaluator host`)."""
     from omnidr.scoring import AnswerLeaderboard, answer_grids, leaderboard_grids
 
     from ._specs import parse_judge, require_key
@@ -86,7 +88,8 @@ def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: P
             status.update(m)
             out.print(f"  {m}", soft_wrap=True)
 
-        board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait, progress=progress)
+        board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait, progress=progress,
+                                                  evaluator=evaluator)
     out.print(answer_grids(board)["leaderboard"].rich() if isinstance(board, AnswerLeaderboard)
               else leaderboard_grids(board)[0].rich())
     out.print(f"re-scored {record.archive_id} with judge {record.judge} (evaluator {record.evaluator_version}) in "

@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 
 from omnidr._console import make_console
+from omnidr._options import EVALUATOR_OPTION
 from omnidr.errors import UserError
 from sandbox.models import ModelPolicy
 
@@ -29,6 +30,7 @@ _opts = [
     click.option("--judge", default=BASELINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",
                  help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge)."),
     click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY)."),
+    EVALUATOR_OPTION,
     click.option("--budget", default="default", show_default=True,
                  help="default, or KEY=VALUE,... over iterations, output_tokens, total_tokens, tool_calls, wall_time, "
                       "attempts, upstream_retries."),
@@ -111,7 +113,7 @@ def eval_options(f):
 
 def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
              tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
-             outside_network=None, upstream_ca=(), allow_net=(), model_policy="rewrite"):
+             outside_network=None, upstream_ca=(), allow_net=(), model_policy="rewrite", evaluator="docker"):
     from omnidr.attempts import WEB_MODES, make_executor, parse_allow_nets, parse_provider_tools, parse_search_door
 
     from ._eval import EvalRequest
@@ -125,7 +127,7 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
                        provider_tools=parse_provider_tools(provider_tools, WEB_MODES[web]), wait=wait, web=web,
                        search_door=parse_search_door(search_door, search_key_env, WEB_MODES[web]) if search_door else None,
                        outside_network=outside_network, upstream_ca=list(upstream_ca),
-                       allow_nets=parse_allow_nets(allow_net), model_policy=model_policy)
+                       allow_nets=parse_allow_nets(allow_net), model_policy=model_policy, evaluator=evaluator)
 
 
 def run_with_progress(request, check_examples: bool = True):
@@ -202,7 +204,7 @@ def open_hints(outcome) -> list[str]:
 @_with_web_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
 def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
-          judge_key_env: str | None, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
+          judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
           allow_net: tuple, model_policy: str, skip_agents: bool) -> None:
@@ -224,7 +226,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
     system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy)
+                       upstream_ca, allow_net, model_policy, evaluator)
     outcome = run_with_progress(request)
     _where(outcome)
     if outcome.result.failed:
@@ -240,7 +242,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @eval_options
 @_with_web_opts
 @click.pass_context
-def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, budget, tasks, runs_root,
+def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
             outside_network, upstream_ca, allow_net, model_policy) -> None:
     """Run two or more systems on the same tasks under the same budget, then report each other system
@@ -291,7 +293,7 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
     request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy)
+                       upstream_ca, allow_net, model_policy, evaluator)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)

@@ -67,6 +67,7 @@ class EvalRequest:
     upstream_ca: list[Path] = field(default_factory=list)  # extra CAs the proxy trusts on the live web
     allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
     model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model (--model-policy)
+    evaluator: Literal["docker", "host"] = "docker"  # where scores are computed (--evaluator)
 
     @property
     def proxy_mode(self):
@@ -227,7 +228,8 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -
     from omnidr.harness import HARNESSES
 
     # each harness's image (the direct harness runs in the reference image)
-    names = sorted({HARNESSES[s.harness].image or s.harness for s in request.systems} | {"gateway", "egress"})
+    names = sorted({HARNESSES[s.harness].image or s.harness for s in request.systems} | {"gateway", "egress"}
+                   | ({"evaluator"} if request.evaluator == "docker" else set()))
     def building(message: str) -> None:  # an image found by its tag is not news; a build is
         if not message.lstrip().startswith("cached"):
             note(f"images: {message.strip()}")
@@ -243,6 +245,10 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -
         require_answer(url, "model", "MODEL (--model)")
     if not request.judge.offline and request.judge.base_url:
         require_answer(request.judge.base_url, "judge", "JUDGE (--judge)")
+        if request.evaluator == "docker":
+            from omnidr.evaluation import judge_route
+
+            judge_route(request.judge.base_url)  # a loopback judge cannot be reached from the evaluator image: say so now
 
 
 def _key_env(model: Endpoint) -> str | None:
@@ -517,7 +523,7 @@ def _metric_name(label: str) -> str:
 def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker,
                    out, kind: TaskKind = TaskKind.short_answer) -> StageResult:
     """Judge every task's answer (paper 002, App. C.4); kept when already judged by this judge on the last attempts."""
-    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, read_answer_run, score_run
+    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, read_answer_run, score_folder
 
     kept = None
     if RunPaths(folder).scored:
@@ -538,8 +544,9 @@ def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_id
         out.scored, evaluations = kept
     else:
         progress.note(f"{spec.label}: judging {len(task_ids)} answer(s) (judge {request.judge.spec})")
-        out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
-                               tasks=task_ids, progress=progress.note)
+        out.scored = score_folder(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
+                                  tasks=task_ids, progress=progress.note, evaluator=request.evaluator,
+                                  outside_network=request.outside_network)
         _, evaluations = read_answer_run(RunPaths(folder).evaluation)
     for ev in evaluations:
         if ev.attempt is not None:
@@ -608,7 +615,7 @@ def _kept_scores(folder: Path, request: EvalRequest, records: dict):
 
 
 def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker, out) -> StageResult:
-    from omnidr.evaluation import read_scored_run, score_run
+    from omnidr.evaluation import read_scored_run, score_folder
 
     kept = _kept_scores(folder, request, out.records)
     if kept is not None:
@@ -616,8 +623,9 @@ def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progr
         out.scored, evaluations = kept
     else:
         progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
-        out.scored = score_run(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
-                               tasks=task_ids, progress=progress.note)
+        out.scored = score_folder(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
+                                  tasks=task_ids, progress=progress.note, evaluator=request.evaluator,
+                                  outside_network=request.outside_network)
         _, evaluations = read_scored_run(RunPaths(folder).evaluation)
     for ev in evaluations:
         if ev.attempt is not None:

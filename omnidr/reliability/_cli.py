@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
+from omnidr._options import EVALUATOR_OPTION
 from omnidr.errors import UserError
 from omnidr.harness import HARNESSES
 from omnidr.pipeline import eval_options
@@ -57,8 +58,9 @@ def judge() -> None:
               help="The snapshot the run used (default: the path its run.json names).")
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
+@EVALUATOR_OPTION
 def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_key_env: str | None,
-                    snapshot: Path | None, replicates: int) -> None:
+                    snapshot: Path | None, replicates: int, evaluator: str) -> None:
     """Score every delivered report of RUN_ROOT REPEATS times with an empty judge cache and report the
     share of applicable criteria whose decision is not unanimous: per report, per direction and
     overall (App. E.4). The repeats, votes included, stay in RUN_ROOT/reliability/stability/."""
@@ -76,7 +78,8 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
             status.update(m)
             out.print(f"  {m}", soft_wrap=True)
 
-        outcomes, key = score_repeats(run_root, repeats, judge_settings(endpoint), snapshot, progress=progress)
+        outcomes, key = score_repeats(run_root, repeats, judge_settings(endpoint), snapshot, progress=progress,
+                                      evaluator=evaluator)
     result = stability_of(outcomes, key, replicates=replicates)
     _publish(run_root, "stability", result, stability_grids(result), {
         "non_unanimous_mean": result.mean_rate.value, "non_unanimous_pooled": result.pooled_rate,
@@ -169,7 +172,7 @@ def agreement_grids(a: Agreement) -> list[Grid]:
 @click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
 @eval_options
 def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
-              budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
+              evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
               tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
     reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
@@ -191,7 +194,7 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     systems = calibration_systems(harness, parse_model(model, model_key_env))
     request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
                            Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
-                           wait)
+                           wait, evaluator=evaluator)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.run_root is None:
         sys.exit(1)

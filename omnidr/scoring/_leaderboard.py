@@ -7,16 +7,20 @@ is drawn in each replicate); the replicate means of all systems are then one mat
 with no Python loop per replicate.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from omnidr.benchmark import Difficulty, Dimension
 
 from ._errors import ScoringInputError
 from ._report_models import ReportScore, ScoringSettings
 from ._tables import Leaderboard, PairedComparison, SystemResult, SystemScores
+
+if TYPE_CHECKING:  # numpy is imported where it computes: most commands (and the evaluator's probe step) never do
+    import numpy as np
 
 DEFAULT_REPLICATES = 20_000
 DEFAULT_SEED = 0
@@ -29,6 +33,8 @@ def bootstrap_counts(n_tasks: int, replicates: int = DEFAULT_REPLICATES, seed: i
 
     Row b comes from the index row b of `default_rng(seed).integers(0, n_tasks, (replicates, n_tasks))`.
     """
+    import numpy as np
+
     if n_tasks < 1:
         raise ScoringInputError("the task set is empty; give at least one task")
     if replicates < 1:
@@ -46,6 +52,8 @@ def bootstrap_means(scores: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def percentile_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval along axis 0."""
+    import numpy as np
+
     alpha = 100 * (1 - confidence) / 2
     low, high = np.percentile(samples, [alpha, 100 - alpha], axis=0)
     return low, high
@@ -100,6 +108,8 @@ def common_settings(table: list[list[ReportScore]]) -> ScoringSettings | None:
 
 def score_matrix(table: list[list[ReportScore]]) -> np.ndarray:
     """Totals (systems, tasks), failures as 0."""
+    import numpy as np
+
     return np.array([[r.total for r in row] for row in table], dtype=float).reshape(len(table), -1)
 
 
@@ -202,6 +212,8 @@ def build_leaderboard(
 
 
 def _pairs(labels, scores, counts, pairs, seed, confidence) -> list[PairedComparison]:
+    import numpy as np
+
     pairs = list(pairs)
     if not pairs:
         return []

@@ -1,5 +1,5 @@
-"""`omnidr score --docker`: the evaluator image (pinned Chromium and Python) scores a run folder
-mounted read-only, with no network for the offline judge and only a relay to the judge endpoint
+"""`omnidr score` (`--evaluator docker`, the default): the evaluator image (pinned Chromium and Python) scores a
+run folder mounted read-only, with no network for the offline judge and only a relay to the judge endpoint
 otherwise, and decides exactly as the host does."""
 
 import ipaddress

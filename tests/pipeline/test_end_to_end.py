@@ -23,9 +23,11 @@ TASKS = ("pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh")
 
 
 def make_eval(runs: Path, *settings: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`make eval SETTINGS RUNS_ROOT=runs`, as the README tells users to run it."""
+    """`make eval SETTINGS RUNS_ROOT=runs`, as the README tells users to run it (`env`: variables to add, or with
+    None to remove)."""
+    full = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
     return subprocess.run(["make", "-s", "-C", str(ROOT), "eval", f"RUNS_ROOT={runs}", *settings], capture_output=True,
-                          text=True, timeout=900, env={**os.environ, **(env or {})})
+                          text=True, timeout=900, env=full)
 
 
 def totals(system_dir: Path) -> dict[str, float]:
@@ -40,7 +42,7 @@ def attempt_files(system_dir: Path) -> dict[Path, bytes]:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     runs = tmp_path_factory.mktemp("runs")
-    r = make_eval(runs)
+    r = make_eval(runs, env={"OMNIDR_EVALUATOR": None})  # as a new user runs it: scored in the evaluator image
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-3000:]
     [root] = runs.glob("demo-*")
     return root, r.stdout
@@ -58,6 +60,12 @@ def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
     assert row["avg"] == pytest.approx(sum(scores.values()) / 3)
     assert min(scores.values()) <= row["avg_ci_low"] <= row["avg"] <= row["avg_ci_high"] <= max(scores.values())
     assert row["successes"] == 3 and row["label"] == "scripted-demo / reference / full / default"
+    # scored in the evaluator image, which the run built and names in every evaluation
+    summary = json.loads((system / "evaluation" / "summary.json").read_text())
+    assert summary["evaluator"]["where"] == "docker" and summary["evaluator"]["image"].startswith("omnidr/evaluator:")
+    for task in TASKS:
+        ev = json.loads((system / "evaluation" / task / "evaluation.json").read_text())
+        assert ev["evaluator"] == summary["evaluator"] and ev["session"]["chromium_sandbox"] is True
     md = (root / "leaderboard.md").read_text()
     assert f"| 1 | scripted-demo / reference / full / default | {row['avg']:.1f} |" in md
     png = (root / "leaderboard.png").read_bytes()
