@@ -19,7 +19,7 @@ SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk debootstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_LOG ?= /tmp/omnidr-apt.log
 
-.PHONY: setup system-deps images test test-fast eval lock clean mlflow-ui audit
+.PHONY: setup system-deps images test test-durations test-fast eval lock clean mlflow-ui audit
 
 setup: system-deps $(STAMP)
 
@@ -62,6 +62,11 @@ test: setup $(WHEELHOUSE)
 	IMAGE_JOBS='$(IMAGE_JOBS)' $(BIN)/nox -s tests
 
 # Unit tests only (no Docker, ffmpeg, network or browser): the edit-test loop. CI runs `make test`.
+# Rewrites tests/durations.json (each test's seconds, which orders the parallel run) from a whole run; run it on
+# the CI machine with the images built, and commit the file.
+test-durations: images
+	OMNIDR_DURATIONS_OUT=$(CURDIR)/tests/durations.json $(MAKE) test
+
 test-fast: setup $(WHEELHOUSE)
 	$(BIN)/nox -s fast
 

@@ -33,6 +33,7 @@ TERMINAL = ("COLUMNS", "LINES")
 
 def pytest_configure(config: pytest.Config) -> None:
     scheduling.configure_controller(config)
+    scheduling.record_durations(config)
     # (worker) A worker process has COLUMNS=80 and LINES=24 in its environment (seen with pytest-xdist 3.8 under
     # pytest 9.2, where a serial run has neither), and the CLI fits its tables to COLUMNS: restore what the
     # command that started the run had.

@@ -11,6 +11,11 @@ come last.
 The workers decide the units at collection, where the fixtures are known, and write them to a plan the
 controller's scheduler reads. (xdist's own `xdist_group` marks do not reach its scheduler under pytest 9,
 which no longer reads the node id xdist rewrites.)
+
+How heavy a unit is comes from tests/durations.json, each test's seconds (setup, call and teardown) measured by a
+whole run on the 2-core CI machine with the images built (`make test-durations` rewrites it); a test it does not
+list yet weighs what its markers guess. The Docker units then go out longest first, so that the two workers
+finish together instead of one waiting on the last long end-to-end test.
 """
 
 import json
@@ -24,9 +29,22 @@ from xdist.scheduler import LoadScopeScheduling
 
 # Session fixtures every worker may make for itself: cheap once the images exist (`make images`).
 PER_WORKER = frozenset({"client", "images", "chromium", "tmp_path_factory"})
-# How much a test weighs by its markers, for the order units go out in (a guess at its length, not a measurement).
+# How much a test weighs by its markers, in seconds, for a test tests/durations.json does not list (a guess).
 MARKER_WEIGHTS = {"docker": 8, "browser": 2, "media": 2, "network": 1}
 PLAN_KEY = "omnidr_plan"
+DURATIONS = Path(__file__).with_name("durations.json")
+DURATIONS_ENV = "OMNIDR_DURATIONS"
+"""Another durations file to plan by (the tests of this module use it)."""
+DURATIONS_OUT_ENV = "OMNIDR_DURATIONS_OUT"
+"""Set to a file path, the run writes each test's seconds there (the controller, at the end)."""
+
+
+def measured() -> dict[str, float]:
+    try:
+        path = Path(os.environ.get(DURATIONS_ENV) or DURATIONS)
+        return {k: float(v) for k, v in json.loads(path.read_text("utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
 
 
 def shared_group(item: pytest.Item) -> str | None:
@@ -50,7 +68,10 @@ def shared_group(item: pytest.Item) -> str | None:
     return group
 
 
-def weight(item: pytest.Item) -> int:
+def weight(item: pytest.Item, seconds: dict[str, float] | None = None) -> float:
+    """The test's measured seconds, else its markers' guess."""
+    if seconds and item.nodeid in seconds:
+        return seconds[item.nodeid]
     return 1 + sum(w for name, w in MARKER_WEIGHTS.items() if item.get_closest_marker(name))
 
 
@@ -58,11 +79,12 @@ def plan_units(items: list[pytest.Item]) -> dict[str, str]:
     """Group the items into units, put the units in the order they go out (heaviest first, each unit's tests
     together and in their collected order), and return node id -> unit."""
     unit_of = {item.nodeid: shared_group(item) or item.nodeid for item in items}
-    unit_weight: dict[str, int] = {}
+    seconds = measured()
+    unit_weight: dict[str, float] = {}
     first: dict[str, int] = {}
     for index, item in enumerate(items):
         unit = unit_of[item.nodeid]
-        unit_weight[unit] = unit_weight.get(unit, 0) + weight(item)
+        unit_weight[unit] = unit_weight.get(unit, 0) + weight(item, seconds)
         first.setdefault(unit, index)
     docker = {unit_of[item.nodeid] for item in items if item.get_closest_marker("docker")}
     order = {id(item): index for index, item in enumerate(items)}
@@ -123,3 +145,26 @@ def plan_in_worker(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 
 _PLAN_DIR = pytest.StashKey[Path]()
+
+
+class DurationRecorder:
+    """(controller, with OMNIDR_DURATIONS_OUT set) Each test's seconds, written at the end of the run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seconds: dict[str, float] = {}
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self) -> None:
+        self.path.write_text(json.dumps({k: round(v, 1) for k, v in sorted(self.seconds.items())}, indent=0) + "\n",
+                             "utf-8")
+
+
+def record_durations(config: pytest.Config) -> None:
+    target = os.environ.get(DURATIONS_OUT_ENV)
+    if target and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationRecorder(Path(target)), "omnidr-durations")
