@@ -20,6 +20,55 @@ def default_tracking_uri(run_root: Path) -> str:
     return f"sqlite:///{(Path(run_root).resolve() / DB_FILE).as_posix()}"
 
 
+def seed_store(tracking_uri: str, artifact_root: Path | None = None) -> None:
+    """Make a missing sqlite store a copy of an empty one kept per MLflow version in the cache
+    (`$XDG_CACHE_HOME|~/.cache/omnidr/mlflow/`): a store MLflow creates runs every schema migration, about 1.5 s
+    of CPU for each run root. The copy's Default experiment keeps its artifacts under `artifact_root` (MLflow's
+    own puts them under the working folder). Other stores (a server, an existing file) are left alone."""
+    import sqlite3
+
+    if not tracking_uri.startswith("sqlite:///"):
+        return
+    db = Path(tracking_uri.removeprefix("sqlite:///"))
+    if db.exists():
+        return
+    try:
+        _copy_empty_store(db, artifact_root)
+    except (OSError, sqlite3.Error):
+        return  # no cache to write, a full disk, ...: MLflow makes the store itself, as without the copy
+
+
+def _copy_empty_store(db: Path, artifact_root: Path | None) -> None:
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from mlflow import MlflowClient
+    from mlflow.version import VERSION
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "mlflow" / f"empty-{VERSION}.db"
+    if not cache.is_file():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache.parent) as tmp:
+            MlflowClient(tracking_uri=f"sqlite:///{tmp}/empty.db").search_experiments()
+            os.replace(f"{tmp}/empty.db", cache)  # whole or not at all; two makers write the same empty store
+    db.parent.mkdir(parents=True, exist_ok=True)
+    part = db.with_name(f".{db.name}.{os.getpid()}.part")
+    try:
+        shutil.copyfile(cache, part)
+        if artifact_root is not None:
+            with sqlite3.connect(part) as con:
+                con.execute("UPDATE experiments SET artifact_location = ? WHERE experiment_id = 0",
+                            ((Path(artifact_root).resolve() / "0").as_posix(),))
+            con.close()
+        try:
+            os.link(part, db)  # never over a store another process made meanwhile
+        except FileExistsError:
+            pass
+    finally:
+        part.unlink(missing_ok=True)
+
+
 def git_commit(path: Path | None = None) -> tuple[str, bool]:
     """(commit, dirty) of the checkout holding this package; ("unknown", False) outside a checkout."""
     where = path or Path(__file__).resolve().parents[2]
@@ -63,6 +112,7 @@ class Tracker:
         self._error = MlflowException
         self._lock = threading.Lock()
         self.uri = tracking_uri
+        seed_store(tracking_uri, artifact_root)
         self.client = MlflowClient(tracking_uri=tracking_uri)
         # traces are exported to the process's tracking URI, not the client's, and by default on a
         # background queue that may still hold them when the process exits
