@@ -23,6 +23,7 @@ An `omnidr eval` root holds one run folder per system; `omnidr run` makes a run 
                 record/             what the proxy recorded (`record` mode)
             evaluation/summary.json the system's scores
             evaluation/<task>/evaluation.json   one task's scored evaluation
+            evaluation/<task>/probe.json        the probe step's record (beside material.json, screenshots/, ...)
 """
 
 from dataclasses import dataclass
