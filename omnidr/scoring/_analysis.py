@@ -7,9 +7,13 @@
   its tasks, one trace per task (its last attempt, the one whose report is scored); with one trace
   per task this is the paper's median of per-task medians (App. F.6-F.7). The pipeline supplies
   the medians, because they come from the trajectories, not from the scores.
-- Breakdowns (Tables 4, 18-20): each system's Avg (failures 0) over the tasks of one family,
-  subcategory or query form, with the number of tasks. Groups with one to five tasks are
-  descriptive only, as the paper says of its subcategories.
+- Breakdowns (Tables 4, 18-20, App. F.4): by family (Tables 4 and 19) and subcategory (Table 20),
+  successful-report means ("missing or unreadable reports are excluded from this diagnostic view");
+  by query form (Table 18), all-task means with failures 0. Each system has a column, and a last
+  column pools all systems (Table 4 prints one figure per family): the mean over every successful
+  report of every system in the group (all reports, failures 0, for the query form). Whether Table 4
+  pools reports or averages system means is not stated; pooling reports is this project's reading.
+  Groups with one to five tasks are descriptive only, as the paper says of its subcategories.
 - Pass rates (Table 16): every direction's pass rate and the L0-L3 rates of each system, each the
   mean over successful reports of the report's rate (the leaderboard's definition), and a last row
   with the unweighted mean over systems, the paper's "unweighted mean of configuration-level"
@@ -79,23 +83,41 @@ def paired_grid(board: Leaderboard, process: Mapping[str, ProcessMedians] | None
         out, frozenset(range(2, 12)))
 
 
+SUCCESSFUL_ONLY = {"family": True, "subcategory": True, "query_form": False}
+"""App. F.4: which breakdown is a successful-report mean (failures left out) and which an all-task mean."""
+
+
 def breakdown_grids(board: Leaderboard, systems: Sequence[SystemScores],
                     task_labels: Mapping[str, Mapping[str, str]]) -> dict[str, Grid]:
-    """Tables 4, 18-20: Avg per family, subcategory and query form (`task_labels`: task id ->
-    {"family", "subcategory", "query_form"} -> value), systems in leaderboard order."""
-    totals = {s.system.label: {r.task_id: r.total for r in s.reports} for s in systems}
-    shown = [r for r in board.rows if r.label in totals]
+    """Tables 4, 18-20: one table per family, subcategory and query form (`task_labels`: task id ->
+    {"family", "subcategory", "query_form"} -> value), systems in leaderboard order, then all systems."""
+    reports = {s.system.label: {r.task_id: r for r in s.reports} for s in systems}
+    shown = [r for r in board.rows if r.label in reports]
     labels = [r.label for r in shown]
     grids = {}
     for key in BREAKDOWNS:
+        successful = SUCCESSFUL_ONLY[key]
         groups: dict[str, list[str]] = {}
         for task in board.task_ids:
             groups.setdefault(task_labels.get(task, {}).get(key, "unlabelled"), []).append(task)
-        rows = [[group, str(len(tasks)), *[pts(sum(totals[x].get(t, 0.0) for t in tasks) / len(tasks)) for x in labels]]
+
+        def totals(label: str, tasks: list[str], successful: bool = successful) -> list[float]:
+            got = [reports[label].get(t) for t in tasks]
+            if successful:  # App. F.4: a missing or failed report is left out of this view
+                return [r.total for r in got if r is not None and not r.failed]
+            return [0.0 if r is None or r.failed else r.total for r in got]
+
+        def mean(values: list[float]) -> str:
+            return pts(sum(values) / len(values)) if values else "-"
+
+        rows = [[group, str(len(tasks)), *[mean(totals(x, tasks)) for x in labels],
+                 mean([v for x in labels for v in totals(x, tasks)])]
                 for group, tasks in sorted(groups.items())]
         name = key.replace("_", " ")
-        grids[f"by_{key}"] = Grid(f"Avg by {name} (points, failures 0; a group of few tasks is descriptive only)",
-                                  [name, "tasks", *map(_name, shown)], rows, frozenset(range(1, 2 + len(labels))))
+        what = ("successful-report means, failures left out" if successful else "all-task means, failures 0")
+        grids[f"by_{key}"] = Grid(
+            f"Avg by {name} (points, {what}; paper App. F.4; a group of few tasks is descriptive only)",
+            [name, "tasks", *map(_name, shown), "all systems"], rows, frozenset(range(1, 3 + len(labels))))
     return grids
 
 

@@ -74,15 +74,24 @@ def test_the_paired_table_gives_the_differences_of_avg_success_and_each_dimensio
     assert pair["95% CI"] == f"[{c.ci_low:.1f}, {c.ci_high:.1f}]"
 
 
-def test_breakdowns_average_each_group_with_failures_as_zero(tables):
+def test_family_and_subcategory_are_successful_report_means_and_query_form_counts_failures_as_zero(tables):
+    """App. F.4: Tables 4, 19 and 20 leave missing or unreadable reports out; Table 18 counts them as 0."""
     _, grids = tables
     family = {r["family"]: r for r in rows(grids["by_family"])}
-    assert family["home"] == {"family": "home", "tasks": "2", "strong": "75.0", "weak": "25.0"}
-    assert family["science"] == {"family": "science", "tasks": "2", "strong": "35.0", "weak": "10.0"}
-    sub = {r["subcategory"]: (r["tasks"], r["strong"], r["weak"]) for r in rows(grids["by_subcategory"])}
-    assert sub == {"cooking": ("1", "50.0", "0.0"), "physics": ("2", "35.0", "10.0"), "repair": ("1", "100.0", "50.0")}
-    form = {r["query form"]: r["strong"] for r in rows(grids["by_query_form"])}
-    assert form == {"general": "75.0", "user_demand": "70.0", "video_view": "0.0"}
+    # home: strong (100 + 50) / 2; weak t1 50, its failed t2 left out: 50; all systems (100 + 50 + 50) / 3
+    assert family["home"] == {"family": "home", "tasks": "2", "strong": "75.0", "weak": "50.0", "all systems": "66.7"}
+    # science: strong (70 + 0) / 2, weak (20 + 0) / 2, all (70 + 0 + 20 + 0) / 4
+    assert family["science"] == {"family": "science", "tasks": "2", "strong": "35.0", "weak": "10.0",
+                                 "all systems": "22.5"}
+    sub = {r["subcategory"]: (r["tasks"], r["strong"], r["weak"], r["all systems"]) for r in rows(grids["by_subcategory"])}
+    # cooking is t2 alone, which weak failed: weak has no successful report there
+    assert sub == {"cooking": ("1", "50.0", "-", "50.0"), "physics": ("2", "35.0", "10.0", "22.5"),
+                   "repair": ("1", "100.0", "50.0", "75.0")}
+    form = {r["query form"]: (r["strong"], r["weak"], r["all systems"]) for r in rows(grids["by_query_form"])}
+    # general: strong (100 + 50) / 2; weak (50 + 0, the failure) / 2; all (100 + 50 + 50 + 0) / 4
+    assert form == {"general": ("75.0", "25.0", "50.0"), "user_demand": ("70.0", "20.0", "45.0"),
+                    "video_view": ("0.0", "0.0", "0.0")}
+    assert "successful-report means" in grids["by_family"].title and "failures 0" in grids["by_query_form"].title
 
 
 def test_pass_rates_per_direction_and_level_with_the_mean_over_systems(tables):
