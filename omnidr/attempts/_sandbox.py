@@ -27,7 +27,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from pydantic import SecretStr
 
 from omnidr._files import write_atomic
-from omnidr.benchmark import report_problem
+from omnidr.benchmark import check_report
 from omnidr.images import ImagePackages, packages_of
 from omnidr.paths import HARNESS_LOGS, AttemptPaths
 from sandbox.egress import AGENT_CA_PATH, CA_FILE, OpenGeneration, agent_ca_environment
@@ -837,9 +837,11 @@ class AttemptSandbox:
     def _reason(self, dirs: AttemptPaths, timed_out: bool, exit_code: int | None, wall_s: float,
                 state: BudgetUse) -> tuple[AttemptReason, str]:
         report = dirs.report / self.spec.report_entry
-        problem = report_problem(report.parent, self.spec.report_data_file) if report.is_file() else None
-        if report.is_file() and problem is None:
-            return AttemptReason.success, f"report delivered at output/report/{self.spec.report_entry}"
+        check = check_report(report.parent, self.spec.report_data_file) if report.is_file() else None
+        problem = check.problem if check is not None else None
+        if check is not None and problem is None:
+            return AttemptReason.success, "; ".join([f"report delivered at output/report/{self.spec.report_entry}",
+                                                     *check.warnings])
         if timed_out:
             return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"
         if state.exhausted:

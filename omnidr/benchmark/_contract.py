@@ -5,6 +5,7 @@ The agent writes `report/data.js` (``window.DATA = {...};``) next to a copy of t
 schema of `window.DATA` is generated from :class:`ReportData`; there is no hand-written copy.
 """
 
+import json
 from pathlib import Path
 
 from pydantic import Field, ValidationError
@@ -59,16 +60,55 @@ def is_skeleton(data: ReportData) -> bool:
     return not (data.timeline or data.findings or data.sources)
 
 
-def report_problem(report_dir: Path, data_file: str = "data.js") -> str | None:
-    """Why a delivered report folder does not count as a report, or None.
+class ReportCheck(Record):
+    """What the report check found in a delivered report folder (`check_report`)."""
 
-    Paper App. F: a run succeeds "only when its final HTML report is recoverable and can be parsed
-    by the evaluator", and unfilled interface skeletons "are counted as failures". So the data must
-    read and validate against the contract, and the interface must be filled."""
+    problem: str | None = Field(None, description="Why the folder does not count as a report; None when it does.")
+    warnings: list[str] = Field(default_factory=list, description="Deviations from the contract the reader tolerates.")
+
+
+def _filled(raw: dict) -> bool:
+    """A `window.DATA` object read leniently has content: a non-empty timeline, findings or sources list."""
+    return any(isinstance(raw.get(key), list) and raw[key] for key in ("timeline", "findings", "sources"))
+
+
+def check_report(report_dir: Path, data_file: str = "data.js") -> ReportCheck:
+    """The report check of paper App. F.1, made the same way at the end of an attempt and in the evaluator.
+
+    A run succeeds "only when its final HTML report is recoverable and can be parsed by the evaluator", and
+    unfilled interface skeletons "are counted as failures". So a report fails when its data file is missing or is
+    not a `window.DATA = {...};` assignment of a JSON object, or when its interface is unfilled (no timeline note,
+    finding or source record). A data object that deviates from the contract's schema but still reads as an object
+    with content is a report: it succeeds with a warning naming the first deviation (the M atoms of the data's
+    validity score it)."""
+    path = report_dir / data_file
+    if not path.is_file():
+        return ReportCheck(problem=f"not a valid report: {data_file}: missing")
+    body = data_js_body(path.read_text("utf-8", "replace"))
+    if body is None:
+        return ReportCheck(problem=f"not a valid report: {data_file}: expected `window.DATA = {{...}};`")
     try:
-        data = read_report_data(report_dir, data_file)
-    except ReportDataError as exc:
-        return f"not a valid report: {str(exc).replace(str(report_dir / data_file), data_file)}"
-    if is_skeleton(data):
-        return "an unfilled interface skeleton (no timeline note, finding or source record)"
-    return None
+        data = ReportData.model_validate_json(body)
+    except ValidationError as exc:
+        try:
+            raw = json.loads(body)
+        except ValueError:
+            raw = None
+        if not isinstance(raw, dict):
+            e = exc.errors(include_url=False)[0]
+            return ReportCheck(problem=f"not a valid report: {data_file}: {e['msg']}")
+        if not _filled(raw):
+            return ReportCheck(problem=SKELETON_PROBLEM)
+        e = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in e["loc"]) or "window.DATA"
+        return ReportCheck(warnings=[f"{data_file} deviates from the contract ({where}: {e['msg']}; "
+                                     f"{exc.error_count()} problem(s)); the evaluator reads it"])
+    return ReportCheck(problem=SKELETON_PROBLEM if is_skeleton(data) else None)
+
+
+SKELETON_PROBLEM = "an unfilled interface skeleton (no timeline note, finding or source record)"
+
+
+def report_problem(report_dir: Path, data_file: str = "data.js") -> str | None:
+    """Why a delivered report folder does not count as a report, or None (`check_report`'s problem)."""
+    return check_report(report_dir, data_file).problem

@@ -63,8 +63,10 @@ def _words(text: str) -> set[str]:
 
 
 def hard_rule(candidate: str, execution_error: str | None) -> AnswerVerdict | None:
-    """The verdict the paper fixes whatever the reference is: a failed execution, an empty answer, a refusal or an
-    admission of insufficient evidence is incorrect (App. C.4). None when no such rule applies."""
+    """The offline baseline's reading of the judge's fixed rules (App. C.4: failed executions, empty answers,
+    refusals and insufficient evidence are incorrect), by pattern: the baseline cannot read a sentence, so it takes a
+    refusal phrase anywhere as a refusal. The model judge does not use this (see `empty_answer`). None when no such
+    rule applies."""
     if execution_error:
         return AnswerVerdict(correct=False, confidence=1.0, reason=f"execution failed: {execution_error}")
     if not candidate.strip():
@@ -72,6 +74,17 @@ def hard_rule(candidate: str, execution_error: str | None) -> AnswerVerdict | No
     if _REFUSAL.search(candidate):
         return AnswerVerdict(correct=False, confidence=1.0, reason="a refusal or insufficient evidence")
     return None
+
+
+def empty_answer(candidate: str, execution_error: str | None) -> AnswerVerdict | None:
+    """The one verdict taken without the model judge: an empty answer is incorrect. Seed 002, App. C.4: the judge
+    receives the question, the reference, the candidate and the execution status and decides; refusals,
+    insufficient evidence and failed executions are incorrect by its rules, so it is the judge that applies them (a
+    right answer that adds "the date could not be verified" is the judge's to read). None for any other answer."""
+    if candidate.strip():
+        return None
+    why = f"empty answer (execution failed: {execution_error})" if execution_error else "empty answer"
+    return AnswerVerdict(correct=False, confidence=1.0, reason=why)
 
 
 def baseline_answer_verdict(question: str, reference: str, candidate: str,

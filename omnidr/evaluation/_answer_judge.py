@@ -1,8 +1,10 @@
 """The answer judge of short-answer tasks (OpenDS-World, paper 002, App. C.4), against any OpenAI-compatible
 endpoint, and its offline baseline.
 
-The paper's hard rules come first and need no call: a failed execution, an empty answer, a refusal or an
-admission of insufficient evidence is incorrect (`hard_rule`). Any other answer goes to the model at temperature
+The judge decides (App. C.4): only an empty answer is incorrect without a call (`empty_answer`); refusals,
+admissions of insufficient evidence and failed executions are incorrect by the judge's rules, which the model applies
+to what it is shown (the execution status included). The offline baseline, which cannot read, applies them by
+pattern (`hard_rule`). Any other answer goes to the model at temperature
 0 with a JSON-schema answer ({correct, confidence, reason}), through the same endpoint handling as the report
 judge (`ChatEndpoint`: a concurrency bound, retries with backoff on 429, 5xx, timeouts and dropped connections).
 A verdict is cached by content (`answer_key`), so re-scoring an unchanged answer calls nothing; a judge that still
@@ -16,7 +18,7 @@ from typing import Protocol
 
 from omnidr.benchmark import TaskKind
 
-from ._answer_baseline import ANSWER_BASELINE_MODEL, AnswerVerdict, baseline_answer_verdict, hard_rule
+from ._answer_baseline import ANSWER_BASELINE_MODEL, AnswerVerdict, baseline_answer_verdict, empty_answer, hard_rule
 from ._answer_prompt import ANSWER_PROMPT_VERSION, ANSWER_RESPONSE_FORMAT, answer_messages, parse_answer_verdict
 from ._baseline import BASELINE_LABEL
 from ._cache import JudgeCache, answer_key
@@ -88,8 +90,8 @@ def answer_judge_identity(settings: JudgeSettings | None, kind: TaskKind = TaskK
     return JudgeIdentity(kind="openai-compatible", model=settings.model, prompt_version=ANSWER_PROMPT_VERSION)
 
 
-def _fixed(request: AnswerRequest, started: float) -> AnswerJudgement | None:
-    verdict = hard_rule(request.candidate, request.execution_error)
+def _fixed(request: AnswerRequest, started: float, rule=hard_rule) -> AnswerJudgement | None:
+    verdict = rule(request.candidate, request.execution_error)
     if verdict is None:
         return None
     return AnswerJudgement(verdict=verdict, hard_rule=True, elapsed_s=round(time.monotonic() - started, 4))
@@ -109,7 +111,7 @@ class OpenAIAnswerJudge:
 
     async def judge(self, request: AnswerRequest) -> AnswerJudgement:
         started = time.monotonic()
-        fixed = _fixed(request, started)
+        fixed = _fixed(request, started, empty_answer)
         if fixed is not None:
             return fixed
         key = answer_key(self.identity, request.question, request.reference, request.candidate, request.execution_error)

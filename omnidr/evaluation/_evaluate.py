@@ -20,6 +20,7 @@ from omnidr.benchmark import (
     ReportContract,
     RubricTree,
     Task,
+    check_report,
     direction_inventory,
     open_snapshot,
 )
@@ -137,8 +138,12 @@ async def probe_task(
     started, started_at = time.monotonic(), datetime.now(UTC)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    warnings: list[str] = []
     if failure is None and report_dir is not None:
         failure = entry_problem(report_dir, inputs.entry)
+        if failure is None:  # App. F.1: the evaluator applies the attempt's report check itself, whatever it says
+            check = check_report(Path(report_dir), inputs.contract.data_file if inputs.contract else "data.js")
+            failure, warnings = check.problem, check.warnings
     elif failure is None:
         failure = "no report"
     if failure is not None:
@@ -168,7 +173,7 @@ async def probe_task(
     record = ProbeRecord(task_id=inputs.task_id, attempt=attempt, report=report, incomplete=incomplete,
                          report_sha256=report_hash, started_at=started_at,
                          elapsed_s=round(time.monotonic() - started, 3), results=outcome.results,
-                         session=outcome.session, material=MATERIAL_FILE)
+                         session=outcome.session, material=MATERIAL_FILE, report_warnings=warnings)
     write_atomic(out_dir / PROBE_FILE, record.model_dump_json(indent=2))
     return record
 
@@ -220,6 +225,7 @@ async def judge_task(judge: Judge, record: ProbeRecord, inputs: TaskInputs, out_
         evaluator=EvaluatorPlace.here(), task_id=inputs.task_id, attempt=record.attempt, report=record.report,
         report_sha256=record.report_sha256, started_at=record.started_at, elapsed_s=0.0, atoms=ordered,
         session=record.session, judge_usage=usage, skipped_atoms=skipped, material=record.material,
+        report_warnings=record.report_warnings,
         incomplete=f"the judge did not answer for {skipped} atom(s); rerun to ask it again" if skipped else None,
         score=ReportScore.failure(inputs.task_id, "not scored yet"),
     )

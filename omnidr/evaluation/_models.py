@@ -147,6 +147,8 @@ class ProbeRecord(EvaluationModel):
     results: dict[str, ProbeResult] = Field(default_factory=dict, description="Probe call (name and parameters) -> result.")
     session: ProbeSession | None = Field(None, description="The browser session.")
     material: str | None = Field(None, description="material.json beside this file, when the report was read.")
+    report_warnings: list[str] = Field(default_factory=list, description="Deviations from the report contract the "
+                                       "evaluator read past (the report check of App. F.1).")
 
 
 class ProbedRun(EvaluationModel):
@@ -232,7 +234,8 @@ class Evaluation(DiskRecord, EvaluationModel):
     attempt: int | None = Field(None, description="Attempt number the report comes from (None outside a run).")
     report: str | None = Field(None, description="Report entry page, relative to the run folder when scored from a run.")
     report_sha256: str | None = Field(None, description="Content hash of the report folder (paths and bytes of every file).")
-    failure: str | None = Field(None, description="Why the report could not be evaluated (missing, unreadable); it scores 0.")
+    failure: str | None = Field(None, description="Why the report could not be evaluated (missing, unreadable, an "
+                                "unfilled skeleton: the report check of App. F.1); it scores 0.")
     started_at: datetime = Field(description="When the evaluation started (UTC).")
     elapsed_s: float = Field(description="Wall time of the evaluation, seconds.")
     atoms: list[AtomEvaluation] = Field(default_factory=list, description="One decision per atom, rubric order.")
@@ -244,6 +247,8 @@ class Evaluation(DiskRecord, EvaluationModel):
         "task's last attempt was ended by an upstream outage or an infrastructure failure (not the agent's failure). "
         "Such a score is provisional; rerunning the same command completes it.")
     material: str | None = Field(None, description="File (relative to this one) holding the report material the judge saw.")
+    report_warnings: list[str] = Field(default_factory=list, description="Deviations from the report contract the "
+                                       "evaluator read past: the report still counts (App. F.1).")
     score: ReportScore = Field(description="Omni-ART score: total, dimensions, direction rates, na_guard (scoring stage).")
 
     def decisions(self) -> Decisions:
@@ -321,8 +326,9 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
     attempt_reason: str | None = Field(None, description="How the attempt ended (attempt.json's reason).")
     verdict: AnswerVerdict | None = Field(None, description="The judge's decision; None when the judge did not "
                                           "answer (see error).")
-    hard_rule: bool = Field(False, description="The verdict comes from the paper's hard rules (failed execution, "
-                            "empty answer, refusal or insufficient evidence), with no judge call.")
+    hard_rule: bool = Field(False, description="The verdict was taken with no judge call: an empty answer (the model "
+                            "judge), or the offline baseline's pattern rules (failed execution, empty answer, refusal "
+                            "or insufficient evidence).")
     cached: bool = Field(False, description="The verdict was read from the judge cache (no call was made).")
     judge_usage: JudgeUsage = Field(default_factory=JudgeUsage, description="Judge calls, cache hits and tokens.")
     error: str | None = Field(None, description="Why there is no verdict (the judge failed after its retries).")

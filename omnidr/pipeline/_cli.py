@@ -245,14 +245,16 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
             outside_network, upstream_ca, allow_net, model_policy) -> None:
-    """Run two or more systems on the same tasks under the same budget, then report each other system
-    minus the first (paired difference, task-bootstrap interval, wins/ties/losses per task) and the
-    per-task scores, as the paper's harness and ablation tables.
+    """Run two or more systems on the same tasks under the same budget, then pair each other system with
+    the first (A minus B, A the higher-ranked of the two, as the paper reads a pair: paired difference,
+    task-bootstrap interval, wins/ties/losses per task) and print the per-task scores, as the paper's
+    harness and ablation tables.
 
-    `omnidr compare --system reference:full --system reference:video` runs both (video minus full);
+    `omnidr compare --system reference:full --system reference:video` runs both (full minus video, when full
+    scores higher);
     `omnidr compare FOLDER FOLDER ...` does the same for system folders `omnidr eval` already scored,
     running nothing (a run root stands for all its system folders). Two folders holding system.json and
-    decisions get the scoring stage's A minus B.
+    decisions get the scoring stage's comparison of the two.
     """
     snapshot_path = snapshot_path or default_snapshot()
     if folders:
@@ -275,10 +277,10 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
                 raise UserError("compare needs two or more system folders")
             compare_folders(list(folders), snapshot_path, out)
             return
-        from ._scoring_cli import compare_two  # system.json + decisions folders: A minus B
+        from ._scoring_cli import compare_two  # system.json + decisions folders
 
         if len(folders) != 2:
-            raise UserError(f"decisions folders are compared two at a time (A minus B); got {len(folders)}")
+            raise UserError(f"decisions folders are compared two at a time; got {len(folders)}")
         compare_two(folders[0], folders[1], snapshot_path, tasks)
         return
     if len(systems) < 2:

@@ -22,8 +22,8 @@ from ._results import (
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):
-    """Paired differences (every system minus the first) with task-bootstrap intervals, wins per task,
-    and the per-task scores; written to <run root>/comparisons/<labels>.json and .md."""
+    """Paired differences of every system with the first (A minus B, A the higher-ranked of the pair, paper App.
+    F.2) with task-bootstrap intervals, wins per task, and the per-task scores; written to <run root>/comparisons/<labels>.json and .md."""
     root = outcome.run_root
     if root is None:
         raise UserError("the evaluation made no run root, so there is nothing to compare")
@@ -167,7 +167,7 @@ def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console: Console)
 
 
 def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
-    """Answer systems (short or multiple-choice), each minus the first: accuracy difference (percentage points) with its paired
+    """Answer systems (short or multiple-choice), each paired with the first (A the higher-ranked): accuracy difference (percentage points) with its paired
     task-bootstrap interval and wins/ties/losses, and each task's verdicts; written like a report comparison."""
     from omnidr.scoring import compare_answer_systems, comparisons_grid
 
@@ -178,8 +178,8 @@ def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, jud
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     if refresh_index(root):
         files.append(root / "index.html")
-    console.print(comparisons_grid(comparisons, "Paired accuracy differences (each system minus the first, "
-                                                "percentage points; task bootstrap)").rich())
+    console.print(comparisons_grid(comparisons, "Paired accuracy differences (each system with the first; A "
+                                                "the higher-ranked; percentage points; task bootstrap)").rich())
     table = Table(title=f"answers per task (budget: {budget_label})")
     table.add_column("task")
     for c in chosen:

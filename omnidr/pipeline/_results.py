@@ -450,8 +450,8 @@ def _comparisons_section(root_dir: Path) -> list[str]:
     files = sorted((root_dir / "comparisons").glob("*.json"))
     if not files:
         return []
-    out = ["<h2>Comparisons</h2><p>Each row is A minus B, as <code>omnidr compare</code> writes it (each system "
-           "minus the first it was given); the paired differences above read the same way.</p>"
+    out = ["<h2>Comparisons</h2><p>Each row is A minus B with A the higher-ranked system of the pair (paper App. "
+           "F.2), as <code>omnidr compare</code> writes it; the paired differences above read the same way.</p>"
            "<table id='comparisons'><tr><th>comparison</th><th>A</th><th>B</th><th>A - B</th><th>interval</th>"
            "<th>wins / ties / losses</th><th>budget</th></tr>"]
     for path in files:

@@ -1,4 +1,4 @@
-"""Click commands over saved decisions: `aggregate`, `leaderboard`, `na-order`, and the A minus B
+"""Click commands over saved decisions: `aggregate`, `leaderboard`, `na-order`, and the paired
 `compare` of decisions folders (reached through `omnidr compare --snapshot`).
 
 They call the scoring stage's pure functions on inputs read by `_inputs`: hand-made decisions and
@@ -208,8 +208,9 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
 @_format
 def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
             replicates: int | None, seed: int, fmt: str) -> None:
-    """Paired comparison A minus B over the same tasks: mean difference, its task-bootstrap 95%
-    interval (tasks resampled jointly for both) and wins/ties/losses per task.
+    """Paired comparison of A and B over the same tasks, read as the higher-ranked minus the other (paper
+    App. F.2): mean difference, its task-bootstrap 95% interval (tasks resampled jointly for both) and
+    wins/ties/losses per task.
 
     A and B are system folders (see `omnidr leaderboard --help`).
     """
@@ -219,7 +220,7 @@ def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper
 def compare_two(a: Path, b: Path, snapshot_path: Path, tasks: Sequence[str] = (), hyper_path: Path | None = None,
                 no_na_guard: bool = False, replicates: int | None = None, seed: int = DEFAULT_SEED,
                 fmt: str = "terminal") -> None:
-    """A minus B over the same tasks, printed (see `compare`)."""
+    """The pair of A and B over the same tasks, the higher-ranked minus the other, printed (see `compare`)."""
     found, trees, hp, task_ids, scored = _scored((a, b), snapshot_path, tasks, hyper_path, no_na_guard)
     if len(scored) != 2:
         raise ScoringInputError(f"A and B must each be one system folder; they hold {len(scored)} systems")

@@ -1,7 +1,7 @@
 """The paper's analysis tables from a leaderboard and its systems' report scores (App. F).
 
-- Paired comparisons (Tables 5, 21, 22): for each pair of the leaderboard (A minus B, the
-  orientation of `omnidr compare`), the Avg difference with its paired task-bootstrap interval,
+- Paired comparisons (Tables 5, 21, 22): for each pair of the leaderboard (A minus B with A the
+  higher-ranked system, App. F.2), the Avg difference with its paired task-bootstrap interval,
   wins/ties/losses, the differences in success and in the C/R/P dimension means, and each
   system's process medians: steps, wall time and tokens. A system's process median is taken over
   its tasks, one trace per task (its last attempt, the one whose report is scored); with one trace
@@ -14,14 +14,17 @@
   report of every system in the group (all reports, failures 0, for the query form). Whether Table 4
   pools reports or averages system means is not stated; pooling reports is this project's reading.
   Groups with one to five tasks are descriptive only, as the paper says of its subcategories.
-- Pass rates (Table 16): every direction's pass rate and the L0-L3 rates of each system, each the
-  mean over successful reports of the report's rate (the leaderboard's definition), and a last row
-  with the unweighted mean over systems, the paper's "unweighted mean of configuration-level"
-  rates.
+- Pass rates (Table 16, App. F.3): every direction's pass rate and the L0-L3 rates of each system, each
+  the mean over successful reports of the report's rate ("for each report and direction, the pass rate
+  is the number of passed atoms divided by the number of applicable atoms"), a row with the unweighted
+  mean over systems (the table's "unweighted arithmetic mean of the configuration-level rates"), and
+  a row with the dashboard's pooled-atom rate, "whose denominator weights configurations according to
+  their numbers of scored atoms" (Sec. 4.2 quotes both).
 - Sensitivity (Table 15): the leaderboard's re-aggregation under other lambda, tau and kappa.
 """
 
 from collections.abc import Mapping, Sequence
+from statistics import median
 
 from pydantic import Field
 
@@ -29,10 +32,10 @@ from omnidr.benchmark import Difficulty, direction_inventory
 
 from ._base import ScoringModel
 from ._render import Grid, pct_number, pts, sensitivity_grid
-from ._tables import Leaderboard, SystemScores
+from ._tables import Leaderboard, SystemResult, SystemScores
 
 BREAKDOWNS = ("family", "subcategory", "query_form")
-TABLE_NAMES = ("paired", *(f"by_{b}" for b in BREAKDOWNS), "directions", "difficulty", "sensitivity")
+TABLE_NAMES = ("paired", "harnesses", *(f"by_{b}" for b in BREAKDOWNS), "directions", "difficulty", "sensitivity")
 
 
 class ProcessMedians(ScoringModel):
@@ -76,11 +79,62 @@ def paired_grid(board: Leaderboard, process: Mapping[str, ProcessMedians] | None
               for k, d in (("steps", 1), ("wall_time_s", 0), ("total_tokens", 0))],
         ])
     return Grid(
-        f"Paired comparisons, A - B ({len(board.task_ids)} tasks; {level}% paired task-bootstrap interval; "
+        f"Paired comparisons, A - B, A the higher-ranked ({len(board.task_ids)} tasks; {level}% paired task-bootstrap interval; "
         "C/R/P: means over successful reports; process: medians over tasks, A / B)",
         ["A", "B", "Avg A - B", f"{level}% CI", "Success (pp)", "Content", "Citation", "Presentation", "W/T/L",
          "steps A / B", "time (s) A / B", "tokens A / B"],
         out, frozenset(range(2, 12)))
+
+
+def _avg(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def harness_grid(board: Leaderboard, process: Mapping[str, ProcessMedians] | None = None) -> Grid | None:
+    """Table 22 (App. F.6): harnesses compared on the models they share. Within one setting (capability and
+    budget), only the models every harness of the setting was run with count; "quality and success average over
+    the matched model runs", and "process columns take the median of the model-level medians". None when no
+    setting has two harnesses with a model in common.
+
+    Where the paper is silent (it ran one system per harness and model): a harness with several rows on one model
+    in a setting (the gateway translating for one, not for another) counts its native row, else its first."""
+    process = process or {}
+    settings: dict[tuple[str, str], dict[str, dict[str, SystemResult]]] = {}
+    for r in board.rows:
+        if r.system.harness:
+            by_model = settings.setdefault((r.system.capability, r.system.budget), {}).setdefault(r.system.harness, {})
+            kept = by_model.get(r.system.model)
+            if kept is None or (kept.system.translation and not r.system.translation):
+                by_model[r.system.model] = r
+    out = []
+    for (capability, budget), harnesses in sorted(settings.items()):
+        if len(harnesses) < 2:
+            continue
+        shared = sorted(set.intersection(*(set(m) for m in harnesses.values())))
+        if not shared:
+            continue
+        for harness in sorted(harnesses):
+            runs = [harnesses[harness][m] for m in shared]
+
+            def mid(key: str, runs: list[SystemResult] = runs) -> float | None:
+                known = [v for v in (getattr(process.get(r.label), key, None) for r in runs) if v is not None]
+                return median(known) if known else None
+
+            success = _avg([r.success_rate for r in runs])
+            out.append([" / ".join(p for p in (capability, budget) if p) or "-", harness, str(len(shared)),
+                        pts(_avg([r.avg for r in runs])), "-" if success is None else f"{100 * success:.1f}",
+                        *[pts(v) for v in (_avg([r.avg_succ for r in runs]),
+                                                                     _avg([r.content for r in runs]),
+                                                                     _avg([r.citation for r in runs]),
+                                                                     _avg([r.presentation for r in runs]))],
+                        _number(mid("steps"), 1), _number(mid("wall_time_s")), _number(mid("total_tokens"))])
+    if not out:
+        return None
+    return Grid("Harnesses on their shared models (paper Table 22, App. F.6): quality and success are means over the "
+                "matched model runs; process columns are the median of the model-level medians",
+                ["setting", "harness", "models", "Avg", "Success (%)", "Avg succ.", "Content", "Citation",
+                 "Presentation", "steps", "time (s)", "tokens"], out, frozenset(range(2, 12)))
 
 
 SUCCESSFUL_ONLY = {"family": True, "subcategory": True, "query_form": False}
@@ -122,37 +176,51 @@ def breakdown_grids(board: Leaderboard, systems: Sequence[SystemScores],
 
 
 def rate_grids(board: Leaderboard) -> dict[str, Grid]:
-    """Table 16: every direction's pass rate and the L0-L3 rates, per system and their unweighted mean."""
+    """Table 16 (App. F.3): every direction's pass rate and the L0-L3 rates, per system, then two summary rows: the
+    unweighted mean of the configuration-level rates (the table's last row) and the dashboard's pooled-atom rate
+    (all systems' passed atoms over all their applicable atoms, which weights a system by its number of scored
+    atoms; Sec. 4.2 quotes both)."""
     directions = [d.id for d in direction_inventory().directions]
     levels = list(Difficulty)
 
     def mean(values: list[float]) -> float | None:
         return sum(values) / len(values) if values else None
 
-    def table(keys, get, title, first):
+    def pooled(counts: list) -> float | None:
+        applicable = sum(c.applicable for c in counts)
+        return sum(c.passed for c in counts) / applicable if applicable else None
+
+    def table(keys, get, atoms, title, first):
         rows = [[_name(r), *[pct_number(get(r).get(k)) for k in keys]] for r in board.rows]
         if len(board.rows) > 1:
             rows.append(["mean over systems", *[pct_number(mean([get(r)[k] for r in board.rows if k in get(r)]))
                                                for k in keys]])
+        rows.append(["pooled atoms, all systems", *[pct_number(pooled([atoms(r)[k] for r in board.rows if k in atoms(r)]))
+                                                    for k in keys]])
         return Grid(title, [first, *[k.value if isinstance(k, Difficulty) else k for k in keys]], rows,
                     frozenset(range(1, 1 + len(keys))))
 
     return {
-        "directions": table(directions, lambda r: r.direction_pass_rates,
-                            "Direction pass rates (%), mean over successful reports of the report's rate", "system"),
-        "difficulty": table(levels, lambda r: r.difficulty_pass_rates,
-                            "L0-L3 pass rates (%), mean over successful reports of the report's rate", "system"),
+        "directions": table(directions, lambda r: r.direction_pass_rates, lambda r: r.direction_atoms,
+                            "Direction pass rates (%), mean over successful reports of the report's rate; last rows: "
+                            "the unweighted mean over systems and the pooled-atom rate (App. F.3)", "system"),
+        "difficulty": table(levels, lambda r: r.difficulty_pass_rates, lambda r: r.difficulty_atoms,
+                            "L0-L3 pass rates (%), mean over successful reports of the report's rate; last rows: the "
+                            "unweighted mean over systems and the pooled-atom rate (App. F.3)", "system"),
     }
 
 
 def analysis_grids(board: Leaderboard, systems: Sequence[SystemScores], task_labels: Mapping[str, Mapping[str, str]],
                    process: Mapping[str, ProcessMedians] | None = None) -> dict[str, Grid]:
-    """Every analysis table, by file name: paired, by_family, by_subcategory, by_query_form,
-    directions, difficulty and (when the leaderboard has it) sensitivity."""
+    """Every analysis table, by file name: paired, harnesses (when two harnesses share a model), by_family,
+    by_subcategory, by_query_form, directions, difficulty and (when the leaderboard has it) sensitivity."""
     out: dict[str, Grid] = {}
     paired = paired_grid(board, process)
     if paired is not None:
         out["paired"] = paired
+    harnesses = harness_grid(board, process)
+    if harnesses is not None:
+        out["harnesses"] = harnesses
     out.update(breakdown_grids(board, systems, task_labels))
     out.update(rate_grids(board))
     if board.sensitivity is not None:

@@ -158,7 +158,7 @@ def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
         grids["lovo"] = lovo_grid(board)
         if board.comparisons:
             grids["paired"] = comparisons_grid(board.comparisons, "Paired accuracy differences (A - B, percentage "
-                                               "points; each system minus each system ranked above it; task bootstrap)")
+                                               "points; A the higher-ranked of each pair; task bootstrap)")
         return grids
     out = {"leaderboard": leaderboard_grid(board)}
     out.update({f"by_{name}": breakdown_grid(board, name) for name in BREAKDOWNS})
@@ -167,7 +167,7 @@ def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
     out["transitions"] = transitions_grid(board)
     if board.comparisons:
         out["paired"] = comparisons_grid(board.comparisons, "Paired accuracy differences (A - B, percentage points; "
-                                         "each system minus each system ranked above it; task bootstrap)")
+                                         "A the higher-ranked of each pair; task bootstrap)")
     return out
 
 

@@ -257,7 +257,7 @@ def build_answer_leaderboard(
     `task_ids` defaults to every task any system has an outcome
     for, in the snapshot's order. A system without an outcome for a task is incorrect there. A system with an
     outcome that is not final is provisional: listed after the ranked rows, unranked. With `with_comparisons`,
-    each system is compared with each system ranked above it (A minus B, as in `omnidr compare`)."""
+    every pair of systems is compared, A minus B with A the higher-ranked (App. F.2 of paper 000, as everywhere)."""
     if not systems:
         raise ScoringInputError("no system to rank; give at least one system")
     labels_of = [s.system.label for s in systems]
@@ -306,7 +306,7 @@ def build_answer_leaderboard(
             unparseable=sum(1 for o in row if o is not None and o.unparseable) if mcq else None,
             lovo=leave_one_video_out(scores[i], video_of) if mcq else None,
         ))
-    comparisons = (_pairs(labels_of, scores, counts, [(j, i) for i, j in combinations(order, 2)], seed, confidence)
+    comparisons = (_pairs(labels_of, scores, counts, list(combinations(order, 2)), seed, confidence)
                    if with_comparisons else [])
     return AnswerLeaderboard(task_kind="mcq" if mcq else "short_answer", chance_accuracy=CHANCE_ACCURACY if mcq else None,
                              task_ids=ids, judge=judge, replicates=replicates, seed=seed, confidence=confidence,
@@ -322,8 +322,9 @@ def compare_answer_systems(
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
 ) -> PairedComparison:
-    """A minus B in accuracy (percentage points) over the same tasks, with a paired task-bootstrap percentile
-    interval and per-task wins (A right, B wrong), ties and losses. Tasks default to those either has answered."""
+    """The higher-ranked of A and B minus the other (App. F.2 of paper 000), in accuracy (percentage points) over the
+    same tasks, with a paired task-bootstrap percentile interval and per-task wins (A right, B wrong), ties and
+    losses. Tasks default to those either has answered."""
     labels = distinct_labels([a.system.label, b.system.label])
     ids = answer_task_set([a, b], task_ids)
     if not ids:

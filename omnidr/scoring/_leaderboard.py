@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from omnidr.benchmark import Difficulty, Dimension
 
 from ._errors import ScoringInputError
-from ._report_models import ReportScore, ScoringSettings
+from ._report_models import DifficultyCount, ReportScore, ScoringSettings
 from ._tables import Leaderboard, PairedComparison, SystemResult, SystemScores
 
 if TYPE_CHECKING:  # numpy is imported where it computes: most commands (and the evaluator's probe step) never do
@@ -131,6 +131,16 @@ def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[f
         for lv, c in r.difficulties.items():
             if c.applicable:
                 levels.setdefault(lv, []).append(c.passed / c.applicable)
+    directions: dict[str, DifficultyCount] = {}
+    for r in ok:
+        for d in r.directions:
+            if d.applicable:
+                c = directions.get(d.direction, DifficultyCount(applicable=0, passed=0))
+                directions[d.direction] = DifficultyCount(applicable=c.applicable + d.applicable,
+                                                          passed=c.passed + d.passed)
+    pooled_levels = {lv: DifficultyCount(applicable=sum(r.difficulties[lv].applicable for r in ok if lv in r.difficulties),
+                                         passed=sum(r.difficulties[lv].passed for r in ok if lv in r.difficulties))
+                     for lv in levels}
     n = len(reports)
     return SystemResult(
         rank=rank,
@@ -148,6 +158,8 @@ def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[f
         presentation=dims[Dimension.P],
         direction_pass_rates={k: sum(v) / len(v) for k, v in rates.items()},
         difficulty_pass_rates={lv: sum(levels[lv]) / len(levels[lv]) for lv in Difficulty if lv in levels},
+        direction_atoms=directions,
+        difficulty_atoms=pooled_levels,
         incomplete=incomplete,
     )
 
@@ -176,9 +188,8 @@ def build_leaderboard(
 
     `task_ids` defaults to every task any system reported on; a system without a report for a
     task scores 0 there and the task counts as a failure. With `with_comparisons`, every pair of
-    systems is compared as well (`paired_comparisons`): each system minus each system ranked above
-    it, the orientation of `omnidr compare` (each system minus the first, its reference), so that a
-    pair reads with the same sign on the leaderboard as in a comparison led by the better system. `incomplete` maps a system label to its
+    systems is compared as well (`paired_comparisons`), each as the higher-ranked system minus the
+    lower-ranked one (App. F.2), as everywhere a pair is printed. `incomplete` maps a system label to its
     tasks whose score is not final: such a row is provisional, listed after the ranked rows and not
     ranked (an unanswered judge or an outage is not a score).
     """
@@ -205,7 +216,7 @@ def build_leaderboard(
     ranks = dict(zip(ranked, competition_ranks([float(avgs[i]) for i in ranked]), strict=True))
     rows = [_system_result(systems[i], table[i], (float(low[i]), float(high[i])), ranks.get(i), pending.get(labels[i], []))
             for i in order]
-    comparisons = (_pairs(labels, scores, counts, [(j, i) for i, j in combinations(order, 2)], seed, confidence)
+    comparisons = (_pairs(labels, scores, counts, list(combinations(order, 2)), seed, confidence)
                    if with_comparisons else [])
     return Leaderboard(task_ids=tasks, replicates=replicates, seed=seed, confidence=confidence, settings=settings,
                        rows=rows, comparisons=comparisons)
@@ -217,12 +228,15 @@ def _pairs(labels, scores, counts, pairs, seed, confidence) -> list[PairedCompar
     pairs = list(pairs)
     if not pairs:
         return []
+    means = scores.mean(axis=1)
+    # App. F.2: a paired difference reads "A minus B" with A the higher-ranked system of the pair (Opus 5 minus
+    # GLM-5.3 = +1.3), whatever order the pair was asked in; a tie keeps the order asked
+    pairs = [(j, i) if means[j] > means[i] + TIE else (i, j) for i, j in pairs]
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     diff = scores[a] - scores[b]  # (pairs, tasks)
     boot = bootstrap_means(diff, counts)  # (replicates, pairs): A and B resampled with the same tasks
     low, high = percentile_interval(boot, confidence)
-    means = scores.mean(axis=1)
     wins = (diff > TIE).sum(axis=1)
     losses = (diff < -TIE).sum(axis=1)
     n = scores.shape[1]
@@ -246,8 +260,9 @@ def paired_comparisons(
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
 ) -> list[PairedComparison]:
-    """Paired comparisons (A minus B) for `pairs` of system indices (default: every pair i < j),
-    all from one bootstrap index matrix, vectorized over pairs and replicates."""
+    """Paired comparisons for `pairs` of system indices (default: every pair i < j), each read as A minus B with A
+    the pair's higher-ranked system (App. F.2), all from one bootstrap index matrix, vectorized over pairs and
+    replicates."""
     labels = _check_labels(systems)
     tasks = task_set(systems, task_ids)
     table = report_table(systems, tasks)
@@ -267,5 +282,6 @@ def compare_systems(
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
 ) -> PairedComparison:
-    """A minus B: paired mean difference, its bootstrap percentile interval, wins/ties/losses per task."""
+    """The pair of A and B as the higher-ranked minus the other (App. F.2): paired mean difference, its bootstrap
+    percentile interval, wins/ties/losses per task."""
     return paired_comparisons([a, b], task_ids, [(0, 1)], replicates=replicates, seed=seed, confidence=confidence)[0]

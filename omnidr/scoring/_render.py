@@ -137,14 +137,14 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
                                    for r in board.rows if r.provisional))
     grids = [main, rates]
     if board.comparisons:
-        grids.append(comparisons_grid(board.comparisons, "Paired comparisons (A - B: each system minus each system "
-                                                         "ranked above it, as in `omnidr compare`; task bootstrap)"))
+        grids.append(comparisons_grid(board.comparisons, "Paired comparisons (A - B, A the higher-ranked of each pair, "
+                                                         "paper App. F.2; task bootstrap)"))
     if board.sensitivity is not None:
         grids.append(sensitivity_grid(board.sensitivity))
     return grids
 
 
-def comparisons_grid(comparisons: list[PairedComparison], title: str = "Paired comparisons (A - B, task bootstrap)") -> Grid:
+def comparisons_grid(comparisons: list[PairedComparison], title: str = "Paired comparisons (A - B, A the higher-ranked; task bootstrap)") -> Grid:
     level = int(round(100 * comparisons[0].confidence)) if comparisons else 95
     return Grid(
         title,

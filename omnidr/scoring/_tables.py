@@ -8,7 +8,7 @@ from omnidr.benchmark import Difficulty
 
 from ._base import ScoringModel
 from ._decisions import Decisions
-from ._report_models import ReportScore, ScoringSettings
+from ._report_models import DifficultyCount, ReportScore, ScoringSettings
 
 
 class SystemKey(ScoringModel):
@@ -68,6 +68,11 @@ class SystemResult(ScoringModel):
     difficulty_pass_rates: dict[Difficulty, float] = Field(
         description="L0-L3 -> mean over successful reports of the report's pass rate at that level (fraction)."
     )
+    direction_atoms: dict[str, DifficultyCount] = Field(
+        default_factory=dict, description="Direction id -> applicable and passed atoms summed over successful "
+        "reports: the pooled-atom counts behind the dashboard's pooled rates (App. F.3).")
+    difficulty_atoms: dict[Difficulty, DifficultyCount] = Field(
+        default_factory=dict, description="L0-L3 -> applicable and passed atoms summed over successful reports.")
     incomplete: list[str] = Field(
         default_factory=list,
         description="Tasks whose score is not final (the judge did not answer for some atoms, or the last attempt was "

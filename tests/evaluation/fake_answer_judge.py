@@ -1,7 +1,7 @@
 """A fake OpenAI-compatible answer judge on loopback (the server half of `FakeJudge`, another `_chat`).
 
 It reads the four inputs of App. C.4 from the user message (a JSON object) and calls an answer correct when the
-reference answer, case and spaces folded, occurs in the candidate. `mode` picks how it answers every request:
+reference answer, case and spaces folded, occurs in the candidate and the execution did not fail. `mode` picks how it answers every request:
 
   "ok"      the structured answer {correct, confidence, reason}
   "plain"   the same object inside prose, as an endpoint that ignores the schema would write it
@@ -36,7 +36,9 @@ class FakeAnswerJudge(FakeJudge):
         given = json.loads(body["messages"][1]["content"])
         reference, candidate = given["reference_answer"], given["candidate_answer"]
         self.judged.append((reference, candidate))
-        correct = _fold(reference) in _fold(candidate)
+        # App. C.4's rules as a model applies them: a failed execution is incorrect; else the reference must be stated
+        failed = given["execution_status"]["execution_error"]
+        correct = not failed and _fold(reference) in _fold(candidate)
         verdict = {"correct": correct, "confidence": 0.9,
                    "reason": "the reference is stated" if correct else "the candidate differs from the reference"}
         content = json.dumps(verdict)

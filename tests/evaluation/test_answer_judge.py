@@ -44,15 +44,21 @@ def _judge(settings, candidates, cache=None, error=None):
     return asyncio.run(go())
 
 
-def test_a_wrong_number_is_incorrect_a_right_answer_correct_and_refusals_and_empty_answers_cost_no_call(settings, server):
-    wrong, right, refusal, empty = _judge(settings, [
+def test_the_judge_decides_every_answer_but_an_empty_one(settings, server):
+    """App. C.4: the judge receives the question, the reference, the candidate and the execution status, and
+    decides; refusals and insufficient evidence are incorrect by its rules. Only an empty answer costs no call."""
+    wrong, right, refusal, hedged, empty = _judge(settings, [
         "The main span is 1,300 m long.", "Its main span measures 1,280 m.",
-        "There is insufficient evidence to determine the span.", "   "])
+        "There is insufficient evidence to determine the span.",
+        "Its main span measures 1,280 m; the date of the last survey could not be verified.", "   "])
     assert wrong.verdict is not None and wrong.verdict.correct is False and not wrong.hard_rule and wrong.calls == 1
     assert right.verdict is not None and right.verdict.correct is True and right.verdict.confidence == 0.9
-    assert refusal.verdict is not None and not refusal.verdict.correct and refusal.hard_rule and refusal.calls == 0
+    # the refusal is incorrect by the judge's decision, not by a pattern before it
+    assert refusal.verdict is not None and not refusal.verdict.correct and not refusal.hard_rule and refusal.calls == 1
+    # a right answer with a hedge about something else: a pattern would have failed it; the judge reads it right
+    assert hedged.verdict is not None and hedged.verdict.correct is True and not hedged.hard_rule
     assert empty.verdict is not None and not empty.verdict.correct and empty.hard_rule and "empty" in empty.verdict.reason
-    assert server.calls == 2  # only the two real answers reached the judge
+    assert empty.calls == 0 and server.calls == 4  # every answer but the empty one reached the judge
     body = server.requests[0]["body"]
     assert server.requests[0]["auth"] == "Bearer sk-test-judge"
     assert body["temperature"] == 0 and body["model"] == "fake-answer-judge"
@@ -65,10 +71,21 @@ def test_a_wrong_number_is_incorrect_a_right_answer_correct_and_refusals_and_emp
     assert "Do not answer the question yourself" in system and "list" in system and "(empty)" in system
 
 
-def test_a_failed_execution_is_incorrect_whatever_the_answer_and_the_judge_is_not_asked(settings, server):
+def test_a_failed_execution_goes_to_the_judge_with_its_status_and_is_judged_incorrect(settings, server):
     [judged] = _judge(settings, ["Its main span measures 1,280 m."], error="the agent exited 137")
-    assert judged.verdict is not None and not judged.verdict.correct and "137" in judged.verdict.reason
-    assert judged.hard_rule and server.calls == 0
+    assert judged.verdict is not None and not judged.verdict.correct and not judged.hard_rule and server.calls == 1
+    given = json.loads(server.requests[0]["body"]["messages"][1]["content"])
+    assert given["execution_status"] == {"execution_error": "the agent exited 137"}
+    [nothing] = _judge(settings, [""], error="the agent exited 137")  # nothing to judge: no call
+    assert nothing.hard_rule and "137" in nothing.verdict.reason and server.calls == 1
+
+
+def test_the_offline_baseline_reads_refusals_by_pattern():
+    from omnidr.evaluation import baseline_answer_verdict
+
+    assert not baseline_answer_verdict(Q, REF, "There is insufficient evidence to determine the span.").correct
+    assert not baseline_answer_verdict(Q, REF, "Its main span measures 1,280 m.", "the agent exited 137").correct
+    assert baseline_answer_verdict(Q, REF, "Its main span measures 1,280 m.").correct
 
 
 def test_an_absent_answer_is_shown_to_the_judge_as_empty():

@@ -57,8 +57,10 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
                                         "--judge-key-env", KEY_ENV], catch_exceptions=False)
     assert result.exit_code == 1, result.output  # ship-name is not final: its attempt was an infrastructure failure
     assert "accuracy 20.00% (1/5 correct)" in result.output and "not final: ship-name" in result.output
-    assert server.calls == 2 and sorted(c for _, c in server.judged) == ["It drops about 807 m.",
-                                                                          "Its main span measures 1,280 m."]
+    # the judge decides every answer there is (App. C.4), the refusal too; museum-year has none: no call
+    assert server.calls == 3 and sorted(c for _, c in server.judged) == [
+        "I cannot determine the length from the sources I found.", "It drops about 807 m.",
+        "Its main span measures 1,280 m."]
     paths = RunPaths(run_dir)
     summary = _read(paths.evaluation_summary)
     assert summary["task_kind"] == "short_answer" and summary["mean_total"] == 20.0
@@ -83,7 +85,7 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
     assert museum["answer"] is None and museum["hard_rule"] and not museum["verdict"]["correct"]
     assert "no answer file" in museum["execution_error"] and "agent_error" in museum["execution_error"]
     river = _read(paths.task_evaluation("river-length"))
-    assert river["hard_rule"] and not river["verdict"]["correct"] and river["incomplete"] is None
+    assert not river["hard_rule"] and not river["verdict"]["correct"] and river["incomplete"] is None  # the judge said so
     ship = _read(paths.task_evaluation("ship-name"))
     assert "infra_error" in ship["incomplete"] and not ship["verdict"]["correct"]
 

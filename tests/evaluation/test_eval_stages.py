@@ -16,7 +16,8 @@ def test_eval_scores_the_example_reports_with_the_baseline_judge(tmp_path, monke
     assert stages["evaluator"].status == "ok", stages["evaluator"].detail
     assert "offline-baseline" in stages["evaluator"].detail
     assert "good (pendant-lamp-safety): M 13/13 pass" in stages["evaluator"].detail
-    assert "skeleton (pendant-lamp-safety): M 0/13 pass (content-free report)" in stages["evaluator"].detail
+    # App. F.1: the evaluator's own report check fails the unfilled skeleton before any probe
+    assert "skeleton (pendant-lamp-safety): failure: an unfilled interface skeleton" in stages["evaluator"].detail
     assert stages["scoring"].status == "ok"
     assert "good: 100.0" in stages["scoring"].detail and "skeleton: 0.0" in stages["scoring"].detail
     assert all(s.status == "ok" for s in checked.stages)

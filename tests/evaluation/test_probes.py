@@ -84,17 +84,34 @@ def test_every_probe_passes_on_the_good_report_and_fails_on_the_skeleton(chromiu
     assert skeleton.session.content_free
 
 
-def test_skeleton_fails_the_presentation_gate_and_scores_zero_there(chromium, tmp_path):
+def test_the_evaluator_counts_an_unfilled_skeleton_as_a_failure_whatever_the_attempt_said(chromium, tmp_path):
+    """App. F.1: a run succeeds only when its report can be parsed by the evaluator, and an unfilled skeleton fails.
+    The evaluator applies that check itself (a `command` run or an archive from elsewhere may say success)."""
     from omnidr.evaluation import BaselineJudge, evaluate_report
 
-    inputs = demo_inputs()
-    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), SKELETON, inputs, tmp_path / "ev"))
-    assert [a for a in ev.atoms if a.evaluator == "M" and a.outcome != "fail"] == []
-    p_ri = ev.score.direction("P-RI")
-    assert p_ri.gate and p_ri.gate_passed is False and p_ri.effective == 0
-    assert ev.score.direction("P-TN").gate_passed is False
-    assert ev.score.dimensions["P"].score == 0
-    assert ev.score.total == 0
+    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), SKELETON, demo_inputs(), tmp_path / "ev"))
+    assert ev.failure is not None and ev.failure.startswith("an unfilled interface skeleton")
+    assert ev.score.failed and ev.score.total == 0 and ev.atoms == []
+    assert ev.decisions().failure == ev.failure  # re-aggregation and the leaderboard see a failure too
+
+
+def test_a_report_that_deviates_from_the_schema_is_scored_with_a_warning(chromium, tmp_path):
+    """App. F.1: what the evaluator can still read is a report, not a failure; the deviation is recorded."""
+    import json
+
+    from omnidr.evaluation import BaselineJudge, evaluate_report
+
+    report = copy_report(tmp_path / "r")
+    body = (report / "data.js").read_text("utf-8")
+    data = json.loads(body[body.index("{"):body.rindex("}") + 1])
+    del data["overview"]
+    (report / "data.js").write_text("window.DATA = " + json.dumps(data) + ";", "utf-8")
+    ev = chromium.run(lambda b: evaluate_report(b, BaselineJudge(), report, demo_inputs(), tmp_path / "ev"))
+    assert ev.failure is None and not ev.score.failed and ev.score.total > 0
+    [warning] = ev.report_warnings
+    assert "overview: Field required" in warning
+    [data_valid] = [a for a in ev.atoms if a.probe is not None and a.probe.name == "data_valid"]
+    assert data_valid.outcome == "fail"  # the contract's own M atom still scores the deviation
 
 
 @pytest.mark.media  # frames of the cited moments, cut by ffmpeg

@@ -514,18 +514,19 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
     data = json.loads(data_file.read_text())
     assert data["budget"]["max_iterations"] == 60 and data["budget"]["attempts_per_task"] == 1
     [c] = data["comparisons"]
-    assert c["a"] == "scripted-demo / reference / interface_only / iterations=60,attempts=1"
-    assert c["b"] == "scripted-demo / reference / full / iterations=60,attempts=1"
+    # App. F.2: A is the higher-ranked system of the pair (asked as full, interface_only: here full scores higher)
+    assert c["a"] == "scripted-demo / reference / full / iterations=60,attempts=1"
+    assert c["b"] == "scripted-demo / reference / interface_only / iterations=60,attempts=1"
     diffs = [row[c["a"]] - row[c["b"]] for row in data["per_task"].values()]
     assert c["mean_difference"] == pytest.approx(sum(diffs) / 2)
     assert (c["wins"], c["ties"], c["losses"]) == (sum(d > 0 for d in diffs), sum(d == 0 for d in diffs),
                                                    sum(d < 0 for d in diffs))
     assert c["ci_low"] <= c["mean_difference"] <= c["ci_high"]
     assert "Paired comparisons" in r.stdout
-    # the run root's leaderboard pairs read the same way: interface_only (ranked lower) minus full
+    # the run root's leaderboard pairs read the same way: full (ranked higher) minus interface_only
     [pair] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["comparisons"]
     assert (pair["a"], pair["b"], pair["mean_difference"]) == (c["a"], c["b"], pytest.approx(c["mean_difference"]))
-    assert c["mean_difference"] < 0  # the interface-only skeleton scores below the full agent
+    assert c["mean_difference"] > 0  # the interface-only skeleton scores below the full agent
     _index_lists_the_comparison(root, c)
     _tables_hold_the_paired_analysis(root, c)
     data_file.unlink()  # the same comparison from the evaluated folders, running nothing
@@ -562,7 +563,7 @@ def _tables_hold_the_paired_analysis(root: Path, c: dict) -> None:
         lasts = [max(t.iterdir(), key=lambda p: int(p.name)) for t in (folder / "attempts").iterdir() if t.is_dir()]
         steps.append(median(len(json.loads((p / "trajectory.json").read_text())["steps"]) for p in lasts))
     assert pair["steps A / B"] == f"{steps[0]:,.1f} / {steps[1]:,.1f}"
-    assert "**Paired comparisons, A - B" in (root / "leaderboard.md").read_text()
+    assert "**Paired comparisons, A - B, A the higher-ranked" in (root / "leaderboard.md").read_text()
     client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
     [experiment] = [e for e in client.search_experiments() if e.name.startswith("omnidr/")]
     parents = client.search_runs([experiment.experiment_id], "tags.`omnidr.kind` = 'system'")
@@ -601,8 +602,8 @@ def _scoring_commands_read_what_eval_wrote(root: Path, c: dict) -> None:
         (row["label"], pytest.approx(row["avg"])) for row in ranked["rows"]]
     assert board["comparisons"][0]["mean_difference"] == pytest.approx(c["mean_difference"])
     r = run_cli("compare", root / "reference-full-scripted" / "evaluation", root / "reference-interface_only-scripted"
-                / "evaluation", "--snapshot", DEMO)  # `omnidr score` output folders: the scoring stage's A minus B
-    assert r.returncode == 0 and f"{-c['mean_difference']:+.1f}" in r.stdout, r.stdout + r.stderr
+                / "evaluation", "--snapshot", DEMO)  # `omnidr score` output folders: the same sign, higher first
+    assert r.returncode == 0 and f"{c['mean_difference']:+.1f}" in r.stdout, r.stdout + r.stderr
 
 
 def _kill_a_worker(engine, folder: Path, killed: list[tuple[str, int]]) -> None:
@@ -618,6 +619,30 @@ def _kill_a_worker(engine, folder: Path, killed: list[tuple[str, int]]) -> None:
                 killed.append((agent.labels["org.omnidr.attempt"].split("/")[0], pid))
                 return
         time.sleep(0.2)
+
+
+def test_a_skeleton_in_place_of_a_delivered_report_is_a_failure_whichever_command_scores_it(demo_run, tmp_path):
+    """Paper App. F.1: a run succeeds only when its report can be parsed by the evaluator, and an unfilled skeleton
+    fails. The attempt said success; `omnidr score` (the evaluator's own report check) and the leaderboard built
+    from its output both count the task as a failure: Success 2/3."""
+    import shutil
+
+    root, _ = demo_run
+    system = tmp_path / SYSTEM
+    shutil.copytree(root / SYSTEM, system, ignore=shutil.ignore_patterns("evaluation"))
+    task = TASKS[1]
+    assert json.loads((system / "attempts" / task / "1" / "attempt.json").read_text())["reason"] == "success"
+    shutil.copy(DEMO / "reports" / "pendant-lamp-safety" / "skeleton" / "data.js",
+                system / "attempts" / task / "1" / "output" / "report" / "data.js")
+    r = run_cli("score", system, "--snapshot", DEMO, "--out", tmp_path / "scored", "--evaluator", "host")
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = json.loads((tmp_path / "scored" / "summary.json").read_text())
+    failed = {t["task_id"]: t["failure_reason"] for t in summary["tasks"] if t["failed"]}
+    assert list(failed) == [task] and failed[task].startswith("an unfilled interface skeleton"), failed
+    board = run_cli("leaderboard", tmp_path / "scored", "--snapshot", DEMO, "--replicates", "200", "--format", "json")
+    assert board.returncode == 0, board.stdout + board.stderr
+    [row] = json.loads(board.stdout)["rows"]
+    assert (row["successes"], row["tasks"]) == (2, 3), row
 
 
 def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_worker_is_lost(demo_run, tmp_path):
@@ -941,6 +966,11 @@ def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_
         "", "anthropic-messages->openai-chat", "openai-responses->anthropic-messages"}
     assert all(row["successes"] == 1 for row in rows.values())
     assert "anthropic-messages->openai-chat" in (root / "leaderboard.md").read_text()
+    # Table 22: the two harnesses on the model both ran (each harness's native row of it)
+    import csv
+
+    harnesses = {r["harness"]: r for r in csv.DictReader((root / "tables" / "harnesses.csv").open())}
+    assert set(harnesses) == {"claude-code", "codex"} and {r["models"] for r in harnesses.values()} == {"1"}
     # the harness comparison for the same model server, from the scored folders, running nothing
     r = run_cli("compare", root / "claude-code-full-scripted-demo", root / "codex-full-scripted-openai",
                 env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})

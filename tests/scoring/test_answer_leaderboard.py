@@ -110,7 +110,7 @@ def test_the_tables_show_the_numbers():
     assert top[:3] == ["1", "model-a / reference", "75.0"] and top[3].startswith("[") and top[4:6] == ["3/4", "3"]
     assert ["pdf", "2", "100.0", "50.0"] in grids["by_format"].rows and ["zip", "0", "-", "-"] in grids["by_format"].rows
     assert ["model-a / reference", "search", "33.3%", "33.3%", "33.3%", "0.0%", "0.0%", "0.0%"] in grids["transitions"].rows
-    assert grids["paired"].rows[0][:3] == ["model-b / reference", "model-a / reference", "-50.0"]
+    assert grids["paired"].rows[0][:3] == ["model-a / reference", "model-b / reference", "+50.0"]  # A ranks higher
     text = answer_markdown(board)
     assert "| html | 1 | 100.0 | 100.0 |" in text and "25.0%" in text  # budget exhaustion of model-a
 

@@ -56,20 +56,21 @@ def tables():
 
 def test_the_paired_table_gives_the_differences_of_avg_success_and_each_dimension(tables):
     board, grids = tables
-    # every table but the sensitivity (this board has none), in the order the files and pages show them
-    assert list(grids) == [n for n in TABLE_NAMES if n != "sensitivity"]
+    # every table but the sensitivity and the harness table (this board has neither), in the order the files and
+    # pages show them
+    assert list(grids) == [n for n in TABLE_NAMES if n not in ("sensitivity", "harnesses")]
     [pair] = rows(grids["paired"])
-    # weak - strong: Avg (70/4) - (220/4) = -37.5; success 75% - 100% = -25 pp
-    assert (pair["A"], pair["B"], pair["Avg A - B"], pair["Success (pp)"]) == ("weak", "strong", "-37.5", "-25.0")
-    # content over successful reports: weak (50 + 0 + 0) / 3 = 16.7, strong (100 + 50 + 100 + 0) / 4 = 62.5
-    assert pair["Content"] == f"{50 / 3 - 62.5:+.1f}"
-    # citation: weak (50 + 0 + 0) / 3, strong (100 + 50 + 0 + 0) / 4 = 37.5; presentation: weak (50 + 100 + 0) / 3
-    # = 50, strong 62.5
-    assert pair["Citation"] == f"{50 / 3 - 37.5:+.1f}" and pair["Presentation"] == "-12.5"
-    # per task weak - strong: -50, -50, -50, 0 -> 0 wins, 1 tie, 3 losses
-    assert pair["W/T/L"] == "0/1/3"
-    assert (pair["steps A / B"], pair["time (s) A / B"], pair["tokens A / B"]) == ("12.0 / 41.5", "95 / 612",
-                                                                                 "8,000 / 51,234")
+    # App. F.2: A is the higher-ranked system. strong - weak: Avg (220/4) - (70/4) = +37.5; success 100% - 75% = +25
+    assert (pair["A"], pair["B"], pair["Avg A - B"], pair["Success (pp)"]) == ("strong", "weak", "+37.5", "+25.0")
+    # content over successful reports: strong (100 + 50 + 100 + 0) / 4 = 62.5, weak (50 + 0 + 0) / 3 = 16.7
+    assert pair["Content"] == f"{62.5 - 50 / 3:+.1f}"
+    # citation: strong (100 + 50 + 0 + 0) / 4 = 37.5, weak (50 + 0 + 0) / 3; presentation: strong 62.5, weak
+    # (50 + 100 + 0) / 3 = 50
+    assert pair["Citation"] == f"{37.5 - 50 / 3:+.1f}" and pair["Presentation"] == "+12.5"
+    # per task strong - weak: +50, +50, +50, 0 -> 3 wins, 1 tie, 0 losses
+    assert pair["W/T/L"] == "3/1/0"
+    assert (pair["steps A / B"], pair["time (s) A / B"], pair["tokens A / B"]) == ("41.5 / 12.0", "612 / 95",
+                                                                                 "51,234 / 8,000")
     c = board.comparisons[0]
     assert pair["95% CI"] == f"[{c.ci_low:.1f}, {c.ci_high:.1f}]"
 
@@ -102,7 +103,12 @@ def test_pass_rates_per_direction_and_level_with_the_mean_over_systems(tables):
     assert (directions["strong"]["C-LC"], directions["weak"]["C-LC"]) == ("62.5", "16.7")
     assert directions["mean over systems"]["C-LC"] == f"{100 * (0.625 + 0.5 / 3) / 2:.1f}"
     assert directions["strong"]["C-FC"] == "-"  # no applicable atom: no rate
+    # the dashboard's pooled-atom rate (App. F.3): C-LC passes over applicable atoms of every successful report,
+    # strong 10 + 5 + 10 + 0 of 40, weak 5 + 0 + 0 of 30: 30 / 70, not the mean of the two rates (39.6)
+    assert directions["pooled atoms, all systems"]["C-LC"] == f"{100 * 30 / 70:.1f}" == "42.9"
     levels = {r["system"]: r for r in rows(grids["difficulty"])}
+    # L1 (the P-LY atoms) pooled: strong 25 of 40, weak 5 + 10 + 0 of 30
+    assert levels["pooled atoms, all systems"]["L1"] == f"{100 * 40 / 70:.1f}"
     # L0 holds C-LC and R-CS (20 atoms), L1 the P-LY atoms: strong L1 (1 + .5 + 1 + 0) / 4
     assert levels["strong"]["L1"] == "62.5" and levels["weak"]["L1"] == f"{100 * (0.5 + 1 + 0) / 3:.1f}"
 
@@ -111,5 +117,44 @@ def test_tables_without_a_pair_or_a_sensitivity_leave_those_out():
     board = build_leaderboard([STRONG], replicates=200)
     grids = analysis_grids(board, [STRONG], LABELS)
     assert set(grids) == {"by_family", "by_subcategory", "by_query_form", "directions", "difficulty"}
-    assert [r["system"] for r in rows(grids["directions"])] == ["strong"]  # no mean row for one system
+    # no mean row for one system; its pooled-atom row remains (atoms pooled over its reports)
+    assert [r["system"] for r in rows(grids["directions"])] == ["strong", "pooled atoms, all systems"]
     assert "unlabelled" not in grids["by_family"].csv()
+
+
+def test_the_harness_table_averages_matched_model_runs_and_takes_the_median_of_model_medians():
+    """Table 22 (App. F.6): two harnesses on the models both ran (m1, m2); m3, run by one harness only, is left out.
+    Quality and success are means over the matched model runs; process columns the median of the model medians."""
+    def sys_(model, harness, reports):
+        return SystemScores(system=SystemKey(model=model, harness=harness, capability="full"), reports=reports)
+
+    a1 = sys_("m1", "alpha", [report("t1", 10, 10, 10), report("t2", 5, 5, 5)])  # 100, 50
+    a2 = sys_("m2", "alpha", [report("t1", 10, 0, 10), ReportScore.failure("t2", "no report")])  # 70, failed
+    b1 = sys_("m1", "beta", [report("t1", 5, 5, 5), report("t2", 0, 0, 10)])  # 50, 20
+    b2 = sys_("m2", "beta", [report("t1", 10, 10, 10), report("t2", 10, 10, 10)])  # 100, 100
+    b3 = sys_("m3", "beta", [report("t1", 0, 0, 0), report("t2", 0, 0, 0)])  # not matched: alpha has no m3
+    systems = [a1, a2, b1, b2, b3]
+    board = build_leaderboard(systems, replicates=200)
+    medians = {"m1 / alpha / full": (10.0, 100.0, 1000.0), "m2 / alpha / full": (30.0, 300.0, 3000.0),
+               "m1 / beta / full": (5.0, 50.0, 500.0), "m2 / beta / full": (7.0, 70.0, None),
+               "m3 / beta / full": (99.0, 990.0, 9900.0)}
+    process = {k: ProcessMedians(traces=2, steps=s, wall_time_s=t, total_tokens=n) for k, (s, t, n) in medians.items()}
+    grids = analysis_grids(board, systems, LABELS, process)
+    assert list(grids)[:2] == ["harnesses", "by_family"]  # one system per harness here: no pair table is asked
+    got = {r["harness"]: r for r in rows(grids["harnesses"])}
+    # alpha: Avg (75 + 35) / 2 = 55; success (1 + 0.5) / 2 = 75%; Avg succ. (75 + 70) / 2 = 72.5
+    assert (got["alpha"]["models"], got["alpha"]["Avg"], got["alpha"]["Success (%)"], got["alpha"]["Avg succ."]) == (
+        "2", "55.0", "75.0", "72.5")
+    # beta on m1 and m2 only: Avg (35 + 100) / 2 = 67.5, success 100%; m3's zeros are not in it
+    assert (got["beta"]["models"], got["beta"]["Avg"], got["beta"]["Success (%)"]) == ("2", "67.5", "100.0")
+    # content: alpha m1 (100 + 50) / 2 = 75, m2 100 (its one report) -> 87.5; beta m1 (50 + 0) / 2 = 25, m2 100 -> 62.5
+    assert (got["alpha"]["Content"], got["beta"]["Content"]) == ("87.5", "62.5")
+    # process: the median of the two model-level medians; a model without a figure is left out of that median
+    assert (got["alpha"]["steps"], got["alpha"]["time (s)"], got["alpha"]["tokens"]) == ("20.0", "200", "2,000")
+    assert (got["beta"]["steps"], got["beta"]["time (s)"], got["beta"]["tokens"]) == ("6.0", "60", "500")
+    assert got["alpha"]["setting"] == "full"
+
+
+def test_no_harness_table_without_two_harnesses_on_a_shared_model():
+    board = build_leaderboard([STRONG, WEAK], replicates=200)  # no harness named
+    assert "harnesses" not in analysis_grids(board, [STRONG, WEAK], LABELS)

@@ -221,8 +221,8 @@ def test_leaderboard_terminal_markdown_json(runs):
     board = Leaderboard.model_validate_json(js.output)
     assert [r.label for r in board.rows] == ["good / h", "weak / h"]
     assert board.rows[1].successes == 3 and board.rows[1].success_rate == 0.75
-    c = board.comparisons[0]  # each system minus those ranked above it
-    assert (c.a, c.b, c.mean_difference) == ("weak / h", "good / h", pytest.approx(-37.5))
+    c = board.comparisons[0]  # the higher-ranked system minus the lower (App. F.2)
+    assert (c.a, c.b, c.mean_difference) == ("good / h", "weak / h", pytest.approx(37.5))  # A the higher-ranked
     assert board.sensitivity.rows[0].variant.name == "released"
 
 
@@ -257,7 +257,7 @@ def test_leaderboard_writes_the_analysis_tables_of_any_system_folders(runs, tmp_
     assert not (tmp_path / "tables" / "paired.csv").exists() and (tmp_path / "tables" / "mine.csv").is_file()
     r = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 300, "--tables", tmp_path / "tables")
     [pair] = list(csv.DictReader((tmp_path / "tables" / "paired.csv").open()))
-    assert (pair["A"], pair["B"], pair["Avg A - B"], pair["W/T/L"]) == ("weak / h", "good / h", "-37.5", "0/1/3")
+    assert (pair["A"], pair["B"], pair["Avg A - B"], pair["W/T/L"]) == ("good / h", "weak / h", "+37.5", "3/1/0")
     assert pair["steps A / B"] == "- / -"  # decisions folders hold no trajectory
     # the mini snapshot has no task.json: every task is "unlabelled"
     [group] = list(csv.DictReader((tmp_path / "tables" / "by_family.csv").open()))

@@ -110,20 +110,26 @@ def test_direction_and_difficulty_pass_rates_average_per_report_rates_over_succe
     assert {k.value: v for k, v in row.difficulty_pass_rates.items()} == {"L0": 1.0, "L1": pytest.approx(0.75)}
 
 
-def test_paired_comparison_resamples_tasks_jointly():
-    a_pts = [60, 70, 20, 100, None, 40, 55, 90]
-    b_pts = [50, 70, 40, 80, 30, 40, 45, 85]
+def test_paired_comparison_resamples_tasks_jointly_and_reads_higher_minus_lower():
+    a_pts = [60, 70, 20, 100, None, 40, 55, 90]  # mean 54.375
+    b_pts = [50, 70, 40, 80, 30, 40, 45, 85]  # mean 55: B ranks higher
     a, b = system("a", a_pts), system("b", b_pts)
     c = compare_systems(a, b, replicates=4000, seed=2)
     a_arr = np.array([0 if x is None else x for x in a_pts], dtype=float)
     b_arr = np.array(b_pts, dtype=float)
-    diff_means = naive_replicate_means(a_arr - b_arr, 4000, 2)[:, 0]
-    assert c.mean_difference == pytest.approx((a_arr - b_arr).mean())
+    diff_means = naive_replicate_means(b_arr - a_arr, 4000, 2)[:, 0]
+    # App. F.2: the pair reads A minus B with A the higher-ranked system, whatever order it was asked in
+    assert (c.a, c.b, c.tasks) == ("b", "a", 8)
+    assert c.mean_difference == pytest.approx((b_arr - a_arr).mean()) == pytest.approx(0.625)
     assert (c.ci_low, c.ci_high) == (pytest.approx(np.percentile(diff_means, 2.5)),
                                      pytest.approx(np.percentile(diff_means, 97.5)))
-    # per task: A wins t00, t03, t06, t07; ties t01, t05; loses t02, t04 (failure = 0 < 30)
-    assert (c.wins, c.ties, c.losses) == (4, 2, 2)
-    assert (c.a, c.b, c.tasks) == ("a", "b", 8)
+    # per task, for b: wins t02, t04 (30 > the failure's 0); ties t01, t05; loses t00, t03, t06, t07
+    assert (c.wins, c.ties, c.losses) == (2, 2, 4)
+
+
+def test_a_tie_keeps_the_order_asked():
+    c = compare_systems(system("a", [10, 30]), system("b", [30, 10]), replicates=200)
+    assert (c.a, c.b, c.mean_difference) == ("a", "b", 0.0)
 
 
 def test_pairing_narrows_the_interval_when_systems_move_together():
@@ -142,13 +148,13 @@ def test_all_pairs_are_vectorized_and_agree_with_single_comparisons():
     assert pairs[1] == single
 
 
-def test_leaderboard_compares_each_system_against_those_ranked_above_it():
-    """The orientation of `omnidr compare` (each system minus its reference): lower minus higher."""
+def test_leaderboard_pairs_read_the_higher_ranked_minus_the_lower():
+    """App. F.2: "A minus B" with A the higher-ranked system (Opus 5 minus GLM-5.3 = +1.3)."""
     systems = [system("low", [10, 20]), system("mid", [40, 50]), system("high", [80, 90])]
     board = build_leaderboard(systems, replicates=300, with_comparisons=True)
-    assert [(c.a, c.b) for c in board.comparisons] == [("mid", "high"), ("low", "high"), ("low", "mid")]
-    assert [c.mean_difference for c in board.comparisons] == [pytest.approx(-40), pytest.approx(-70), pytest.approx(-30)]
-    assert all(c.losses == 2 and c.wins == 0 for c in board.comparisons)
+    assert [(c.a, c.b) for c in board.comparisons] == [("high", "mid"), ("high", "low"), ("mid", "low")]
+    assert [c.mean_difference for c in board.comparisons] == [pytest.approx(40), pytest.approx(70), pytest.approx(30)]
+    assert all(c.wins == 2 and c.losses == 0 for c in board.comparisons)
 
 
 def test_leaderboard_round_trips_through_json():
