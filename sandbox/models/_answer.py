@@ -13,18 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ._policy import Budget
 
-ANSWER_FILE = "answer.json"
-"""Name of the answer file in the agent's output folder (`/output/answer.json`)."""
-
 PROTOCOL_FILE = "protocol.json"
 """Name of the protocol file in the agent's input folder (`/input/protocol.json`): a `ShortAnswerProtocol` dump."""
-
-TASK_KIND_ENV = "OMNIDR_TASK_KIND"
-"""The agent container's variable naming the task kind: `SHORT_ANSWER_KIND`, or absent / `report`."""
-
-SHORT_ANSWER_KIND = "short_answer"
-"""`OMNIDR_TASK_KIND` of a short-answer task: the value of `omnidr.benchmark.TaskKind.short_answer` (the sandbox
-cannot import the host's enum; a test keeps the two equal)."""
 
 RESEARCH_PROMPT = """\
 You are answering a question about a video by researching it. The question is in the user's message, together \

@@ -10,12 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ARTIFACTS_DIR = "artifacts"
-"""Name of the artifact folder in the agent's output folder (`/output/artifacts/`)."""
-
-ARTIFACT_INDEX = "artifacts.jsonl"
-"""The index in the artifact folder: one `ArtifactRecord` a line, in download order."""
-
 
 class ArtifactRecord(BaseModel):
     """One downloaded file."""

@@ -18,9 +18,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-MCQ_KIND = "mcq"
-"""`OMNIDR_TASK_KIND` of a multiple-choice question: the value of `omnidr.benchmark.TaskKind.mcq`."""
-
 QUESTION_FILE = "question.json"
 """The question file in the runner's input folder (`/input/question.json`)."""
 

@@ -2,38 +2,9 @@
 agent's report check, by the template, and by the evaluator. Report data is agent output: unknown keys are
 tolerated, known keys are checked."""
 
-import re
-from enum import Enum
-
 from pydantic import BaseModel, ConfigDict, Field
 
-CONTRACT_VERSION = "omnidr-report-1"
-"""The contract version `window.DATA.contract` names; a snapshot's `contract/contract.json` carries it too."""
-
-GOALS = ("explain", "verify", "compare", "update", "apply")
-"""What an anchor's research is for (paper Sec. 2.2)."""
-
-SOURCE_TYPES = ("web", "video", "document", "image")
-"""Kinds of source records a report cites."""
-
-_ASSIGNMENT = re.compile(r"^\s*window\.DATA\s*=\s*(?P<body>.*?)\s*;?\s*$", re.DOTALL)
-
-
-def data_js_body(text: str) -> str | None:
-    """The JSON of a data file's `window.DATA = {...};` assignment, or None when the file is not one."""
-    match = _ASSIGNMENT.match(text)
-    return match.group("body") if match else None
-
-
-class RelationType(str, Enum):
-    """The six relations that link external evidence to the video (Sec. 2.2)."""
-
-    support = "support"
-    contradiction = "contradiction"
-    update = "update"
-    explanation = "explanation"
-    comparison = "comparison"
-    application = "application"
+from ._plain import CONTRACT_VERSION, RelationType
 
 
 class _Data(BaseModel):

@@ -4,8 +4,12 @@ the paper's way instead, with a final message without tool calls, and writes the
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sandbox.models import ANSWER_FILE, AnswerFile
+from sandbox.models import ANSWER_FILE
+
+if TYPE_CHECKING:  # the model is loaded where an answer is written: a skill call that writes none skips pydantic
+    from sandbox.models import AnswerFile
 
 OUTPUT_DIR_ENV = "OMNIDR_OUTPUT_DIR"
 """The agent's output folder (default `/output`); `answer.json` goes there."""
@@ -19,7 +23,7 @@ def output_dir() -> Path:
     return Path(os.environ.get(OUTPUT_DIR_ENV) or "/output")
 
 
-def write_answer_file(answer: AnswerFile, folder: Path) -> Path:
+def write_answer_file(answer: "AnswerFile", folder: Path) -> Path:
     """Write `answer.json` into `folder` atomically (temporary name, then rename): the host reads it."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ANSWER_FILE
@@ -35,5 +39,7 @@ def submit_answer(text: str, folder: Path) -> dict:
     if not answer:
         raise EmptyAnswer("the answer is empty; give its text, e.g. omnidr-skill answer submit \"The bridge "
                           "crosses the Vltava.\"")
+    from sandbox.models import AnswerFile
+
     path = write_answer_file(AnswerFile(answer=answer, termination="complete_answer", source="research"), folder)
     return {"written": str(path), "answer": answer, "words": len(answer.split())}

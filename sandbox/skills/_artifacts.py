@@ -27,10 +27,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from email.message import Message
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import unquote, urlsplit
 
-from sandbox.models import ARTIFACT_INDEX, ArtifactRecord
+from sandbox.models import ARTIFACT_INDEX
+
+if TYPE_CHECKING:  # loaded where a record is read or written: other skill calls skip pydantic
+    from sandbox.models import ArtifactRecord
 
 from . import _media, _web
 
@@ -97,21 +100,25 @@ def _filename(headers: Message, url: str, content_type: str) -> str:
 
 # ---- the index ----------------------------------------------------------------------------------------
 
-def read_index(folder: Path) -> list[ArtifactRecord]:
+def read_index(folder: Path) -> list["ArtifactRecord"]:
+    from sandbox.models import ArtifactRecord
+
     path = folder / ARTIFACT_INDEX
     if not path.is_file():
         return []
     return [ArtifactRecord.model_validate_json(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def _append(folder: Path, record: ArtifactRecord) -> None:
+def _append(folder: Path, record: "ArtifactRecord") -> None:
     with open(folder / ARTIFACT_INDEX, "a", encoding="utf-8") as f:
         f.write(record.model_dump_json() + "\n")
 
 
 def store(folder: Path, source: Path, url: str, content_type: str, name: str, max_bytes: int,
-          via: Literal["download", "browser"] = "download", final_url: str | None = None) -> ArtifactRecord:
+          via: Literal["download", "browser"] = "download", final_url: str | None = None) -> "ArtifactRecord":
     """Move a finished file (the browser's download) into the folder under a safe unique name and index it."""
+    from sandbox.models import ArtifactRecord
+
     size = source.stat().st_size
     if size > max_bytes:
         source.unlink(missing_ok=True)
@@ -132,10 +139,12 @@ def store(folder: Path, source: Path, url: str, content_type: str, name: str, ma
 
 # ---- download -----------------------------------------------------------------------------------------
 
-def download(url: str, folder: Path, max_bytes: int = MAX_DOWNLOAD_BYTES, timeout_s: float = 60.0) -> ArtifactRecord:
+def download(url: str, folder: Path, max_bytes: int = MAX_DOWNLOAD_BYTES, timeout_s: float = 60.0) -> "ArtifactRecord":
     """GET `url` through the environment's proxy into `folder`: streamed to a temporary file with its SHA-256,
     stopped with an error past `max_bytes` (before reading, when the server announces a larger size), renamed to
     a safe unique name, and indexed."""
+    from sandbox.models import ArtifactRecord
+
     if not re.match(r"^https?://", url, re.I):
         raise ArtifactError("only http:// and https:// URLs can be downloaded")
     folder.mkdir(parents=True, exist_ok=True)

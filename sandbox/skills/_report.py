@@ -9,9 +9,7 @@ import shutil
 import unicodedata
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from sandbox.models import CONTRACT_VERSION, GOALS, SOURCE_TYPES, RelationType, ReportData, data_js_body
+from sandbox.models import CONTRACT_VERSION, GOALS, SOURCE_TYPES, RelationType, data_js_body
 
 RELATIONS = tuple(r.value for r in RelationType)
 
@@ -84,6 +82,10 @@ def check_report(report_dir: Path, contract_dir: Path, contract: dict, duration_
         data = read_data(report_dir, contract.get("data_file", "data.js"))
     except (OSError, ValueError) as exc:
         return {"ok": False, "problems": problems + [f"data.js: {exc}"], "warnings": warnings}
+    from pydantic import ValidationError  # here, not at the top: only a report check needs the model
+
+    from sandbox.models import ReportData
+
     try:  # the shape is the contract's model; what follows checks what a schema cannot
         ReportData.model_validate(data)
     except ValidationError as exc:
