@@ -383,6 +383,8 @@ def evaluate(prep: PreparedReport, settings: ScoringSettings, guard: GuardResult
         count[spec.dimension] += 1
         atoms[spec.dimension] += n
     dims = {k: (num[k] / den[k], count[k], atoms[k]) for k in DIMENSIONS if den[k] > 0}
+    # Eq. 3 (S = 100 * sum(lambda_k D_k)) is undefined for a dimension without an applicable atom; the paper leaves
+    # that open. Our choice (README, scoring's open choices): leave the dimension out and renormalise the others.
     lam = sum(lambdas[k] for k in dims)
     total = 100.0 * sum(lambdas[k] * dims[k][0] for k in dims) / lam if lam > 0 else 0.0
     total = min(100.0, max(0.0, total))
