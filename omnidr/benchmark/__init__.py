@@ -15,7 +15,7 @@ from ._contract import (
     report_problem,
 )
 from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
-from ._hyperparameters import Hyperparameters, ReferenceBudgets
+from ._hyperparameters import EXTERNAL, Hyperparameters, ReferenceBudgets
 from ._kinds import ANSWER_KINDS, BUILT_KINDS, TaskKind
 from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
 from ._mcq import (
@@ -73,7 +73,7 @@ __all__ = [
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",
     "EvidenceRecord", "EvidenceSource", "FactLibrary", "Family", "GateLogic", "Hyperparameters", "Language",
-    "MANIFEST_FILE", "ManifestDiff", "diff_files", "hash_files", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "ReportContract", "ReportDataError", "is_skeleton", "read_report_data", "report_problem", "ReportCheck", "check_report",
+    "MANIFEST_FILE", "ManifestDiff", "diff_files", "hash_files", "Origin", "Polarity", "Problem", "QueryForm", "ReferenceBudgets", "EXTERNAL", "ReportContract", "ReportDataError", "is_skeleton", "read_report_data", "report_problem", "ReportCheck", "check_report",
     "RubricTree", "SNAPSHOT_CORPUS_FILE", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",

@@ -11,18 +11,24 @@ class DimensionWeights(Record):
     P: float = Field(0.20, ge=0, description="lambda_P: weight of the presentation dimension.")
 
 
+EXTERNAL = "external"
+"""The `source_type` of a budget over every external source record, whatever its type (B_web)."""
+
+
 class ReferenceBudgets(Record):
     """Minimum evidence counts the reference workflow aims for (App. D.3)."""
 
-    web_sources: int = Field(25, ge=0, description="B_web: minimum external sources in a report.")
+    web_sources: int = Field(25, ge=0, description="B_web: minimum external sources in a report, of every type (web "
+                             "pages, documents, images and related videos are all external sources; App. D.3).")
     related_videos: int = Field(5, ge=0, description="B_video: minimum related videos.")
     documents: int = Field(3, ge=0, description="B_doc: minimum documents (PDFs, standards, papers).")
     records_per_anchor: int = Field(3, ge=0, description="B_anchor: minimum source records per research anchor.")
 
     def minimum(self, source_type: str) -> int | None:
-        """The budget for source records of one type (web, video, document); None for a type the
-        released budgets do not count (image)."""
-        return {"web": self.web_sources, "video": self.related_videos, "document": self.documents}.get(source_type)
+        """The budget for source records of one kind: `external` (every source record, whatever its type: B_web,
+        App. D.3 "minimum external-source ... counts"), `video` (B_video) or `document` (B_doc); None for a kind
+        the released budgets do not count (`web` pages alone, `image`)."""
+        return {EXTERNAL: self.web_sources, "video": self.related_videos, "document": self.documents}.get(source_type)
 
 
 class Hyperparameters(Record):

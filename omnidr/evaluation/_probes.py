@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 from playwright.async_api import FloatRect
 from pydantic import ValidationError
 
-from omnidr.benchmark import ReferenceBudgets, probe_catalog
+from omnidr.benchmark import EXTERNAL, ReferenceBudgets, probe_catalog
 from sandbox.models import CONTRACT_VERSION, ReportData
 
 from . import _page_js as js
@@ -354,7 +354,9 @@ async def _source_budget(run: _Run, params: dict) -> tuple[bool, str]:
     need = int(params["min_count"]) if "min_count" in params else budget
     if need is None:
         return False, f"no min_count given and the budgets set none for {kind} sources"
-    urls = {_norm_url(s["url"]) for s in _rendered_sources(run) if s.get("type") == kind and _text(s.get("url"))}
+    # App. D.3: B_web counts external sources of every type; a type names its own records only
+    urls = {_norm_url(s["url"]) for s in _rendered_sources(run)
+            if (kind == EXTERNAL or s.get("type") == kind) and _text(s.get("url"))}
     return len(urls) >= need, f"{len(urls)} rendered {kind} source record(s) with distinct URLs (need {need})"
 
 

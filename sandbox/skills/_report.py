@@ -187,8 +187,14 @@ def check_report(report_dir: Path, contract_dir: Path, contract: dict, duration_
 
 
 def _budget_shortfalls(sources: list, anchor_ids: set, budgets: dict[str, int]) -> list[str]:
+    """App. D.3: B_web (`web` here) is the minimum number of external sources, of every type (pages, documents,
+    images, related videos); B_video and B_doc count their own type."""
     out = []
-    for kind in ("web", "video", "document"):
+    need = budgets.get("web", 0)
+    have = len({s.get("url") for s in sources if s.get("url")})
+    if have < need:
+        out.append(f"budget: {have} external source(s) of any type, the reference budget B_web asks for at least {need}")
+    for kind in ("video", "document"):
         need = budgets.get(kind, 0)
         have = len({s.get("url") for s in sources if s.get("type") == kind and s.get("url")})
         if have < need:

@@ -461,7 +461,9 @@ class Workspace:
             if r.get("anchor") and r.get("source_url"):
                 anchors[r["anchor"]] = anchors.get(r["anchor"], 0) + 1
         total = len(_media.windows(self.probe["duration_s"], self.window_s)) if self.probe else None
+        # App. D.3: the budgets' `web` (B_web) is over external sources of every kind: `opened_external` is that count
         return {"windows_read": sorted(self.windows_read), "windows": total, "opened": by_kind,
+                "opened_external": len(opened),
                 "evidence": len(self.evidence), "records_per_anchor": anchors, "budgets": self.budgets,
                 "checks": self.checks, "repair_rounds_left": max(0, self.max_repairs - max(0, self.checks - 1))}
 

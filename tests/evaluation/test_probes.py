@@ -47,16 +47,22 @@ def test_good_report_passes_its_m_atoms(chromium, tmp_path):
 
 
 def test_budget_probes_without_min_count_hold_the_report_to_the_snapshots_budgets(chromium):
-    """App. D.3: B_web, B_video, B_doc and B_anchor are the minimum counts; an atom that leaves out
-    min_count is held to them, so changing hyperparameters.json changes the verdict."""
+    """App. D.3: B_web (external sources of every type), B_video, B_doc and B_anchor are the minimum counts; an atom
+    that leaves out min_count is held to them, so changing hyperparameters.json changes the verdict."""
     from omnidr.benchmark import ReferenceBudgets
     from omnidr.evaluation import Call
 
-    calls = [Call("source_budget", {"source_type": "web"}), Call("source_budget", {"source_type": "document"}),
+    calls = [Call("source_budget", {"source_type": "external"}), Call("source_budget", {"source_type": "document"}),
              Call("sources_per_anchor", {})]
     zero = _probe(chromium, GOOD, calls, budgets=ReferenceBudgets(web_sources=0, documents=0, records_per_anchor=0))
     have = [int(zero.result(c).reason.split()[0]) for c in calls[:2]]
     assert have[0] >= 5 and have[1] >= 1 and all(r.status == "pass" for r in zero.results.values())
+    # B_web counts external sources of every type (App. D.3): the good report's web pages, documents, images and
+    # videos together, more than its web-type records alone
+    by_type = _probe(chromium, GOOD, [Call("source_budget", {"source_type": t, "min_count": 0})
+                                      for t in ("web", "document", "image", "video")])
+    typed = [int(r.reason.split()[0]) for r in by_type.results.values()]
+    assert have[0] == sum(typed) > typed[0], (have, typed)
     exact = ReferenceBudgets(web_sources=have[0], documents=have[1], records_per_anchor=2)
     above = ReferenceBudgets(web_sources=have[0] + 1, documents=have[1] + 1, records_per_anchor=50)
     at, over = _probe(chromium, GOOD, calls, budgets=exact), _probe(chromium, GOOD, calls, budgets=above)
@@ -67,8 +73,9 @@ def test_budget_probes_without_min_count_hold_the_report_to_the_snapshots_budget
     # an explicit min_count still wins over the budgets
     assert _probe(chromium, GOOD, [Call("source_budget", {"source_type": "web", "min_count": 1})],
                   budgets=above).results.popitem()[1].status == "pass"
-    image = _probe(chromium, GOOD, [Call("source_budget", {"source_type": "image"})])
-    assert "the budgets set none for image sources" in image.results.popitem()[1].reason
+    for kind in ("image", "web"):  # no budget counts images, or web pages alone: B_web is over every type
+        alone = _probe(chromium, GOOD, [Call("source_budget", {"source_type": kind})])
+        assert f"the budgets set none for {kind} sources" in alone.results.popitem()[1].reason
 
 
 def test_every_probe_passes_on_the_good_report_and_fails_on_the_skeleton(chromium, tmp_path):

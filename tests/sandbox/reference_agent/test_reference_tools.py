@@ -88,13 +88,20 @@ def test_check_report_finds_bad_times_unknown_citations_and_unopened_sources(tmp
     # the App. D.3 budgets: a report below them is warned, one at them is not
     box.budgets = {"web": 2, "video": 0, "document": 1, "anchor": 1}
     warned = box.call("write_report", {"data": data})["check"]
-    assert warned["ok"] and "budget: 1 web source(s), the reference budget asks for at least 2" in warned["warnings"]
+    assert warned["ok"] and ("budget: 1 external source(s) of any type, the reference budget B_web asks for at least 2"
+                             in warned["warnings"])
     assert "budget: 0 document source(s), the reference budget asks for at least 1" in warned["warnings"]
     box.budgets = {"web": 1, "video": 0, "document": 0, "anchor": 2}
     assert [w for w in box.call("write_report", {"data": data})["check"]["warnings"] if w.startswith("budget")] == [
         "budget: anchor(s) A1 have fewer than 2 source records each"]
     box.budgets = {"web": 1, "anchor": 0}
     assert not [w for w in box.call("write_report", {"data": data})["check"]["warnings"] if w.startswith("budget")]
+    # App. D.3: B_web is the minimum number of external sources of every type. One web page and one document make
+    # two external sources: B_web = 2 is met, though only one record is of type web
+    two = json.loads(json.dumps(data))
+    two["sources"].append({"id": "S2", "type": "document", "title": "d", "url": url + "#spec.pdf", "quote": quote})
+    box.budgets = {"web": 2, "anchor": 0}
+    assert not [w for w in box.call("write_report", {"data": two})["check"]["warnings"] if w.startswith("budget")]
 
 
 def test_tools_refuse_what_the_level_does_not_offer_and_evidence_needs_an_opened_source(tmp_path):
