@@ -85,7 +85,7 @@ def test_the_reference_agent_delivers_a_real_cited_report(full_run, task_id):
     assert config["budgets"] == {"web": b["web_sources"], "video": b["related_videos"], "document": b["documents"],
                                  "anchor": b["records_per_anchor"]}
     # the demo's small corpus cannot meet the released B_web of 25: the agent's own check says so
-    assert f"the reference budget asks for at least {b['web_sources']}" in " ".join(end["check"]["warnings"])
+    assert f"the reference budget B_web asks for at least {b['web_sources']}" in " ".join(end["check"]["warnings"])
 
 
 def test_a_lower_capability_level_is_recorded_and_gets_fewer_tools(tmp_path):
