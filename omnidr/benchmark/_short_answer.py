@@ -9,6 +9,7 @@ that taxonomy. The execution protocol (`ShortAnswerProtocol`, `Compaction`) cros
 """
 
 from enum import Enum
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -75,6 +76,9 @@ class ShortAnswerTask(Record):
     formats: list[str] = Field(min_length=1, description="Resource formats the path needs, as lowercase file types "
                                                          "(html, pdf, csv, zip, mp3, xlsx, ...).")
     access_types: list[AccessType] = Field(min_length=1, description="Access types the path needs.")
+    difficulty: Literal["low", "medium", "high"] | None = Field(
+        None, description="Human-calibrated difficulty group (paper 002, Sec. 3.2 and App. B.5: defined by human "
+        "solving success), when the release gives it; accuracy is broken down by it.")
 
     @field_validator("answer", "question")
     @classmethod

@@ -139,6 +139,19 @@ def _tool_use_of(folder: Path | None, harness: str) -> tuple[ToolUse | None, str
     return tool_use(trajectory), f"from {origin}"
 
 
+LIMITS = {"max_tool_calls": "tool-call limit", "max_iterations": "model-call limit", "max_total_tokens": "token limit"}
+"""The gateway's budget names, as the terminations table names the limit that ended research."""
+
+
+def budget_limit(termination: str | None, record: "AttemptRecord | None") -> str | None:
+    """Which limit ended research (paper 002, Sec. 3.6 tells the time limit from the call limit): the gateway's budget
+    that was spent, or else the research time limit (the controller's clock); None unless the budget ended it."""
+    if termination != "budget_exhausted":
+        return None
+    spent = record.budget_use.exhausted if record is not None else None
+    return LIMITS.get(spent or "", spent) if spent else "time limit"
+
+
 async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: DeliveredAnswer, harness: str,
                           out_dir: Path) -> AnswerEvaluation:
     """Judge one task's answer and write its `evaluation.json` into `out_dir`."""
@@ -150,11 +163,12 @@ async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: Delivered
     if judged.verdict is None:
         incomplete = f"the judge did not answer ({judged.error}); rerun to ask it again"
     record = found.record
+    termination = found.answer.termination if found.answer is not None else None
     ev = AnswerEvaluation(
         evaluator_version=ANSWER_EVALUATOR_VERSION, judge=judge.identity, judge_endpoint=judge.endpoint,
         evaluator=EvaluatorPlace.here(), task_id=task.id, attempt=found.attempt, answer_file=found.answer_file,
         answer=found.answer.answer if found.answer is not None else None,
-        termination=found.answer.termination if found.answer is not None else None,
+        termination=termination, limit=budget_limit(termination, record),
         source=found.answer.source if found.answer is not None else None, execution_error=found.execution_error,
         attempt_reason=record.reason.value if record is not None else None, verdict=judged.verdict,
         hard_rule=judged.hard_rule, cached=judged.cached, judge_usage=judged.usage(), error=judged.error,

@@ -336,6 +336,8 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
         None, description="Why this evaluation is not final, if it is not: the judge did not answer, or the attempt was "
         "ended by an upstream outage or an infrastructure failure (not the agent's failure). Rerunning the same "
         "command completes it.")
+    limit: str | None = Field(None, description="Which limit ended research when the termination is "
+                              "budget_exhausted: time limit, tool-call limit, model-call limit or token limit.")
     input_tokens: int | None = Field(None, description="Input tokens of the attempt (gateway count).")
     output_tokens: int | None = Field(None, description="Output tokens of the attempt (gateway count).")
     wall_time_s: float | None = Field(None, description="Wall time of the attempt, seconds.")
@@ -365,5 +367,6 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
             if self.input_tokens is not None or self.output_tokens is not None else None
         return AnswerOutcome(task_id=self.task_id, correct=self.correct, answered=self.answered,
                              incomplete=self.incomplete, judge=self.judge.key, termination=self.termination,
+                             limit=self.limit,
                              tokens=tokens, elapsed_s=self.wall_time_s, tool_use=self.tool_use,
                              unparseable=self.unparseable)

@@ -17,9 +17,10 @@ ToolCategory = Literal["search", "browse", "read", "download", "video", "other"]
 
 TOOL_CATEGORY_ORDER: tuple[ToolCategory, ...] = ("search", "browse", "read", "download", "video", "other")
 
-BREAKDOWNS = ("domain", "modality", "format", "access_type", "duration")
-"""The task labels accuracy is broken down by (App. D.1-D.3): domain (8), evidence modality (4), format category
-(8; a task counts in every category it has), access type (7) and anchor-video duration group (5)."""
+BREAKDOWNS = ("domain", "modality", "format", "access_type", "duration", "difficulty")
+"""The task labels accuracy is broken down by (App. D.1-D.3, Sec. 3.2): domain (8), evidence modality (4), format
+category (8; a task counts in every category it has), access type (7), anchor-video duration group (5) and, when the
+tasks carry it, the human-calibrated difficulty group (Low, Medium, High)."""
 
 MCQ_BREAKDOWNS = ("subset", "task_type", "dimension", "domain", "audio_type", "ccl_bin")
 """The labels multiple-choice accuracy is broken down by (paper 004, Sec. 3.2, 4.2, Fig. 4): subset (V, AV), task
@@ -56,6 +57,9 @@ class AnswerOutcome(ScoringModel):
     judge: str | None = Field(None, description="Key of the judge that decided it (None when none was asked).")
     termination: str | None = Field(None, description="Why research ended (sandbox.models.TerminationReason); None "
                                     "when the attempt left no answer file.")
+    limit: str | None = Field(None, exclude_if=lambda v: v is None, description="Which limit ended research when "
+                              "the termination is budget_exhausted: time limit, tool-call limit, model-call limit or "
+                              "token limit (paper 002, Sec. 3.6 tells the time limit from the call limit).")
     tokens: int | None = Field(None, description="Input + output tokens of the attempt, counted by the gateway; None "
                                "when unknown.")
     elapsed_s: float | None = Field(None, description="Wall time of the attempt, seconds; None when unknown.")

@@ -28,7 +28,8 @@ ANSWER_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in BREAKDOWNS), "terminat
 MCQ_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in MCQ_BREAKDOWNS), "lovo", "paired")
 
 _BREAKDOWN_TITLES = {"domain": "domain", "modality": "evidence modality", "format": "format category (a task counts "
-                     "in every category it has)", "access_type": "access type", "duration": "anchor-video duration"}
+                     "in every category it has)", "access_type": "access type", "duration": "anchor-video duration",
+                     "difficulty": "human-calibrated difficulty (paper 002, Sec. 3.2)"}
 
 _MCQ_TITLES = {"subset": "subset (V visual, AV audio-visual)", "task_type": "task type", "dimension": "dimension",
                "domain": "the video's domain", "audio_type": "audio type (AV questions only)",
@@ -82,6 +83,10 @@ def breakdown_grid(board: AnswerLeaderboard, name: str) -> Grid:
     chance = f"; chance {board.chance_accuracy:g}%" if board.chance_accuracy is not None else ""
     return Grid(f"Accuracy (%) by {titles[name]}{chance}", [label, "tasks", *map(_name, board.rows)], rows,
                 frozenset(range(1, 2 + len(board.rows))))
+
+
+def _labelled(board: AnswerLeaderboard, name: str) -> bool:
+    return any(g.tasks for r in board.rows for g in r.breakdowns.get(name, []))
 
 
 def terminations_grid(board: AnswerLeaderboard) -> Grid:
@@ -161,7 +166,8 @@ def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
                                                "points; A the higher-ranked of each pair; task bootstrap)")
         return grids
     out = {"leaderboard": leaderboard_grid(board)}
-    out.update({f"by_{name}": breakdown_grid(board, name) for name in BREAKDOWNS})
+    out.update({f"by_{name}": breakdown_grid(board, name) for name in BREAKDOWNS
+                if name != "difficulty" or _labelled(board, name)})  # difficulty only when the tasks carry it
     out["terminations"] = terminations_grid(board)
     out["tool_use"] = tool_use_grid(board)
     out["transitions"] = transitions_grid(board)

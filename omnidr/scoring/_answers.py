@@ -82,6 +82,7 @@ BREAKDOWN_GROUPS: dict[str, tuple[str, ...]] = {
     "format": FORMAT_CATEGORIES,
     "access_type": tuple(a.value for a in AccessType),
     "duration": tuple(label for label, _ in DURATION_GROUPS),
+    "difficulty": ("low", "medium", "high"),
 }
 """Every label of each breakdown, in the taxonomy's order."""
 
@@ -91,6 +92,7 @@ _LABELS: dict[str, Callable[[ShortAnswerTask], list[str]]] = {
     "format": lambda t: t.format_categories,
     "access_type": lambda t: [a.value for a in t.access_types],
     "duration": lambda t: [duration_group(t.video.duration_s)],
+    "difficulty": lambda t: [t.difficulty] if t.difficulty else [],
 }
 assert tuple(_LABELS) == BREAKDOWNS == tuple(BREAKDOWN_GROUPS)
 
@@ -208,6 +210,8 @@ def _process(row: list[AnswerOutcome | None]) -> AnswerProcess:
     ends: dict[str, int] = {}
     for o in row:
         key = (o.termination if o is not None else None) or UNRECORDED
+        if key == BUDGET_EXHAUSTED and o is not None and o.limit:  # paper 002, Sec. 3.6: which limit it was
+            key = f"{key} ({o.limit})"
         ends[key] = ends.get(key, 0) + 1
     uses = [o.tool_use for o in present if o.tool_use is not None]
     calls = sum(u.calls for u in uses)
@@ -229,7 +233,7 @@ def _process(row: list[AnswerOutcome | None]) -> AnswerProcess:
         median_tokens=float(median(tokens)) if tokens else None, tasks_timed=len(times),
         mean_elapsed_s=mean(times) if times else None, median_elapsed_s=float(median(times)) if times else None,
         terminations=dict(sorted(ends.items())),
-        budget_exhausted_share=ends.get(BUDGET_EXHAUSTED, 0) / len(row) if row else 0.0,
+        budget_exhausted_share=sum(n for k, n in ends.items() if k.startswith(BUDGET_EXHAUSTED)) / len(row) if row else 0.0,
         traces=len(uses), tool_calls=calls, failed_calls=failed, failed_call_share=failed / calls if calls else None,
         tool_latency_s=round(latency, 3),
         failed_latency_share=sum(u.failed_latency_s for u in uses) / latency if timed and latency > 0 else None,

@@ -70,7 +70,7 @@ def trajectory_lines(calls: list[tuple[str, float, bool]]) -> str:
 
 def write_answer_attempt(run_dir: Path, task_id: str, n: int, reason: str, answer: dict | None = None,
                          calls: list[tuple[str, float, bool]] | None = None, tokens: tuple[int, int] = (0, 0),
-                         wall_time_s: float = 60.0, detail: str = "") -> Path:
+                         wall_time_s: float = 60.0, detail: str = "", exhausted: str | None = None) -> Path:
     """An attempt folder: output/answer.json (an AnswerFile of `answer`, none when None), the trajectory of
     `calls`, and attempt.json last."""
     from omnidr.attempts import AttemptReason, AttemptRecord, BudgetUse, SandboxLimits
@@ -85,7 +85,8 @@ def write_answer_attempt(run_dir: Path, task_id: str, n: int, reason: str, answe
     record = AttemptRecord(
         task_id=task_id, attempt=n, harness="command", command=["python3", "agent.py"], reason=AttemptReason(reason),
         detail=detail, exit_code=0, started_at=T0, ended_at=T0 + timedelta(seconds=wall_time_s),
-        wall_time_s=wall_time_s, budget=Budget(), budget_use=BudgetUse(input_tokens=tokens[0], output_tokens=tokens[1]),
+        wall_time_s=wall_time_s, budget=Budget(), budget_use=BudgetUse(input_tokens=tokens[0], output_tokens=tokens[1],
+                                                                   exhausted=exhausted),
         limits=SandboxLimits(), proxy_mode="replay",
     )
     (folder / "attempt.json").write_text(record.model_dump_json(indent=2), "utf-8")

@@ -4,6 +4,7 @@ is judged, with what it spent and its tool use; no answer and refusals are incor
 recorded per task as not final, and rerunning the same command completes it without asking cached verdicts again."""
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from answer_helpers import write_answer_attempt, write_answer_run, write_answer_snapshot
@@ -33,7 +34,7 @@ def run_dir(tmp_path):
                          calls=[("search_web", 2.0, False), ("fetch_url", 3.0, True), ("browser_open", 1.0, False),
                                 ("search_web", 1.0, False)])
     write_answer_attempt(run, "falls-height", 1, "timeout", detail="killed at the wall-clock limit")
-    write_answer_attempt(run, "falls-height", 2, "success", tokens=(3000, 500), wall_time_s=3600.0,
+    write_answer_attempt(run, "falls-height", 2, "success", tokens=(3000, 500), wall_time_s=3600.0, exhausted="max_tool_calls",
                          answer=dict(answer="It drops about 807 m.", termination="budget_exhausted",
                                      source="finalization"))
     write_answer_attempt(run, "museum-year", 1, "agent_error", detail="exit code 3")
@@ -81,6 +82,7 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
 
     falls = _read(paths.task_evaluation("falls-height"))
     assert not falls["verdict"]["correct"] and falls["termination"] == "budget_exhausted" and falls["source"] == "finalization"
+    assert falls["limit"] == "tool-call limit"  # paper 002, Sec. 3.6: the call limit, told from the time limit
     museum = _read(paths.task_evaluation("museum-year"))
     assert museum["answer"] is None and museum["hard_rule"] and not museum["verdict"]["correct"]
     assert "no answer file" in museum["execution_error"] and "agent_error" in museum["execution_error"]
@@ -100,7 +102,8 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
     board = build_answer_leaderboard(systems, [b.question for b in snap.tasks.values() if b.question], replicates=200)
     [row] = board.rows
     assert row.accuracy == 20.0 and row.correct == 1 and row.answered == 3 and row.incomplete == ["ship-name"]
-    assert row.process.terminations == {"budget_exhausted": 1, "complete_answer": 2, "unrecorded": 2}
+    assert row.process.terminations == {"budget_exhausted (tool-call limit)": 1, "complete_answer": 2, "unrecorded": 2}
+    assert row.process.budget_exhausted_share == pytest.approx(1 / 5)
     assert row.process.failed_latency_share == pytest.approx(3 / 7)
 
 
@@ -144,3 +147,23 @@ def test_without_an_endpoint_the_offline_baseline_judges_and_says_so(run_dir, se
     summary = _read(run_dir / "baseline" / "summary.json")
     assert summary["judge"]["kind"] == "offline-baseline" and summary["mean_total"] == 20.0
     assert server.calls == 0
+
+
+def test_the_limit_that_ended_research_is_named():
+    """Paper 002, Sec. 3.6 counts the time limit apart from the call limit: a spent gateway budget names its limit;
+    a research clock that ran out (no budget spent) is the time limit; other terminations name none."""
+    from omnidr.attempts import AttemptReason, AttemptRecord, BudgetUse, SandboxLimits
+    from omnidr.evaluation._answer_run import budget_limit
+    from sandbox.models import Budget
+
+    def record(exhausted):
+        now = datetime.now(UTC)
+        return AttemptRecord(task_id="t", attempt=1, harness="command", command=["x"], reason=AttemptReason.success,
+                             detail="", exit_code=0, started_at=now, ended_at=now, wall_time_s=1.0, budget=Budget(),
+                             budget_use=BudgetUse(exhausted=exhausted), limits=SandboxLimits(), proxy_mode="replay")
+
+    assert budget_limit("budget_exhausted", record("max_tool_calls")) == "tool-call limit"
+    assert budget_limit("budget_exhausted", record("max_iterations")) == "model-call limit"
+    assert budget_limit("budget_exhausted", record("max_total_tokens")) == "token limit"
+    assert budget_limit("budget_exhausted", record(None)) == "time limit"
+    assert budget_limit("complete_answer", record("max_tool_calls")) is None

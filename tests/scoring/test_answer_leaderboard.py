@@ -178,3 +178,16 @@ def test_tool_use_of_a_trajectory():
     assert use.latency_s == 10.0 and use.failed_latency_s == 5.0  # 2 s search, 5 s failed fetch, 3 s download
     assert use.categories == {"search": 1, "read": 1, "download": 1, "video": 1}
     assert use.transitions == {"search->read": 1, "read->download": 1, "download->video": 1}
+
+
+def test_accuracy_by_difficulty_when_the_tasks_carry_it():
+    """Paper 002, Sec. 3.2: accuracy by the human-calibrated difficulty group (Low, Medium, High); a release without
+    the labels gets no such table."""
+    labelled = [t.model_copy(update={"difficulty": d}) for t, d in zip(TASKS, ("low", "low", "medium", "high"),
+                                                                        strict=True)]
+    board = build_answer_leaderboard([A], labelled, replicates=200)
+    groups = {g.group: (g.tasks, g.correct, g.accuracy) for g in board.rows[0].breakdowns["difficulty"]}
+    # A: t1, t2 (low) right; t3 (medium) right; t4 (high) wrong
+    assert groups == {"low": (2, 2, 100.0), "medium": (1, 1, 100.0), "high": (1, 0, 0.0)}
+    assert "by_difficulty" in answer_grids(board)
+    assert "by_difficulty" not in answer_grids(build_answer_leaderboard([A], TASKS, replicates=200))
