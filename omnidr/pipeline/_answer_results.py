@@ -366,7 +366,8 @@ def print_answer_board(board: AnswerLeaderboard, console) -> None:
         console.print(ccl_grid(board).rich())
         return
     for name in ("leaderboard", *(f"by_{b}" for b in board.breakdowns), "terminations"):
-        console.print(grids[name].rich())
+        if name in grids:  # a breakdown the tasks carry no labels for (difficulty) has no table
+            console.print(grids[name].rich())
 
 
 def plot_accuracy_by_ccl(board: AnswerLeaderboard, path: Path, subtitle: str) -> None:

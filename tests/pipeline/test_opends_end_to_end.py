@@ -63,7 +63,8 @@ def test_make_eval_answers_the_demo_and_prints_the_accuracy_leaderboard_with_its
     assert board["judge"].startswith("offline-baseline") and board["task_kind"] == "short_answer"
     row = next(r for r in board["leaderboard"]["rows"] if r["label"] == "scripted-demo / reference / full / default")
     assert (row["correct"], row["tasks"], row["accuracy"]) == (3, 4, 75.0)
-    assert row["process"]["terminations"] == {"budget_exhausted": 1, "complete_answer": 3}
+    # paper 002, Sec. 3.6: a budget-exhausted end names its limit (the demo's coffee task runs out of tool calls)
+    assert row["process"]["terminations"] == {"budget_exhausted (tool-call limit)": 1, "complete_answer": 3}
     assert row["process"]["budget_exhausted_share"] == 0.25
     by_domain = {g["group"]: g for g in row["breakdowns"]["domain"]}
     assert by_domain["technology"]["accuracy"] == 0.0 and by_domain["nature"]["accuracy"] == 100.0
