@@ -67,6 +67,12 @@ class ReportCheck(Record):
     warnings: list[str] = Field(default_factory=list, description="Deviations from the contract the reader tolerates.")
 
 
+MAX_DATA_BYTES = 64 * 1024 * 1024
+"""The largest data file the report check reads (a report's data is text; the figures are files beside it)."""
+
+SKELETON_PROBLEM = "an unfilled interface skeleton (no timeline note, finding or source record)"
+
+
 def _filled(raw: dict) -> bool:
     """A `window.DATA` object read leniently has content: a non-empty timeline, findings or sources list."""
     return any(isinstance(raw.get(key), list) and raw[key] for key in ("timeline", "findings", "sources"))
@@ -82,9 +88,21 @@ def check_report(report_dir: Path, data_file: str = "data.js") -> ReportCheck:
     with content is a report: it succeeds with a warning naming the first deviation (the M atoms of the data's
     validity score it)."""
     path = report_dir / data_file
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return ReportCheck(problem=f"not a valid report: {data_file}: missing")
-    body = data_js_body(path.read_text("utf-8", "replace"))
+    try:  # the folder is the agent's: the file must be a regular file inside it, of a size a report can have
+        resolved = path.resolve(strict=True)
+        inside = Path(report_dir).resolve() in resolved.parents
+        size = resolved.stat().st_size if inside and resolved.is_file() else None
+    except (OSError, RuntimeError) as exc:
+        return ReportCheck(problem=f"not a valid report: {data_file}: {exc.__class__.__name__}")
+    if not inside:
+        return ReportCheck(problem=f"not a valid report: {data_file} points outside the report folder")
+    if size is None:
+        return ReportCheck(problem=f"not a valid report: {data_file} is not a regular file")
+    if size > MAX_DATA_BYTES:
+        return ReportCheck(problem=f"not a valid report: {data_file} is {size} bytes, above {MAX_DATA_BYTES}")
+    body = data_js_body(resolved.read_text("utf-8", "replace"))
     if body is None:
         return ReportCheck(problem=f"not a valid report: {data_file}: expected `window.DATA = {{...}};`")
     try:
@@ -104,9 +122,6 @@ def check_report(report_dir: Path, data_file: str = "data.js") -> ReportCheck:
         return ReportCheck(warnings=[f"{data_file} deviates from the contract ({where}: {e['msg']}; "
                                      f"{exc.error_count()} problem(s)); the evaluator reads it"])
     return ReportCheck(problem=SKELETON_PROBLEM if is_skeleton(data) else None)
-
-
-SKELETON_PROBLEM = "an unfilled interface skeleton (no timeline note, finding or source record)"
 
 
 def report_problem(report_dir: Path, data_file: str = "data.js") -> str | None:

@@ -64,3 +64,31 @@ def test_a_report_that_deviates_from_the_schema_but_reads_counts_with_a_warning(
 def test_unknown_keys_are_no_deviation(tmp_path):
     got = check_report(_report(tmp_path, lambda d: d.update(extra_notes="kept")))
     assert got.problem is None and got.warnings == []
+
+
+def test_a_data_file_that_leads_out_of_the_folder_or_is_no_file_is_refused_unread(tmp_path):
+    """The report folder is the agent's: the check runs on the host at the end of an attempt, so the data file must
+    be a regular file inside the folder and of a bounded size; nothing else is opened."""
+    secret = tmp_path / "host-secret.json"
+    secret.write_text('{"timeline": [1]}', "utf-8")
+    cases = {
+        "outside": lambda f: f.symlink_to(secret),
+        "device": lambda f: f.symlink_to("/dev/zero"),
+        "folder": lambda f: f.mkdir(),
+        "huge": lambda f: f.open("wb").truncate(65 * 1024 * 1024),  # sparse: nothing is written or read
+    }
+    reasons = {}
+    for name, make in cases.items():
+        folder = _report(tmp_path / name)
+        (folder / "data.js").unlink()
+        make(folder / "data.js")
+        reasons[name] = check_report(folder).problem
+    assert reasons["outside"] == "not a valid report: data.js points outside the report folder"
+    assert reasons["device"] == "not a valid report: data.js points outside the report folder"
+    assert reasons["folder"] == "not a valid report: data.js is not a regular file"
+    assert reasons["huge"] == f"not a valid report: data.js is {65 * 1024 * 1024} bytes, above {64 * 1024 * 1024}"
+    inside = _report(tmp_path / "inside")  # a link to a file inside the folder is the agent's own business
+    (inside / "real.js").write_bytes((inside / "data.js").read_bytes())
+    (inside / "data.js").unlink()
+    (inside / "data.js").symlink_to("real.js")
+    assert check_report(inside).problem is None
