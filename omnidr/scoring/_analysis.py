@@ -124,10 +124,8 @@ def harness_grid(board: Leaderboard, process: Mapping[str, ProcessMedians] | Non
             success = _avg([r.success_rate for r in runs])
             out.append([" / ".join(p for p in (capability, budget) if p) or "-", harness, str(len(shared)),
                         pts(_avg([r.avg for r in runs])), "-" if success is None else f"{100 * success:.1f}",
-                        *[pts(v) for v in (_avg([r.avg_succ for r in runs]),
-                                                                     _avg([r.content for r in runs]),
-                                                                     _avg([r.citation for r in runs]),
-                                                                     _avg([r.presentation for r in runs]))],
+                        *[pts(_avg([getattr(r, k) for r in runs])) for k in ("avg_succ", "content", "citation",
+                                                                             "presentation")],
                         _number(mid("steps"), 1), _number(mid("wall_time_s")), _number(mid("total_tokens"))])
     if not out:
         return None
