@@ -149,7 +149,7 @@ def budget_limit(termination: str | None, record: "AttemptRecord | None") -> str
     if termination != "budget_exhausted":
         return None
     spent = record.budget_use.exhausted if record is not None else None
-    return LIMITS.get(spent or "", spent) if spent else "time limit"
+    return LIMITS.get(spent, spent) if spent else "time limit"
 
 
 async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: DeliveredAnswer, harness: str,

@@ -5,6 +5,7 @@ import ast
 import subprocess
 import sys
 
+import pytest
 from testkit import ROOT
 
 import sandbox.models as models
@@ -31,9 +32,5 @@ def test_a_skill_call_loads_no_pydantic_until_it_writes_a_model():
 
 
 def test_an_unknown_name_is_an_attribute_error():
-    try:
+    with pytest.raises(AttributeError, match="NoSuchModel"):
         models.NoSuchModel  # noqa: B018
-    except AttributeError as exc:
-        assert "NoSuchModel" in str(exc)
-    else:
-        raise AssertionError("an unknown name resolved")
