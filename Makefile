@@ -38,14 +38,18 @@ system-deps:
 	  echo "installed:$$missing"; \
 	fi
 
-$(STAMP): requirements.lock pyproject.toml
+# pip (as the venv brings it) installs the hash-pinned installers of requirements-bootstrap.lock; uv then installs
+# requirements.lock, hash-checked, and the package itself (editable). uv leaves byte-compiling to the first import,
+# as pip does not: what is never imported is never compiled.
+$(STAMP): requirements.lock requirements-bootstrap.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements-bootstrap.lock
+	$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes -r requirements.lock
+	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
 # The lock's wheels, for the test that installs the package the plain way (`pip install .`, no
-# network in the test); pip's cache makes the download local after setup.
+# network in the test): from PyPI the first time, from pip's cache after that.
 WHEELHOUSE := $(VENV)/wheelhouse/.complete
 $(WHEELHOUSE): $(STAMP)
 	$(BIN)/pip download -q --disable-pip-version-check --no-deps --require-hashes -r requirements.lock -d $(VENV)/wheelhouse
@@ -86,10 +90,12 @@ audit: setup
 	@[ -n "$(SYSTEM)" ] || { echo "pass SYSTEM=runs/<snapshot id>/<system folder>"; exit 2; }
 	$(BIN)/omnidr audit '$(SYSTEM)'
 
-# Re-resolve requirements.lock from requirements.in (needs pip-tools; not part of a normal run).
+# Re-resolve requirements.lock from requirements.in (needs pip-tools; not part of a normal run), and
+# requirements-bootstrap.lock from requirements-bootstrap.in (every platform's wheel hashes).
 lock:
 	$(BIN)/pip install -q pip-tools==7.5.2
 	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-find-links -o requirements.lock requirements.in
+	$(BIN)/uv pip compile -q --generate-hashes --universal --python-version 3.11 -o requirements-bootstrap.lock requirements-bootstrap.in
 
 clean:
 	rm -rf $(VENV) .nox

@@ -28,7 +28,10 @@ def tests(session: nox.Session) -> None:
     machine the build waits on Debian's archive much of its time. The Docker tests start once it has ended
     (`OMNIDR_IMAGES_DONE`, tests/conftest.py). The 25 slowest steps are listed at the end."""
     session.run(sys.executable, "-m", "ruff", "check", ".")
-    session.run(sys.executable, "-m", "mypy")
+    # mypy's incremental cache under the user's cache, not in the checkout: a fresh clone on a machine that has
+    # type-checked this code before checks only what changed (about 5 s, where a cold run takes 40)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "mypy"
+    session.run(sys.executable, "-m", "mypy", env={"MYPY_CACHE_DIR": str(cache)})
     log_path, done = Path(".nox") / "images-build.log", (Path(".nox") / "images-build.done").resolve()
     log_path.parent.mkdir(exist_ok=True)
     done.unlink(missing_ok=True)

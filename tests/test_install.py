@@ -30,10 +30,13 @@ def plain_venv(tmp_path_factory) -> Path:
     for pkg in ("omnidr", "sandbox"):
         shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # --no-compile: byte-compiling every installed module is most of the install's CPU and proves nothing here
-    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", "--no-compile", "--no-index",
-                          "--find-links", str(WHEELHOUSE), str(src)], capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # the project venv's pip (requirements-bootstrap.lock) installs into the bare venv (`pip --python`): a newer pip
+    # than the one `venv` bundles, and a third faster; --no-compile: byte-compiling every installed module is most
+    # of the install's CPU and proves nothing here
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                          "--disable-pip-version-check", "--no-compile", "--no-index", "--find-links", str(WHEELHOUSE),
+                          str(src)], capture_output=True, text=True)
     assert pip.returncode == 0, pip.stdout + pip.stderr
     return venv
 

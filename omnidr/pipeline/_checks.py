@@ -93,13 +93,16 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         raise UserError(f"snapshot folder {path} does not exist; pass SNAPSHOT=<folder> (the demo is snapshots/demo)")
     result = SnapshotCheck()
     progress("validating the snapshot")
-    passed = _BrowserChecks(Path(path)) if check_examples else None
-    if passed is not None and passed.cached is not None:
-        progress(f"the browser checks passed on {passed.cached['checked_at']} for these files, this omnidr code and "
-                 "this Chromium: not run again")
+    passed = _BrowserChecks(Path(path))
+    if passed.empty_reports_ok:
+        kept = passed.cached if check_examples and passed.cached is not None else passed.record
+        assert kept is not None
+        what = "browser checks" if kept is passed.cached else "empty-report check"
+        progress(f"the {what} passed on {kept['checked_at']} for these files, this omnidr code and this Chromium: "
+                 "not run again")
         report = validate_snapshot(path)  # the static checks; the empty-report check passed on the same inputs
     else:
-        report = validate_snapshot(path, checks=(passed.empty_report_check,) if passed else _stage_checks())
+        report = validate_snapshot(path, checks=(passed.empty_report_check,))
     snap = report.snapshot
     atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
     what = f"{atoms} atoms" if snap.kind is TaskKind.report else f"task kind {snap.kind.value}"
@@ -153,7 +156,9 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
         lines.append(f"{label}: {kind}")
     result.add(StageResult("report contract", "failed" if failed else "ok", "; ".join(lines) or "no example reports"))
 
-    if passed is not None and not failed:
+    if not check_examples or failed:
+        passed.save(None)  # the empty-report check's pass alone, for the next command
+    else:
         if passed.cached is not None:
             note = f" (as checked {passed.cached['checked_at']}; same snapshot files, omnidr code and Chromium)"
             result.stages.extend(StageResult(st["name"], st["status"], st["detail"] + note)
@@ -171,18 +176,22 @@ class _BrowserChecks:
     and the scoring of the example reports) take seconds on every `omnidr eval`, and their outcome is fixed by
     the snapshot's files, the omnidr code and the Chromium build. A pass is kept under the user's cache
     (`$XDG_CACHE_HOME/omnidr/checks`, else `~/.cache/omnidr/checks`), keyed by those three; a later eval on the
-    same three reuses it and says so. A failure is never kept: it is checked again every time. Removing the
-    folder makes the next eval run the checks again."""
+    same three reuses it and says so. Commands that do not score the example reports (`compare`, `calibrate`)
+    keep and reuse the empty-report check's pass alone (a record whose `stages` is null). A failure is never
+    kept: it is checked again every time. Removing the folder makes the next eval run the checks again."""
 
     def __init__(self, root: Path):
         self.key = _browser_checks_key(root)
         self.empty_reports_ok = False
-        self.cached: dict | None = None
+        self.record: dict | None = None  # a kept pass: at least the empty-report check's
+        self.cached: dict | None = None  # a kept pass of both checks
         if self.key is not None:
             try:
                 found = json.loads((_checks_cache() / f"{self.key}.json").read_text("utf-8"))
-                if found.get("key") == self.key and all(st.get("status") == "ok" for st in found["stages"]):
-                    self.cached = found
+                stages = found["stages"]
+                if found.get("key") == self.key and (stages is None or all(st["status"] == "ok" for st in stages)):
+                    self.record, self.empty_reports_ok = found, True
+                    self.cached = found if stages is not None else None
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 pass  # none yet, or unreadable: the checks run
 
@@ -193,12 +202,15 @@ class _BrowserChecks:
         self.empty_reports_ok = not problems
         return problems
 
-    def save(self, stages: list[StageResult]) -> None:
-        """Keep a pass: the empty-report check found nothing and every example stage is ok."""
-        if self.key is None or not self.empty_reports_ok or any(st.status != "ok" for st in stages):
+    def save(self, stages: list[StageResult] | None) -> None:
+        """Keep a pass: the empty-report check found nothing and every example stage is ok (`stages` None: the
+        examples were not scored; a kept pass of both is never replaced by that)."""
+        if self.key is None or not self.empty_reports_ok or any(st.status != "ok" for st in stages or ()):
             return
+        if stages is None and self.record is not None:
+            return  # kept already
         record = {"key": self.key, "checked_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                  "stages": [asdict(st) for st in stages]}
+                  "stages": None if stages is None else [asdict(st) for st in stages]}
         try:
             folder = _checks_cache()
             folder.mkdir(parents=True, exist_ok=True)

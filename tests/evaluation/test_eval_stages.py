@@ -1,5 +1,7 @@
 """`omnidr eval` runs the evaluator and scoring stages on the demo's example reports, offline."""
 
+import json
+
 import pytest
 from eval_helpers import DEMO
 
@@ -75,3 +77,39 @@ def test_a_pass_of_the_browser_checks_is_reused_for_the_same_files_code_and_chro
         assert {s.name: s.status for s in check_snapshot(demo).stages}["evaluator"] == "failed"
     assert len(calls) == 2 and len(list((tmp_path / "cache" / "omnidr" / "checks").iterdir())) == 2
     assert kept in list((tmp_path / "cache" / "omnidr" / "checks").iterdir())
+
+
+def test_a_command_that_scores_no_example_keeps_the_empty_report_pass_alone_and_eval_completes_it(
+        tmp_path, monkeypatch):
+    from omnidr.pipeline import _checks, check_snapshot
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ran: list[str] = []
+    real_empty, real_examples = _checks._BrowserChecks.empty_report_check, _checks._evaluate_examples
+
+    def empty(self, snap):
+        ran.append("empty")
+        return real_empty(self, snap)
+
+    def examples(snap):
+        ran.append("examples")
+        return real_examples(snap)
+
+    monkeypatch.setattr(_checks._BrowserChecks, "empty_report_check", empty)
+    monkeypatch.setattr(_checks, "_evaluate_examples", examples)
+    said: list[str] = []
+    # `compare` and `calibrate`: the empty-report check runs once, and its pass is kept alone
+    first = check_snapshot(DEMO, said.append, check_examples=False)
+    again = check_snapshot(DEMO, said.append, check_examples=False)
+    assert ran == ["empty"] and [s.name for s in first.stages] == [s.name for s in again.stages]
+    assert any(line.startswith("the empty-report check passed on ") and line.endswith("not run again")
+               for line in said)
+    [kept] = (tmp_path / "cache" / "omnidr" / "checks").iterdir()
+    assert json.loads(kept.read_text())["stages"] is None
+    # `eval` then scores the examples only, and keeps the pass of both in the same record
+    full = check_snapshot(DEMO, said.append)
+    assert ran == ["empty", "examples"] and {"evaluator", "scoring"} <= {s.name for s in full.stages}
+    assert [s["name"] for s in json.loads(kept.read_text())["stages"]] == ["evaluator", "scoring"]
+    check_snapshot(DEMO, said.append, check_examples=False)  # and a later compare reuses it, keeping it whole
+    check_snapshot(DEMO, said.append)
+    assert ran == ["empty", "examples"] and json.loads(kept.read_text())["stages"] is not None
