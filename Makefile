@@ -39,12 +39,12 @@ system-deps:
 	fi
 
 # pip (as the venv brings it) installs the hash-pinned installers of requirements-bootstrap.lock; uv then installs
-# requirements.lock, hash-checked, and the package itself (editable). uv leaves byte-compiling to the first import,
-# as pip does not: what is never imported is never compiled.
+# requirements.lock, hash-checked, and the package itself (editable). Byte-compiled at install (on every core), as
+# pip does: a process that runs with PYTHONDONTWRITEBYTECODE would otherwise compile all it imports every time.
 $(STAMP): requirements.lock requirements-bootstrap.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements-bootstrap.lock
-	$(BIN)/uv pip install -q --python $(BIN)/python --require-hashes -r requirements.lock
+	$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python --require-hashes -r requirements.lock
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 

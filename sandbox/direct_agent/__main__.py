@@ -2,9 +2,9 @@
 4.1: models are evaluated directly, without an agent or tools).
 
 Reads /input/question.json and the prepared inputs in /input/media (see `sandbox.models._mcq`), sends the one
-Chat Completions request `build_messages` lays out to the gateway (OPENAI_BASE_URL, OPENAI_API_KEY: the attempt's
-token; the gateway holds the real key, logs the exchange and applies the budget), and writes the reply as
-$OMNIDR_OUTPUT_DIR/answer.json (default /output): the host parses the option from it. The request is sent at
+Chat Completions request `build_messages` lays out to the gateway (`_client.py`; OPENAI_BASE_URL, OPENAI_API_KEY:
+the attempt's token; the gateway holds the real key, logs the exchange and applies the budget), and writes the
+reply as $OMNIDR_OUTPUT_DIR/answer.json (default /output): the host parses the option from it. The request is sent at
 temperature 0 (the paper does not give its sampling settings; 0 makes a rerun comparable) and is not retried here:
 the gateway retries upstream failures itself. A line per run goes to $OMNIDR_LOGS_DIR/direct.jsonl.
 
@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from sandbox.models import MEDIA_DIR, MEDIA_MANIFEST, QUESTION_FILE, AnswerFile, McqQuestion, MediaInputs
 from sandbox.skills import write_answer_file
 
+from ._client import chat_completion
 from ._request import build_messages
 
 LOG_FILE = "direct.jsonl"
@@ -56,14 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     record = {"type": "request", "at": _now(), "model": args.model, "setting": args.setting, "question": question.id,
               "frames": len(inputs.frames), "window": inputs.window, "subtitles": inputs.subtitles is not None,
               "audio": inputs.audio is not None}
-    from openai import OpenAI  # imported late: --help works without it
-
     from sandbox.reference_agent import classify_failure
 
-    client = OpenAI(max_retries=0, timeout=args.timeout_s)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
+    base_url = env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
     t0 = time.monotonic()
     try:
-        reply = client.chat.completions.create(model=args.model, messages=messages, temperature=0)  # type: ignore[arg-type]
+        reply = chat_completion(base_url, env.get("OPENAI_API_KEY", ""),
+                                {"model": args.model, "messages": messages, "temperature": 0}, args.timeout_s)
     except Exception as exc:  # noqa: BLE001 - every failure of the one request is recorded as the attempt's end
         termination, text = classify_failure(exc)
         write_answer_file(AnswerFile(answer="", termination=termination, source="none", execution_error=text[:500]),
@@ -72,14 +72,15 @@ def main(argv: list[str] | None = None) -> int:
                     "termination": termination})
         print(f"direct runner: the model request failed: {text[:300]}", file=sys.stderr)
         return 3
-    choice = reply.choices[0] if reply.choices else None
-    text = (choice.message.content or "").strip() if choice is not None else ""
-    cut = choice is not None and choice.finish_reason == "length"
+    choices = reply.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    content = (choice.get("message") or {}).get("content")
+    text = content.strip() if isinstance(content, str) else ""
+    cut = choice.get("finish_reason") == "length"
     termination = "complete_answer" if text and not cut else "incomplete_output"
     write_answer_file(AnswerFile(answer=text, termination=termination, source="research" if text else "none"), output)
-    usage = reply.usage.model_dump() if reply.usage is not None else None
     _log(logs, {**record, "type": "answered", "elapsed_s": round(time.monotonic() - t0, 3), "answer": text,
-                "finish_reason": choice.finish_reason if choice is not None else None, "usage": usage})
+                "finish_reason": choice.get("finish_reason"), "usage": reply.get("usage")})
     print(json.dumps({"question": question.id, "answer": text[:200], "termination": termination}))
     return 0
 

@@ -31,6 +31,7 @@ import wave
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from sandbox.models import MCQ_PROMPT, OPTION_LETTERS
 
@@ -288,6 +289,28 @@ def seconds(text: str) -> float:
     return int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
 
 
+# What the server read from a frame or an audio track, by the sha256 of its bytes: a run asks many questions of one
+# video, and every question's request carries the same frames and track again (reading a 16-minute track decodes
+# 15 million samples in Python). Bounded, so that a long-lived server does not grow without end.
+_READ: dict[bytes, object] = {}
+_READ_MAX = 512
+T = TypeVar("T")
+
+
+def _read_once(data: bytes, read: Callable[[bytes], T]) -> T:
+    key = hashlib.sha256(data).digest() + read.__name__.encode()
+    if key not in _READ:
+        if len(_READ) >= _READ_MAX:
+            _READ.pop(next(iter(_READ)))  # the oldest
+        _READ[key] = read(data)
+    return cast(T, _READ[key])
+
+
+def _frame_facts(png: bytes) -> tuple[str, int | None, bool]:
+    image = decode_png(png)
+    return background(image), display_number(image), square_shown(image)
+
+
 def read_request(messages: list[dict]) -> Request:
     """The parts of the direct runner's request (`build_messages`)."""
     user = next((m for m in messages if m.get("role") == "user"), {})
@@ -300,10 +323,10 @@ def read_request(messages: list[dict]) -> Request:
         text = part.get("text", "") if kind == "text" else ""
         if kind == "image_url":
             url = part["image_url"]["url"]
-            image = decode_png(base64.b64decode(url.split(",", 1)[1]))
-            req.frames.append(Frame(time_s, background(image), display_number(image), square_shown(image)))
+            colour, number, square = _read_once(base64.b64decode(url.split(",", 1)[1]), _frame_facts)
+            req.frames.append(Frame(time_s, colour, number, square))
         elif kind == "input_audio":
-            req.audio_events = sound_events(base64.b64decode(part["input_audio"]["data"]))
+            req.audio_events = list(_read_once(base64.b64decode(part["input_audio"]["data"]), sound_events))
         elif m := re.fullmatch(rf"\[({CLOCK})\]", text.strip()):
             time_s = seconds(m.group(1))
         elif text.startswith("Subtitles"):

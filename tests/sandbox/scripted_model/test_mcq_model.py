@@ -3,6 +3,8 @@ questions it is built for from the request alone, and each ablation moves its sc
 built for (paper 004, Sec. 4.3, App. D.2: audio, subtitles and the certificate window)."""
 
 import json
+import shutil
+import socket
 import struct
 import subprocess
 import threading
@@ -17,7 +19,7 @@ import pytest
 from omnidr.benchmark import CclWindow, InputSetting, McqProtocol, McqTask, McqVideo, open_snapshot
 from omnidr.media import prepare_inputs
 from sandbox.direct_agent import build_messages
-from sandbox.models import OPTION_LETTERS, McqQuestion, MediaInputs
+from sandbox.models import MEDIA_DIR, MEDIA_MANIFEST, OPTION_LETTERS, QUESTION_FILE, McqQuestion, MediaInputs
 from sandbox.scripted_model import make_handler
 from sandbox.scripted_model._mcq import decode_png, solve
 
@@ -179,3 +181,78 @@ def test_every_ablation_scores_below_all_modalities_and_the_window_scores_best(d
     assert all(score[label] < score["full"] for label in ("video+subtitles-32f-full", "video+audio-32f-full",
                                                           "video-32f-full"))
     assert score["video+subtitles+audio-32f-cw-frames"] == len(demo.tasks) > score["full"]
+
+
+def _serve(handler) -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def _answering(status: int, body: bytes):
+    from http.server import BaseHTTPRequestHandler
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the http.server name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args):
+            pass
+
+    return Handler
+
+
+@pytest.mark.network
+def test_the_direct_runner_posts_its_one_request_and_records_each_way_it_can_fail(demo, tmp_path, monkeypatch):
+    """The runner's own HTTP client (no SDK) against loopback servers: the scripted model answers; the gateway's
+    budget refusal, a port nobody listens on and an answer that is not JSON each end the attempt with exit 3 and
+    an answer file that says why."""
+    from sandbox.direct_agent.__main__ import main
+
+    task = demo.tasks["harbour-ferry"].mcq
+    inputs, folder = prepare(DEMO, demo.videos[task.video], InputSetting.parse("video-16f-full", demo.mcq_protocol),
+                             None, tmp_path / "cache", demo.mcq_protocol)
+    given = tmp_path / "input"
+    shutil.copytree(folder, given / MEDIA_DIR)  # the prepared inputs, as the host mounts them
+    assert MediaInputs.model_validate_json((given / MEDIA_DIR / MEDIA_MANIFEST).read_text()) == inputs
+    (given / QUESTION_FILE).write_text(McqQuestion(id=task.id, question=task.question,
+                                                   options=task.options).model_dump_json())
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "attempt-token")
+    refusal = json.dumps({"error": {"type": "budget_exhausted", "code": "budget_exhausted",
+                                    "message": "the attempt's budget is spent: model_calls"}}).encode()
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    cases = [("answers", make_handler([]), 0, "complete_answer"),
+             ("budget", _answering(400, refusal), 3, "budget_exhausted"),
+             ("closed", None, 3, "execution_error"),
+             ("garbled", _answering(200, b"<html>not json</html>"), 3, "execution_error")]
+    for name, handler, code, termination in cases:
+        server, url = _serve(handler) if handler is not None else (None, closed)
+        out = tmp_path / name
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OMNIDR_OUTPUT_DIR", str(out))
+        monkeypatch.setenv("OMNIDR_LOGS_DIR", str(out / "logs"))
+        try:
+            assert main(["--model", "scripted-mcq", "--input", str(given), "--timeout-s", "30"]) == code, name
+        finally:
+            if server is not None:
+                server.shutdown()
+        answer = json.loads((out / "answer.json").read_text())
+        [line] = [json.loads(x) for x in (out / "logs" / "direct.jsonl").read_text().splitlines()]
+        assert answer["termination"] == termination, (name, answer)
+        if code == 0:
+            assert answer["answer"].splitlines()[0] in OPTION_LETTERS and line["type"] == "answered"
+            assert line["usage"]["total_tokens"] > 0
+        else:
+            assert answer["answer"] == "" and line["type"] == "failed" and line["termination"] == termination
+    assert "HTTP 400" in json.loads((tmp_path / "budget" / "answer.json").read_text())["execution_error"]
+    assert "no answer from" in json.loads((tmp_path / "closed" / "answer.json").read_text())["execution_error"]
+    assert "not JSON" in json.loads((tmp_path / "garbled" / "answer.json").read_text())["execution_error"]
