@@ -142,6 +142,12 @@ class Atom(Record):
     impact: str | None = Field(
         None, description="For M atoms without a fact: what a reader loses when the check fails."
     )
+    coverage: bool | None = Field(
+        None, description="Whether the atom is a coverage check of its fact (App. A.4: it asks that the report "
+        "state the fact). None: its direction's `coverage` flag decides (C-FC). True on a positive atom of "
+        "another content direction: a failed citation of the fact may become N/A when this check fails too, and "
+        "the guard weighs its direction with gamma = 1 (a direction without saturation).",
+    )
 
     @model_validator(mode="after")
     def _binding(self) -> "Atom":
@@ -149,6 +155,8 @@ class Atom(Record):
             raise ValueError("an M atom needs a probe")
         if self.evaluator is AtomEvaluator.J and self.probe is not None:
             raise ValueError("a J atom must not name a probe")
+        if self.coverage and (self.fact_id is None or self.polarity is not Polarity.yes):
+            raise ValueError("a coverage check needs a fact_id and polarity yes (it asks that the report state the fact)")
         return self
 
 

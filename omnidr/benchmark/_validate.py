@@ -13,7 +13,7 @@ from ._facts import Origin
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._kinds import TaskKind
 from ._mcq import VIDEOS_FILE
-from ._rubric import AtomEvaluator, Difficulty, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
+from ._rubric import AtomEvaluator, Difficulty, Dimension, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
 from ._snapshot import Problem, Snapshot, TaskBundle
 from ._task import Language
 from ._taxonomy import taxonomy
@@ -321,6 +321,10 @@ def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Pro
             if not allowed:
                 out.append(Problem("error", rf, f"{at}.evaluator",
                                    f"direction {direction.id} takes {direction.evaluator.value} atoms, not {atom.evaluator.value}"))
+            if atom.coverage and direction.dimension is not Dimension.C:
+                out.append(Problem("error", rf, f"{at}.coverage", (
+                    f"only content atoms are coverage checks (App. A.4); {direction.id} is not a content (C) "
+                    "direction")))
         if atom.fact_id is not None and atom.fact_id not in fact_ids:
             out.append(Problem("error", rf, f"{at}.fact_id", f"unknown fact id '{atom.fact_id}'"))
         fact = origins.get(atom.fact_id or "")

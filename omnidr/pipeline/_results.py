@@ -255,7 +255,9 @@ def process_medians(folder: Path):
     if not stats:
         return ProcessMedians(traces=0)
     m = summarize(stats).medians
-    return ProcessMedians(traces=len(stats), steps=m["steps"], wall_time_s=m["wall_time_s"], total_tokens=m["total_tokens"])
+    return ProcessMedians(traces=len(stats), steps=m["steps"], tool_calls=m["tool_calls"], tool_errors=m["tool_errors"],
+                          wall_time_s=m["wall_time_s"], total_tokens=m["total_tokens"],
+                          runner_tokens=m["harness_total_tokens"])
 
 
 def write_results(root: Path, board, results: Results) -> list[Path]:

@@ -42,9 +42,14 @@ class ProcessMedians(ScoringModel):
     """A system's process medians over its tasks (one trace per task)."""
 
     traces: int = Field(description="Tasks with a trace.")
-    steps: float | None = Field(None, description="Median logged trajectory entries.")
+    steps: float | None = Field(None, description="Median logged entries of the main trajectory (App. F.7).")
+    tool_calls: float | None = Field(None, description="Median tool invocations of the main trajectory.")
+    tool_errors: float | None = Field(None, description="Median failed tool invocations of the main trajectory.")
     wall_time_s: float | None = Field(None, description="Median wall time of an attempt, seconds.")
-    total_tokens: float | None = Field(None, description="Median tokens over the attempt's model requests.")
+    total_tokens: float | None = Field(None, description="Median tokens over the attempt's model requests (the "
+                                       "gateway's count when it logged them).")
+    runner_tokens: float | None = Field(None, description="Median tokens the harness itself reported: the paper's "
+                                        "runner-reported tokens (App. F.6-F.7).")
 
 
 def _name(row) -> str:
@@ -126,13 +131,17 @@ def harness_grid(board: Leaderboard, process: Mapping[str, ProcessMedians] | Non
                         pts(_avg([r.avg for r in runs])), "-" if success is None else f"{100 * success:.1f}",
                         *[pts(_avg([getattr(r, k) for r in runs])) for k in ("avg_succ", "content", "citation",
                                                                              "presentation")],
-                        _number(mid("steps"), 1), _number(mid("wall_time_s")), _number(mid("total_tokens"))])
+                        *[_number(mid(k), d) for k, d in (("steps", 1), ("tool_calls", 1), ("tool_errors", 1),
+                                                          ("wall_time_s", 0), ("runner_tokens", 0),
+                                                          ("total_tokens", 0))]])
     if not out:
         return None
     return Grid("Harnesses on their shared models (paper Table 22, App. F.6): quality and success are means over the "
-                "matched model runs; process columns are the median of the model-level medians",
+                "matched model runs; process columns are the median of the model-level medians, over main "
+                "trajectories; runner tokens as each harness reports them, gateway tokens as the gateway counted",
                 ["setting", "harness", "models", "Avg", "Success (%)", "Avg succ.", "Content", "Citation",
-                 "Presentation", "steps", "time (s)", "tokens"], out, frozenset(range(2, 12)))
+                 "Presentation", "steps", "tool calls", "tool errors", "time (s)", "runner tokens", "gateway tokens"],
+                out, frozenset(range(2, 15)))
 
 
 SUCCESSFUL_ONLY = {"family": True, "subcategory": True, "query_form": False}

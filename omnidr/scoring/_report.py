@@ -88,8 +88,13 @@ def compile_tree(tree: RubricTree, inventory: DirectionInventory | None = None) 
     pos = {d.id: i for i, d in enumerate(order)}
     links: dict[str, list[int]] = defaultdict(list)
     for i, a in enumerate(tree.atoms):
-        # App. A.4: only coverage checks (directions flagged `coverage`, fact coverage) link a fact
-        if a.fact_id is not None and a.polarity is Polarity.yes and by_id[a.direction].coverage:
+        # App. A.4: only coverage checks link a fact: the atoms of a direction flagged `coverage` (fact coverage),
+        # and an atom of another content direction that says it is one (`Atom.coverage`)
+        coverage = by_id[a.direction].coverage if a.coverage is None else a.coverage
+        if coverage and by_id[a.direction].dimension is not Dimension.C:
+            raise ScoringInputError(f"task {tree.task_id}: atom '{a.id}' is marked a coverage check, but "
+                                    f"{a.direction} is not a content direction; only content atoms state facts")
+        if a.fact_id is not None and a.polarity is Polarity.yes and coverage:
             links[a.fact_id].append(i)
     citation = tuple(
         (i, a.fact_id)

@@ -125,8 +125,7 @@ def _merge_subagents(traj: Trajectory, stream: Path, session_id: str | None) -> 
         records, warnings = read_jsonl(path)
         sub = parse_claude_code_records(records, path)
         for step in sub.steps:
-            if isinstance(step, AgentStep):
-                step.subagent = True
+            step.subagent = True
             if not isinstance(step, UserStep):  # the subagent's prompt is the parent's Agent call
                 added.append(step)
         traj.warnings += [f"{path.name}: {w}" for w in warnings]
@@ -145,8 +144,7 @@ def _assistant(b: TrajectoryBuilder, by_message: dict[str, AgentStep], d: dict, 
     mid = msg.get("id")
     step = by_message.get(mid) if mid else None
     if step is None:
-        sidechain = bool(d.get("isSidechain")) or d.get("parent_tool_use_id") is not None
-        step = b.agent(timestamp=when, line=line, model=msg.get("model"), subagent=sidechain)
+        step = b.agent(timestamp=when, line=line, model=msg.get("model"), subagent=_sidechain(d))
         if mid:
             by_message[mid] = step
     if msg.get("usage"):
@@ -183,4 +181,9 @@ def _user(b: TrajectoryBuilder, d: dict, line: int, when) -> None:
         texts.append(content_text(content))
     text = "\n".join(t for t in texts if t)
     if text:
-        b.add(UserStep(index=1, timestamp=when, line=line, message=text))
+        b.add(UserStep(index=1, timestamp=when, line=line, message=text, subagent=_sidechain(d)))
+
+
+def _sidechain(d: dict) -> bool:
+    """A line of a subagent's context: a transcript's sidechain, or a stream line of a subagent's turn."""
+    return bool(d.get("isSidechain")) or d.get("parent_tool_use_id") is not None

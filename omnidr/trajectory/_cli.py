@@ -29,7 +29,7 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
     """The two tables `omnidr audit` prints: process (Table 23) and phase order (Table 24)."""
     process = Table(title="Process statistics")
     for col in ("task", "#", "ended", "steps", "tool calls", "tool errors", "time (s)", "tokens", "token source",
-                "loops"):
+                "runner tokens", "loops"):
         process.add_column(col, justify="left" if col in ("task", "ended", "token source") else "right")
     order = Table(title="Phase order")
     for col in ("task", "#", "video", "search", "read", "write", "verify", "other", "first write %",
@@ -37,9 +37,13 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
         order.add_column(col, justify="left" if col == "task" else "right")
     for a in audits:
         s = a.stats
-        process.add_row(a.task_id, str(a.attempt), a.reason or "–", _fmt(s.steps), _fmt(s.tool_calls),
+        # the main trajectory's counts (App. F.7); a subagent's own steps and calls follow as "+N sub"
+        extra = s.steps_with_subagents - s.steps
+        process.add_row(a.task_id, str(a.attempt), a.reason or "–",
+                        _fmt(s.steps) + (f" (+{extra} sub)" if extra > 0 else ""),
+                        _fmt(s.tool_calls) + (f" (+{s.tool_calls_with_subagents - s.tool_calls} sub)" if extra > 0 else ""),
                         _fmt(s.tool_errors), _fmt(s.wall_time_s, 0), _fmt(s.total_tokens), s.token_source or "–",
-                        _fmt(len(s.failure_loops)))
+                        _fmt(s.harness_total_tokens), _fmt(len(s.failure_loops)))
         order.add_row(a.task_id, str(a.attempt), *(str(s.phase_counts[p]) for p in
                                                     ("video", "search", "read", "write", "verify", "other")),
                       _fmt(s.first_write_pct), _fmt(s.last_search_pct), _fmt(s.searches_after_write_pct),
@@ -49,7 +53,8 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
         m = summarize([a.stats for a in last.values()])
         md = m.medians
         process.add_row(f"median of {len(last)} tasks", "", "", _fmt(md["steps"]), _fmt(md["tool_calls"]), _fmt(md["tool_errors"]),
-                        _fmt(md["wall_time_s"], 0), _fmt(md["total_tokens"], 0), "", "", style="bold")
+                        _fmt(md["wall_time_s"], 0), _fmt(md["total_tokens"], 0), "", _fmt(md["harness_total_tokens"], 0),
+                        "", style="bold")
         order.add_row(f"median of {len(last)} tasks", "", "", "", "", "", "", "", _fmt(md["first_write_pct"]), _fmt(md["last_search_pct"]),
                       _fmt(md["searches_after_write_pct"]), _fmt(md["write_blocks"]), _fmt(m.interleaved), style="bold")
     return [process, order]

@@ -59,7 +59,7 @@ def _step_html(step) -> str:
     phases = " ".join(sorted({c.phase for c in step.tool_calls})) if isinstance(step, AgentStep) else ""
     error = (isinstance(step, SystemStep) and step.is_error) or (
         isinstance(step, AgentStep) and (step.error or any(o.is_error for o in step.observations)))
-    label = step.type + (" (subagent)" if isinstance(step, AgentStep) and step.subagent else "")
+    label = step.type + (" (subagent)" if step.subagent else "")
     head = (f'<summary><span class="idx">#{step.index}</span> <span class="t">{_time(step)}</span> '
             f'<span class="kind {step.type}">{_e(label)}</span>')
     body = []

@@ -67,6 +67,8 @@ class _StepBase(BaseModel):
         None, description="When the step was logged (UTC); None when the format has none (Codex exec events)."
     )
     line: int | None = Field(None, description="Line of the native log the step starts at, from 1.")
+    subagent: bool = Field(False, description="True when the step ran in a subagent's own context (a Claude Code "
+                           "sidechain or subagent transcript): not part of the main trajectory.")
 
 
 class SystemStep(_StepBase):
@@ -94,7 +96,6 @@ class AgentStep(_StepBase):
     tool_calls: list[ToolCall] = Field(default_factory=list, description="Tool calls of the turn, in order.")
     observations: list[Observation] = Field(default_factory=list, description="Results of those calls.")
     usage: StepUsage | None = Field(None, description="Harness-reported tokens of the turn; None if not logged.")
-    subagent: bool = Field(False, description="True when the turn ran in a subagent (Claude Code sidechain).")
     error: str | None = Field(None, description="Model-call error of the turn, if any.")
 
 
@@ -159,6 +160,15 @@ class Trajectory(BaseModel):
 
     def agent_steps(self) -> list[AgentStep]:
         return [s for s in self.steps if isinstance(s, AgentStep)]
+
+    def main(self) -> "Trajectory":
+        """The main trajectory: this one without the steps that ran in subagent contexts (paper App. F.7: "Claude
+        Code main trajectories also omit internal steps executed in isolated subagent contexts"). A log that holds
+        a subagent's context alone (a `subagents/agent-*.jsonl` file read by itself) is that trace whole."""
+        flags = {s.subagent for s in self.steps}
+        if flags != {False, True}:
+            return self
+        return self.model_copy(update={"steps": [s for s in self.steps if not s.subagent]})
 
     def tool_calls(self) -> list[ToolCall]:
         return [c for s in self.agent_steps() for c in s.tool_calls]

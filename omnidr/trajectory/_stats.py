@@ -1,5 +1,8 @@
 """Process statistics of one trajectory (the paper's Tables 23-24, App. F.7) and their medians.
 
+- The trace is the main trajectory (`Trajectory.main`): "Claude Code main trajectories also omit internal steps
+  executed in isolated subagent contexts" (App. F.7). Steps, tool calls and errors with the subagents' own steps
+  merged in are kept beside them (`*_with_subagents`), as an extra view, never as the paper's numbers.
 - steps: logged trajectory entries (system, user and agent steps), as Table 23 counts them.
 - Positions are "normalized event positions, where 0% is the start of a trace and 100% is the
   end": over the trace's events, in order: every tool call is an event, and an entry without tool
@@ -46,19 +49,24 @@ class FailureLoop(BaseModel):
 class ProcessStats(BaseModel):
     """Process statistics of one trajectory."""
 
-    steps: int = Field(description="Logged trajectory entries (system, user and agent steps).")
-    agent_steps: int = Field(description="Model turns.")
-    subagent_steps: int = Field(description="Model turns run inside subagents (part of agent_steps).")
-    tool_calls: int = Field(description="Tool invocations.")
-    tool_errors: int = Field(description="Tool invocations whose result was an error.")
+    steps: int = Field(description="Logged entries of the main trajectory (system, user and agent steps).")
+    agent_steps: int = Field(description="Model turns of the main trajectory.")
+    subagent_steps: int = Field(description="Model turns run inside subagent contexts (not in agent_steps).")
+    tool_calls: int = Field(description="Tool invocations of the main trajectory.")
+    tool_errors: int = Field(description="Tool invocations of the main trajectory whose result was an error.")
+    steps_with_subagents: int = Field(0, description="Logged entries, the subagents' own included.")
+    tool_calls_with_subagents: int = Field(0, description="Tool invocations, the subagents' own included.")
+    tool_errors_with_subagents: int = Field(0, description="Failed tool invocations, the subagents' own included.")
     system_errors: int = Field(description="Errors the harness reported outside tools (API retries, aborts).")
     wall_time_s: float | None = Field(description="Seconds from the first to the last timestamped step, or the "
                                       "attempt's wall time when given; None when unknown.")
-    input_tokens: int | None = Field(description="Input tokens (gateway when attached, else harness).")
+    input_tokens: int | None = Field(description="Input tokens (gateway when attached, else harness), every "
+                                     "request of the attempt, the subagents' included.")
     output_tokens: int | None = Field(description="Output tokens (same source).")
     total_tokens: int | None = Field(description="input_tokens + output_tokens.")
     token_source: str | None = Field(description="`gateway`, `harness`, or None when no counts exist.")
-    harness_total_tokens: int | None = Field(description="Tokens the harness itself reported, kept for comparison.")
+    harness_total_tokens: int | None = Field(description="Tokens the harness itself reported: the paper's "
+                                             "runner-reported tokens (App. F.6-F.7).")
     phase_counts: dict[str, int] = Field(description="Tool calls per phase.")
     events: int = Field(0, description="Events of the trace positions are measured over (tool calls, and entries "
                         "without any).")
@@ -99,8 +107,10 @@ def _wall_time(trajectory: Trajectory) -> float | None:
 
 
 def process_stats(trajectory: Trajectory, wall_time_s: float | None = None, web: list | None = None) -> ProcessStats:
-    """Statistics of one trajectory; `wall_time_s` (e.g. from attempt.json) overrides the timestamps'. `web`:
-    the attempt's web log (`sandbox.egress.read_web_log`), both doors, for the request counts."""
+    """Statistics of one trajectory's main trace; `wall_time_s` (e.g. from attempt.json) overrides the timestamps'.
+    `web`: the attempt's web log (`sandbox.egress.read_web_log`), both doors, for the request counts."""
+    merged, trajectory = trajectory, trajectory.main()
+    failed_anywhere = {o.tool_call_id for s in merged.agent_steps() for o in s.observations if o.is_error}
     calls: list[ToolCall] = trajectory.tool_calls()
     failed = {o.tool_call_id for s in trajectory.agent_steps() for o in s.observations if o.is_error}
     phases: list[Phase] = [c.phase for c in calls]
@@ -136,11 +146,14 @@ def process_stats(trajectory: Trajectory, wall_time_s: float | None = None, web:
     harness = trajectory.final_metrics.harness_tokens
     agents = trajectory.agent_steps()
     return ProcessStats(
-        steps=len(trajectory.steps), agent_steps=len(agents), subagent_steps=sum(1 for s in agents if s.subagent),
+        steps=len(trajectory.steps), agent_steps=len(agents),
+        subagent_steps=sum(1 for s in merged.agent_steps() if s.subagent),
         tool_calls=n, tool_errors=sum(1 for c in calls if c.id in failed),
+        steps_with_subagents=len(merged.steps), tool_calls_with_subagents=len(merged.tool_calls()),
+        tool_errors_with_subagents=sum(1 for c in merged.tool_calls() if c.id in failed_anywhere),
         system_errors=sum(1 for s in trajectory.steps if isinstance(s, SystemStep) and s.is_error)
         + sum(1 for s in agents if s.error),
-        wall_time_s=wall_time_s if wall_time_s is not None else _wall_time(trajectory),
+        wall_time_s=wall_time_s if wall_time_s is not None else _wall_time(merged),
         input_tokens=tokens.input_tokens if tokens else None, output_tokens=tokens.output_tokens if tokens else None,
         total_tokens=tokens.total_tokens if tokens else None,
         token_source=None if tokens is None else ("gateway" if trajectory.final_metrics.gateway_tokens else "harness"),
@@ -164,8 +177,9 @@ class StatsSummary(BaseModel):
     interleaved: bool = Field(description="The paper's rule applied to the medians.")
 
 
-SUMMARY_FIELDS = ("steps", "tool_calls", "tool_errors", "wall_time_s", "total_tokens", "first_write_pct",
-                  "last_search_pct", "searches_after_write_pct", "write_blocks")
+SUMMARY_FIELDS = ("steps", "tool_calls", "tool_errors", "wall_time_s", "total_tokens", "harness_total_tokens",
+                  "first_write_pct", "last_search_pct", "searches_after_write_pct", "write_blocks",
+                  "steps_with_subagents", "tool_calls_with_subagents")
 
 
 def summarize(stats: list[ProcessStats]) -> StatsSummary:

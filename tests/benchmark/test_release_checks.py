@@ -120,3 +120,22 @@ def test_static_validation_does_not_load_the_evaluator():
             "print(len(r.errors), 'omnidr.evaluation' in sys.modules, 'playwright' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(DEMO)], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "False", "False"]
+
+
+def test_a_coverage_check_outside_the_content_dimension_is_an_error(demo_copy):
+    """App. A.4: coverage checks ask that the report state a fact; a citation atom marked as one is refused."""
+    task = first_task(demo_copy)
+    atoms = _atoms(demo_copy, task)
+    cs = next(i for i, a in enumerate(atoms) if a["direction"] == "R-CS" and a.get("fact_id"))
+    xv = next(i for i, a in enumerate(atoms) if a["direction"] == "C-XV" and a.get("fact_id"))
+
+    def change(d):
+        d["atoms"][cs]["coverage"] = True
+        d["atoms"][xv]["coverage"] = True  # allowed: a content atom that states its fact
+
+    edit_json(demo_copy / "tasks" / task / "rubric.json", change)
+    r = run_cli("snapshot", "validate", "--no-videos", demo_copy)
+    assert r.returncode == 1, r.stdout + r.stderr
+    errors = [line for line in r.stdout.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: tasks/{task}/rubric.json: atoms[{cs}].coverage: only content atoms are coverage checks "
+                      "(App. A.4); R-CS is not a content (C) direction"], r.stdout

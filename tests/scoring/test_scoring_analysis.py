@@ -138,7 +138,10 @@ def test_the_harness_table_averages_matched_model_runs_and_takes_the_median_of_m
     medians = {"m1 / alpha / full": (10.0, 100.0, 1000.0), "m2 / alpha / full": (30.0, 300.0, 3000.0),
                "m1 / beta / full": (5.0, 50.0, 500.0), "m2 / beta / full": (7.0, 70.0, None),
                "m3 / beta / full": (99.0, 990.0, 9900.0)}
-    process = {k: ProcessMedians(traces=2, steps=s, wall_time_s=t, total_tokens=n) for k, (s, t, n) in medians.items()}
+    # tool calls and errors follow steps (half, a tenth); the runner reports a tenth more tokens than the gateway
+    process = {k: ProcessMedians(traces=2, steps=s, tool_calls=s / 2, tool_errors=s / 10, wall_time_s=t,
+                                 total_tokens=n, runner_tokens=None if n is None else n * 1.1)
+               for k, (s, t, n) in medians.items()}
     grids = analysis_grids(board, systems, LABELS, process)
     assert list(grids)[:2] == ["harnesses", "by_family"]  # one system per harness here: no pair table is asked
     got = {r["harness"]: r for r in rows(grids["harnesses"])}
@@ -150,8 +153,12 @@ def test_the_harness_table_averages_matched_model_runs_and_takes_the_median_of_m
     # content: alpha m1 (100 + 50) / 2 = 75, m2 100 (its one report) -> 87.5; beta m1 (50 + 0) / 2 = 25, m2 100 -> 62.5
     assert (got["alpha"]["Content"], got["beta"]["Content"]) == ("87.5", "62.5")
     # process: the median of the two model-level medians; a model without a figure is left out of that median
-    assert (got["alpha"]["steps"], got["alpha"]["time (s)"], got["alpha"]["tokens"]) == ("20.0", "200", "2,000")
-    assert (got["beta"]["steps"], got["beta"]["time (s)"], got["beta"]["tokens"]) == ("6.0", "60", "500")
+    assert (got["alpha"]["steps"], got["alpha"]["time (s)"], got["alpha"]["gateway tokens"]) == ("20.0", "200", "2,000")
+    assert (got["beta"]["steps"], got["beta"]["time (s)"], got["beta"]["gateway tokens"]) == ("6.0", "60", "500")
+    # alpha: tool calls median of (5, 15) = 10, errors of (1, 3) = 2, runner tokens of (1100, 3300) = 2200
+    assert (got["alpha"]["tool calls"], got["alpha"]["tool errors"], got["alpha"]["runner tokens"]) == (
+        "10.0", "2.0", "2,200")
+    assert (got["beta"]["tool calls"], got["beta"]["tool errors"], got["beta"]["runner tokens"]) == ("3.0", "0.6", "550")
     assert got["alpha"]["setting"] == "full"
 
 

@@ -307,3 +307,54 @@ def test_na_order_refuses_an_applied_set_at_a_tie():
     tampered = saved.model_copy(update={"na_guard": saved.na_guard.model_copy(update={"applied_atoms": ["cs1"]})})
     check = check_na_order(t, d, tampered, hp)
     assert any("fails the guard: Delta_C 0.2 <= Delta_R 0.2" in p for p in check.problems), check.problems
+
+
+# -- a coverage check outside fact coverage: gamma = 1 --------------------------------------------
+
+
+def ordinary_direction_case(xv_covers: bool):
+    """C-FC 20 atoms (2 pass), fc19 states F1 and fails; C-XV 10 atoms (5 pass), xv09 states F1 and fails (a
+    coverage check only when marked so); R-CS 10 atoms (9 pass), cs09 cites F1 and fails; P-LY 2, both pass."""
+    xv09 = atom("xv09", "C-XV", "F1").model_copy(update={"coverage": True if xv_covers else None})
+    atoms = many("fc", "C-FC", 19) + [atom("fc19", "C-FC", "F1")] + many("xv", "C-XV", 9) + [xv09]
+    atoms += many("cs", "R-CS", 9) + [atom("cs09", "R-CS", "F1")] + many("ly", "P-LY", 2)
+    d = passes(ids("fc", 20), 2) | passes(ids("xv", 10), 5) | passes(ids("cs", 10), 9) | passes(ids("ly", 2), 2)
+    return tree("t", atoms), d
+
+
+def test_an_ordinary_content_direction_enters_the_guard_with_gamma_one():
+    """Eq. 5: gamma_d is 1 "for an ordinary direction without saturation". With xv09 a coverage check, B holds
+    C-FC and C-XV and the smaller marginal, C-XV's, decides; without it, C-FC alone keeps the candidate."""
+    t, d = ordinary_direction_case(xv_covers=True)
+    s = score_report(t, d)
+    g = s.na_guard
+    # weights: C-FC min(20, kappa 15) = 15, C-XV 10 (no cap), content total 25
+    # C-FC: gamma = 1/0.18 (r = 0.1 < tau): 0.5 * 15/25 * (1/0.18) / 20 = 0.083333
+    # C-XV: gamma = 1:                      0.5 * 10/25 * 1 / 10       = 0.02  <- Delta_C, the minimum
+    # R-CS: r = 0.9 before removal, k = 1:  0.3 * 1 * 0.9 * 1 / 9      = 0.03  = Delta_R > Delta_C: retracted
+    assert (g.candidates, g.applied, g.retracted) == (1, 0, 1) and g.retracted_atoms == ["cs09"]
+    [step] = [st for st in g.steps if st.delta_c is not None][:1]
+    assert step.delta_c == pytest.approx(0.5 * 10 / 25 / 10) and step.delta_r == pytest.approx(0.3 * 0.9 / 9)
+    # C: (15 * min(1, 0.1/0.18) + 10 * 0.5) / 25 = 0.53333; R-CS 9/10; S = 100 * (0.5 * 0.53333 + 0.3 * 0.9 + 0.2)
+    assert s.total == pytest.approx(100 * (0.5 * (15 * 0.1 / TAU + 5) / 25 + 0.3 * 0.9 + 0.2))
+
+    t, d = ordinary_direction_case(xv_covers=False)
+    s = score_report(t, d)
+    # only C-FC links F1: Delta_C = 0.083333 > Delta_R = 0.03, so cs09 becomes N/A and R-CS reads 9/9
+    assert (s.na_guard.applied, s.na_guard.retracted) == (1, 0)
+    assert s.na_guard.delta_c == pytest.approx(0.5 * 15 / 25 / TAU / 20)
+    assert s.total == pytest.approx(100 * (0.5 * (15 * 0.1 / TAU + 5) / 25 + 0.3 + 0.2))
+
+
+def test_a_coverage_check_must_state_a_fact_of_a_content_direction():
+    from pydantic import ValidationError
+
+    from omnidr.benchmark import Atom
+    from omnidr.scoring import ScoringInputError
+
+    for spec in (atom("xv00", "C-XV"), atom("xv00", "C-XV", "F1", polarity="no")):  # no fact; a negative check
+        with pytest.raises(ValidationError, match="a coverage check needs a fact_id and polarity yes"):
+            Atom.model_validate({**spec.model_dump(), "coverage": True})
+    cited = atom("cs00", "R-CS", "F1").model_copy(update={"coverage": True})
+    with pytest.raises(ScoringInputError, match="'cs00' is marked a coverage check, but R-CS is not a content"):
+        score_report(tree("t", [cited, atom("fc00", "C-FC", "F1")]), {"cs00": "fail", "fc00": "fail"})

@@ -123,3 +123,24 @@ def test_real_subagent_search_trace(native_logs: Path):
     stats = process_stats(parse_native_log(native_logs / "claude-code/transcript-v2.1.39-subagent-file.jsonl"))
     assert stats.phase_counts["search"] > 0 and stats.first_write_pct is None
     assert stats.subagent_steps == stats.agent_steps
+
+
+def test_the_statistics_are_of_the_main_trajectory_and_the_merged_view_is_kept_beside_them():
+    """App. F.7: "Claude Code main trajectories also omit internal steps executed in isolated subagent contexts".
+    The main agent searches, writes, dispatches a subagent that searches three times and fails once, then writes
+    twice more; the subagent's steps sit between the main ones."""
+    traj = trajectory("swoww", failing={3})
+    sub = [AgentStep(index=1, subagent=True, tool_calls=[ToolCall(id=f"s{i}", name="tool_s", arguments={"i": i},
+                                                                   phase="search")],
+                     observations=[Observation(tool_call_id=f"s{i}", is_error=i == 2)]) for i in range(3)]
+    traj.steps = traj.steps[:4] + sub + traj.steps[4:]  # user, s, w, o, [s s s], w, w
+    stats = process_stats(traj)
+    # main: 6 entries (user + 5 agent steps), events 0..5: user, s, w, o, w, w
+    assert (stats.steps, stats.agent_steps, stats.subagent_steps, stats.tool_calls) == (6, 5, 3, 5)
+    assert stats.tool_errors == 1  # the main agent's failed write
+    assert stats.first_write_pct == 40.0 and stats.last_search_pct == 20.0  # events 2 and 1 of 0..5
+    assert stats.searches_after_write_pct == 0.0 and stats.write_blocks == 2  # w | ww: the dispatch splits them
+    # the merged view: 9 entries, 8 calls, 2 failures; merged, the last search would sit at event 6 of 0..8 (75%)
+    assert (stats.steps_with_subagents, stats.tool_calls_with_subagents, stats.tool_errors_with_subagents) == (9, 8, 2)
+    medians = summarize([stats]).medians
+    assert (medians["steps"], medians["steps_with_subagents"], medians["tool_calls_with_subagents"]) == (6, 9, 8)
