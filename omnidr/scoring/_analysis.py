@@ -31,11 +31,13 @@ from pydantic import Field
 from omnidr.benchmark import Difficulty, direction_inventory
 
 from ._base import ScoringModel
+from ._rationale import FAILURE_KINDS
 from ._render import Grid, pct_number, pts, sensitivity_grid
 from ._tables import Leaderboard, SystemResult, SystemScores
 
 BREAKDOWNS = ("family", "subcategory", "query_form")
-TABLE_NAMES = ("paired", "harnesses", *(f"by_{b}" for b in BREAKDOWNS), "directions", "difficulty", "sensitivity")
+TABLE_NAMES = ("paired", "harnesses", *(f"by_{b}" for b in BREAKDOWNS), "directions", "difficulty", "coverage_failures",
+               "sensitivity")
 
 
 class ProcessMedians(ScoringModel):
@@ -207,6 +209,11 @@ def rate_grids(board: Leaderboard) -> dict[str, Grid]:
         return Grid(title, [first, *[k.value if isinstance(k, Difficulty) else k for k in keys]], rows,
                     frozenset(range(1, 1 + len(keys))))
 
+    failures = []
+    for label, counts in [(_name(r), r.failed_coverage) for r in board.rows] + [
+            ("pooled, all systems", {k: sum(r.failed_coverage.get(k, 0) for r in board.rows) for k in FAILURE_KINDS})]:
+        n = sum(counts.get(k, 0) for k in FAILURE_KINDS)
+        failures.append([label, str(n), *[pct_number(counts.get(k, 0) / n if n else None) for k in FAILURE_KINDS]])
     return {
         "directions": table(directions, lambda r: r.direction_pass_rates, lambda r: r.direction_atoms,
                             "Direction pass rates (%), mean over successful reports of the report's rate; last rows: "
@@ -214,6 +221,10 @@ def rate_grids(board: Leaderboard) -> dict[str, Grid]:
         "difficulty": table(levels, lambda r: r.difficulty_pass_rates, lambda r: r.difficulty_atoms,
                             "L0-L3 pass rates (%), mean over successful reports of the report's rate; last rows: the "
                             "unweighted mean over systems and the pooled-atom rate (App. F.3)", "system"),
+        "coverage_failures": Grid(
+            "Failed coverage criteria by the judge's rationale (App. F.3): omission of the audited fact, explicit "
+            "contradiction, or neither said (unclassified); over successful reports, shares of the failed criteria",
+            ["system", "failed criteria", *(f"{k} (%)" for k in FAILURE_KINDS)], failures, frozenset(range(1, 5))),
     }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from omnidr.benchmark import Difficulty, Dimension
 
 from ._errors import ScoringInputError
+from ._rationale import FAILURE_KINDS
 from ._report_models import DifficultyCount, ReportScore, ScoringSettings
 from ._tables import Leaderboard, PairedComparison, SystemResult, SystemScores
 
@@ -160,6 +161,7 @@ def _system_result(scores: SystemScores, reports: list[ReportScore], ci: tuple[f
         difficulty_pass_rates={lv: sum(levels[lv]) / len(levels[lv]) for lv in Difficulty if lv in levels},
         direction_atoms=directions,
         difficulty_atoms=pooled_levels,
+        failed_coverage={k: sum(r.failed_coverage.get(k, 0) for r in ok) for k in FAILURE_KINDS},
         incomplete=incomplete,
     )
 

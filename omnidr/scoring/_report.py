@@ -31,6 +31,7 @@ from omnidr.benchmark import (
 
 from ._decisions import AtomDecision, Decisions
 from ._errors import ScoringInputError
+from ._rationale import FAILURE_KINDS, failure_kind
 from ._report_models import ReportScore, ScoringSettings
 
 DIMENSIONS = (Dimension.C, Dimension.R, Dimension.P)
@@ -68,6 +69,9 @@ class CompiledTree:
     coverage_links: Mapping[str, tuple[int, ...]]  # fact id -> positive-polarity atoms of coverage directions
     coverage_atoms: tuple[tuple[int, str], ...]  # the same links as (atom, fact) pairs
     citation_fact_atoms: tuple[tuple[int, str], ...]  # citation atoms whose fact has coverage links
+    # App. F.3's coverage criteria, whose failures its rationale breakdown reads: the positive atoms of the three
+    # high-volume ("coverage-direction") directions, and every coverage check of App. A.4
+    coverage_criteria: frozenset[int] = frozenset()
 
 
 def compile_tree(tree: RubricTree, inventory: DirectionInventory | None = None) -> CompiledTree:
@@ -111,6 +115,8 @@ def compile_tree(tree: RubricTree, inventory: DirectionInventory | None = None) 
         coverage_links={f: tuple(v) for f, v in links.items()},
         coverage_atoms=tuple(sorted((i, f) for f, v in links.items() for i in v)),
         citation_fact_atoms=citation,
+        coverage_criteria=frozenset(i for i, a in enumerate(tree.atoms) if a.polarity is Polarity.yes and
+                                    by_id[a.direction].high_volume).union(*links.values()),
     )
 
 
@@ -136,6 +142,7 @@ class PreparedReport:
     fact_directions: dict[str, frozenset[int]]  # candidate fact -> content directions of its scored coverage atoms
     failure: str | None = None
     judge: str | None = None
+    failed_coverage: dict[str, int] = field(default_factory=dict)  # failed coverage criteria by `failure_kind`
 
 
 _OUTCOMES = frozenset(("pass", "fail", "na", "skipped"))
@@ -165,8 +172,10 @@ def prepare(tree: CompiledTree, decisions: Decisions | Mapping[str, AtomDecision
     per_level = {"pass": [0] * len(_DIFFICULTIES), "fail": [0] * len(_DIFFICULTIES)}
     outcomes: list[str] = []
     missing: list[str] = []
-    for atom_id, d, level in zip(tree.atom_ids, tree.atom_direction, tree.atom_level, strict=True):
+    failed_coverage: dict[str, int] = dict.fromkeys(FAILURE_KINDS, 0)
+    for i, (atom_id, d, level) in enumerate(zip(tree.atom_ids, tree.atom_direction, tree.atom_level, strict=True)):
         dec = given.get(atom_id)
+        rationale = dec.rationale if isinstance(dec, AtomDecision) else None
         if dec is None:
             missing.append(atom_id)
             outcome = "skipped"
@@ -180,11 +189,14 @@ def prepare(tree: CompiledTree, decisions: Decisions | Mapping[str, AtomDecision
             outcome = dec.decided
         else:  # a plain mapping such as {"votes": [...]}
             try:
-                outcome = AtomDecision.model_validate(dec).decided
+                parsed = AtomDecision.model_validate(dec)
+                outcome, rationale = parsed.decided, parsed.rationale
             except ValidationError as exc:
                 why = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors(include_url=False))
                 raise ScoringInputError(f"task {tree.task_id}: atom '{atom_id}': bad decision: {why}") from None
         outcomes.append(outcome)
+        if outcome == "fail" and i in tree.coverage_criteria:
+            failed_coverage[failure_kind(rationale)] += 1
         per_direction[outcome][d] += 1
         if outcome == "pass" or outcome == "fail":
             per_level[outcome][level] += 1
@@ -208,7 +220,7 @@ def prepare(tree: CompiledTree, decisions: Decisions | Mapping[str, AtomDecision
     return PreparedReport(
         tree, outcomes, missing, per_direction["pass"], per_direction["fail"], per_direction["na"],
         per_direction["skipped"], per_level["pass"], per_level["fail"], candidates, candidate_fact, fact_directions,
-        failure, judge,
+        failure, judge, failed_coverage,
     )
 
 
@@ -449,6 +461,7 @@ def result_of(prep: PreparedReport, settings: ScoringSettings) -> ReportScore:
         "task_id": tree.task_id, "failed": False, "judge": prep.judge, "total": ev.total, "dimensions": dimensions,
         "directions": directions, "difficulties": _difficulties(prep, guard.applied), "na_guard": na_guard,
         "skipped": sum(prep.skipped), "missing_decisions": prep.missing, "settings": settings,
+        "failed_coverage": prep.failed_coverage,
     })
 
 

@@ -103,6 +103,10 @@ class ReportScore(ScoringModel):
     skipped: int = Field(0, description="Atoms not scored because of an evaluator error or a missing decision.")
     missing_decisions: list[str] = Field(default_factory=list, description="Atom ids of the tree that had no decision (counted as skipped).")
     settings: ScoringSettings | None = Field(None, description="Parameters used; None for a failed report.")
+    failed_coverage: dict[str, int] = Field(
+        default_factory=dict, description="Failed coverage criteria (the high-volume directions' positive atoms and "
+        "every coverage check) by what the judge's rationale says: omission, contradiction or unclassified "
+        "(App. F.3; `omnidr.scoring._rationale`).")
 
     def direction(self, direction_id: str) -> DirectionScore:
         """The score of one direction; KeyError if the tree has no atom in it."""

@@ -73,6 +73,9 @@ class SystemResult(ScoringModel):
         "reports: the pooled-atom counts behind the dashboard's pooled rates (App. F.3).")
     difficulty_atoms: dict[Difficulty, DifficultyCount] = Field(
         default_factory=dict, description="L0-L3 -> applicable and passed atoms summed over successful reports.")
+    failed_coverage: dict[str, int] = Field(
+        default_factory=dict, description="Failed coverage criteria by what the judge's rationale says (omission, "
+        "contradiction, unclassified), summed over successful reports (App. F.3).")
     incomplete: list[str] = Field(
         default_factory=list,
         description="Tasks whose score is not final (the judge did not answer for some atoms, or the last attempt was "

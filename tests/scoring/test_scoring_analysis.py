@@ -116,7 +116,8 @@ def test_pass_rates_per_direction_and_level_with_the_mean_over_systems(tables):
 def test_tables_without_a_pair_or_a_sensitivity_leave_those_out():
     board = build_leaderboard([STRONG], replicates=200)
     grids = analysis_grids(board, [STRONG], LABELS)
-    assert set(grids) == {"by_family", "by_subcategory", "by_query_form", "directions", "difficulty"}
+    assert set(grids) == {"by_family", "by_subcategory", "by_query_form", "directions", "difficulty",
+                          "coverage_failures"}
     # no mean row for one system; its pooled-atom row remains (atoms pooled over its reports)
     assert [r["system"] for r in rows(grids["directions"])] == ["strong", "pooled atoms, all systems"]
     assert "unlabelled" not in grids["by_family"].csv()
@@ -165,3 +166,42 @@ def test_the_harness_table_averages_matched_model_runs_and_takes_the_median_of_m
 def test_no_harness_table_without_two_harnesses_on_a_shared_model():
     board = build_leaderboard([STRONG, WEAK], replicates=200)  # no harness named
     assert "harnesses" not in analysis_grids(board, [STRONG, WEAK], LABELS)
+
+
+def test_failed_coverage_criteria_are_told_apart_by_the_judges_rationale():
+    """App. F.3: "omissions of audited research targets dominate explicit contradictions". Coverage criteria are the
+    high-volume directions' positive atoms (C-FC, C-CA here) and the coverage checks; a failed C-LC atom is not one."""
+    from scoring_trees import atom
+
+    from omnidr.scoring import AtomDecision
+    from omnidr.scoring._rationale import failure_kind
+
+    t = tree("x", [atom("fc0", "C-FC", "F1"), atom("fc1", "C-FC", "F2"), atom("fc2", "C-FC", "F3"),
+                   atom("ca0", "C-CA", "F4"), atom("lc0", "C-LC", "F5"), atom("cs0", "R-CS", "F1")])
+
+    def said(outcome, rationale):
+        return AtomDecision(outcome=outcome, rationale=rationale)
+
+    a = score_report(t, {"fc0": said("fail", "The report does not mention the 5 A rating."),
+                         "fc1": said("fail", "It gives 10 A instead of the 5 A the fact states."),
+                         "fc2": said("fail", "报告未提及该灯具的额定电流。"),
+                         "ca0": said("fail", "No."),  # neither said: unclassified
+                         "lc0": said("fail", "The overview contradicts the findings."),  # not a coverage criterion
+                         "cs0": "fail"}).model_copy(update={"task_id": "t1"})
+    b = score_report(t, {"fc0": said("fail", "The fact is missing from every section."), "fc1": "pass",
+                         "fc2": said("pass", "stated"), "ca0": "fail", "lc0": "pass", "cs0": "pass"}
+                     ).model_copy(update={"task_id": "t1"})
+    assert a.failed_coverage == {"omission": 2, "contradiction": 1, "unclassified": 1}
+    assert b.failed_coverage == {"omission": 1, "contradiction": 0, "unclassified": 1}  # a plain "fail" says nothing
+    systems = [system("a", [a]), system("b", [b])]
+    board = build_leaderboard(systems, replicates=200)
+    got = {r["system"]: r for r in rows(analysis_grids(board, systems, LABELS)["coverage_failures"])}
+    assert (got["a"]["failed criteria"], got["a"]["omission (%)"], got["a"]["contradiction (%)"]) == ("4", "50.0", "25.0")
+    assert (got["b"]["failed criteria"], got["b"]["omission (%)"], got["b"]["unclassified (%)"]) == ("2", "50.0", "50.0")
+    # pooled: 6 failures, 3 omissions (50%), 1 contradiction (16.7%), 2 unclassified (33.3%)
+    pooled = got["pooled, all systems"]
+    assert (pooled["failed criteria"], pooled["omission (%)"], pooled["contradiction (%)"],
+            pooled["unclassified (%)"]) == ("6", "50.0", "16.7", "33.3")
+    # contradiction words win over omission words; a rationale with neither is not guessed
+    assert failure_kind("It does not say 5 A; it says 10 A, which conflicts with the label.") == "contradiction"
+    assert failure_kind("The criterion is not met.") == "unclassified" and failure_kind(None) == "unclassified"

@@ -249,7 +249,8 @@ def test_leaderboard_writes_the_analysis_tables_of_any_system_folders(runs, tmp_
     assert r.exit_code == 0, r.output
     names = sorted(p.name for p in (tmp_path / "tables").iterdir())
     assert names == sorted(["mine.csv", *(f"{n}.{x}" for n in ("paired", "by_family", "by_subcategory", "by_query_form",
-                                                               "directions", "difficulty", "sensitivity")
+                                                               "directions", "difficulty", "coverage_failures",
+                                                               "sensitivity")
                                           for x in ("csv", "md"))])
     # one system: the paired table of the earlier call goes, the user's file stays
     assert invoke("leaderboard", folder / "good", "--snapshot", snap, "--replicates", 300, "--tables",
