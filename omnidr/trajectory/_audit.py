@@ -42,6 +42,7 @@ class AttemptAudit(BaseModel):
     trajectory_path: str = Field(description="Path of the trajectory.json written.")
     page_path: str = Field(description="Path of the audit.html written.")
     warnings: list[str] = Field(default_factory=list, description="What the parser skipped or guessed.")
+    ended_with_error: str | None = Field(None, description="The error the harness's run ended on, when its log says so.")
 
 
 def native_log(attempt_dir: Path, harness: str) -> Path | None:
@@ -145,7 +146,7 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
                                  exchanges=exchanges, network=network, links=page_links(attempt_dir, task_id, number)))
     return AttemptAudit(task_id=task_id, attempt=number, folder=str(attempt_dir), origin=origin, stats=stats,
                         reason=record.reason.value if record else None, trajectory_path=str(trajectory_path),
-                        page_path=str(page_path), warnings=traj.warnings)
+                        page_path=str(page_path), warnings=traj.warnings, ended_with_error=traj.ended_with_error)
 
 
 def run_harness(run_dir: Path) -> str:

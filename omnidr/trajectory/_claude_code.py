@@ -59,8 +59,14 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
         _final_usage(by_message, path, session_id)
     traj = b.build(session_id=session_id, harness_version=version, model=model,
                    complete=None if transcript else result is not None)
-    if not transcript and path is not None:
-        _merge_subagents(traj, path, session_id)
+    if result is not None and result.get("is_error"):
+        # a headless run that ended on an API error still says subtype "success" (Claude Code 2.1): the run failed
+        status = result.get("api_error_status")
+        traj.ended_with_error = " ".join(str(x) for x in (
+            result.get("terminal_reason") or result.get("subtype"), status, str(result.get("result") or "")[:300])
+            if x not in (None, ""))
+    if path is not None and not all(s.subagent for s in traj.steps):  # a subagent's own file has none of its own
+        _merge_subagents(traj, _subagent_files(path, session_id, transcript))
     m = traj.final_metrics
     if results:
         # every `result` of the session counts (a resumed session has several); `modelUsage` also
@@ -112,22 +118,36 @@ def _final_usage(by_message: dict[str, AgentStep], stream: Path, session_id: str
             step.usage = usage_from(final[mid], anthropic=True)
 
 
-def _merge_subagents(traj: Trajectory, stream: Path, session_id: str | None) -> None:
-    """Add the steps of the session's subagents, which the stream leaves out.
-
-    Claude Code 2.1 writes each subagent's turns to `projects/<project>/<session>/subagents/agent-*.jsonl`;
-    their agent steps are marked `subagent=True` and placed among the main steps by time."""
+def _subagent_files(path: Path, session_id: str | None, transcript: bool) -> list[Path]:
+    """The session's subagent transcripts: Claude Code 2.1 writes each subagent's turns to
+    `projects/<project>/<session>/subagents/agent-*.jsonl`, beside the main transcript `<session>.jsonl`; from a
+    stream log they are found under its CLAUDE_CONFIG_DIR."""
+    if transcript:
+        return sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl"))
     if not session_id:
-        return
-    files = sorted(stream.parent.glob(f"{CLAUDE_CONFIG_DIR}/projects/*/{session_id}/subagents/agent-*.jsonl"))
+        return []
+    return sorted(path.parent.glob(f"{CLAUDE_CONFIG_DIR}/projects/*/{session_id}/subagents/agent-*.jsonl"))
+
+
+def _merge_subagents(traj: Trajectory, files: list[Path]) -> None:
+    """Add the steps of the session's subagents, which a stream and a main transcript leave out (a foreground
+    subagent), marked `subagent=True` and placed among the main steps by time. A step the log already holds (a
+    background subagent's turns also appear in the stream, with `parent_tool_use_id`) is not added again: its tool
+    calls are there already, or, for a turn without calls, the same text from a subagent."""
+    calls = {c.id for c in traj.tool_calls()}
+    texts = {s.message for s in traj.agent_steps() if s.subagent and not s.tool_calls and s.message}
     added: list = []
     for path in files:
         records, warnings = read_jsonl(path)
         sub = parse_claude_code_records(records, path)
         for step in sub.steps:
             step.subagent = True
-            if not isinstance(step, UserStep):  # the subagent's prompt is the parent's Agent call
-                added.append(step)
+            if isinstance(step, UserStep):  # the subagent's prompt is the parent's Agent call
+                continue
+            if isinstance(step, AgentStep) and (any(c.id in calls for c in step.tool_calls) or
+                                                (not step.tool_calls and step.message and step.message in texts)):
+                continue
+            added.append(step)
         traj.warnings += [f"{path.name}: {w}" for w in warnings]
     if not added:
         return

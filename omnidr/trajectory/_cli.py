@@ -72,5 +72,8 @@ def audit(run_dir: Path, task: str | None) -> None:
     for a in audits:
         console.print(f"{a.task_id} #{a.attempt}: steps from {a.origin}; page {a.page_path}", soft_wrap=True,
                       highlight=False, markup=False)
+        if a.ended_with_error:
+            console.print(f"  the run ended on an error (a failed run, whatever the harness called it): "
+                          f"{a.ended_with_error}", soft_wrap=True, highlight=False, markup=False)
         for warning in a.warnings[:5]:
             console.print(f"  warning: {warning}", soft_wrap=True, highlight=False, markup=False)

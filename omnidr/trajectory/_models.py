@@ -154,6 +154,10 @@ class Trajectory(BaseModel):
         None, description="True when the log shows the run finished, False when it shows it was cut off, None if "
         "the format does not tell."
     )
+    ended_with_error: str | None = Field(
+        None, description="The error the run ended on, when the log says so (Claude Code: a `result` with is_error, "
+        "e.g. the gateway's budget refusal, a 400): the run failed, even where the harness calls it a success; None "
+        "when it ended normally or the log does not tell.")
     steps: list[Step] = Field(default_factory=list, description="Steps in log order.")
     final_metrics: FinalMetrics = Field(default_factory=FinalMetrics, description="Totals.")
     warnings: list[str] = Field(default_factory=list, description="What the parser skipped or had to guess.")

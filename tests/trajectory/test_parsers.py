@@ -1,5 +1,6 @@
 """Parsers of native logs: real logs from public repositories, and the project's own fixtures."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,74 @@ def test_claude_code_subagent_files_are_merged_and_marked(tmp_path: Path, fixtur
     assert sub and len(merged.agent_steps()) == len(main.agent_steps()) + len(sub)
     assert [s.index for s in merged.steps] == list(range(1, len(merged.steps) + 1))
     assert not any(s.subagent for s in main.agent_steps())
+
+
+def _message_tokens(*files: Path) -> tuple[int, int]:
+    """(input, output) over the distinct assistant messages of Claude Code transcripts, each message's last usage:
+    input counts cache reads and writes (Anthropic's `input_tokens` leaves them out)."""
+    last: dict[str, dict] = {}
+    for file in files:
+        for line in file.read_text().splitlines():
+            d = json.loads(line)
+            msg = d.get("message") if d.get("type") == "assistant" else None
+            if isinstance(msg, dict) and msg.get("usage"):
+                last[msg["id"]] = msg["usage"]
+    return (sum(u["input_tokens"] + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+                for u in last.values()), sum(u["output_tokens"] for u in last.values()))
+
+
+def _session(tmp_path: Path, fixtures: Path, native_logs: Path) -> tuple[Path, Path, Path]:
+    """The real 2.1.327 run (stream and main transcript) with the real 2.1.39 subagent transcript beside the main
+    one, where Claude Code 2.1 writes a foreground subagent's turns. Returns (stream, transcript, subagent file)."""
+    import shutil
+
+    shutil.copytree(fixtures / "real" / "claude-code-2.1.327", tmp_path / "logs")
+    [transcript] = (tmp_path / "logs" / "claude-config" / "projects" / "-tmp").glob("*.jsonl")
+    (transcript.with_suffix("") / "subagents").mkdir(parents=True)
+    sub = transcript.with_suffix("") / "subagents" / "agent-a1.jsonl"
+    shutil.copy(native_logs / "claude-code" / "transcript-v2.1.39-subagent-file.jsonl", sub)
+    return tmp_path / "logs" / "claude-code.jsonl", transcript, sub
+
+
+def test_a_foreground_subagents_tokens_are_read_from_its_transcript_beside_the_main_one(tmp_path, fixtures, native_logs):
+    stream, transcript, sub = _session(tmp_path, fixtures, native_logs)
+    main_in, main_out = _message_tokens(transcript)
+    sub_in, sub_out = _message_tokens(sub)
+    got = parse_native_log(transcript)  # the main transcript alone, as a user may hand it over
+    h = got.final_metrics.harness_tokens
+    assert (h.input_tokens, h.output_tokens) == (main_in + sub_in, main_out + sub_out)
+    assert any(s.subagent for s in got.agent_steps()) and not got.main().steps[-1].subagent
+
+
+def test_a_background_subagents_turns_in_the_stream_are_counted_once(tmp_path, fixtures, native_logs):
+    """A background subagent's turns reach stream-json (with parent_tool_use_id) and its own transcript: its tokens
+    and steps count once. The stream is cut before its `result`, so the tokens are summed over the steps."""
+    stream, transcript, sub = _session(tmp_path, fixtures, native_logs)
+    lines = [json.loads(x) for x in stream.read_text().splitlines()]
+    echoed = [{"type": "assistant", "message": d["message"], "parent_tool_use_id": "toolu_background_1",
+               "session_id": lines[0]["session_id"]}
+              for d in map(json.loads, sub.read_text().splitlines()) if d.get("type") == "assistant"]
+    stream.write_text("".join(json.dumps(d) + "\n" for d in lines[:-1] + echoed))  # no result line
+    got = parse_native_log(stream)
+    main_in, main_out = _message_tokens(transcript)
+    sub_in, sub_out = _message_tokens(sub)
+    h = got.final_metrics.harness_tokens
+    assert (h.input_tokens, h.output_tokens) == (main_in + sub_in, main_out + sub_out)
+    subagent_turns = [s for s in got.agent_steps() if s.subagent]
+    assert len(subagent_turns) == len({json.loads(x)["message"]["id"] for x in sub.read_text().splitlines()
+                                       if json.loads(x).get("type") == "assistant"})
+    # the stream's own steps carry the transcript's final output counts, not message_start's 1
+    assert sum(s.usage.output_tokens for s in got.main().agent_steps() if s.usage) == main_out
+
+
+def test_a_run_that_ended_on_an_api_error_reads_as_failed(fixtures):
+    """The project's own recording of Claude Code 2.1.327 ends on the gateway's budget refusal (a 400 after two model
+    requests): the CLI writes a synthetic assistant message and a `result` whose subtype is "success" but whose
+    is_error is true, with terminal_reason api_error. The trajectory reads it as a failed run."""
+    got = parse_native_log(fixtures / "real" / "claude-code-2.1.327" / "claude-code.jsonl")
+    assert got.complete is True  # the log itself is whole
+    assert got.ended_with_error is not None
+    assert got.ended_with_error.startswith("api_error 400 API Error: 400 Budget exhausted (max_iterations)")
+    assert got.agent_steps()[-1].error is not None and "Budget exhausted" in got.agent_steps()[-1].error
+    # a run whose result is not an error (is_error false; a failed tool call inside it is no run error) ends without one
+    assert parse_native_log(fixtures / "claude-code-stream.jsonl").ended_with_error is None
