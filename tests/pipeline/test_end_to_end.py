@@ -124,12 +124,14 @@ def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
     assert f"{row['avg']:.1f}" in text and "scripted-demo / reference / full / default" in text
     # the analysis tables (App. F) follow the leaderboard; each links to its CSV and Markdown file
     assert "Direction pass rates (%)" in text and "Avg by subcategory" in text and "Sensitivity of the all-task" in text
+    assert "Failed coverage criteria by the judge's rationale" in text
     # (Chromium downloads a CSV file instead of showing it, so the links are resolved, not followed)
     values, _, _ = follow_links(root / "index.html", "#none", links=(
         "[...document.querySelectorAll('#tables a')].map(a => [a.textContent, a.href])"))
     files = {n: Path(urllib.request.url2pathname(h.removeprefix("file://"))) for n, h in values["links"]}
     assert {n for n in files if n.endswith(".csv")} == {f"{n}.csv" for n in (
-        "by_family", "by_subcategory", "by_query_form", "directions", "difficulty", "sensitivity")}  # 1 system: no pair
+        "by_family", "by_subcategory", "by_query_form", "directions", "difficulty", "coverage_failures",
+        "sensitivity")}  # 1 system: no pair
     assert files["directions.csv"].read_text().startswith("system,C-FC,")
     assert all(f.is_file() for f in files.values())
     assert len(links) == 3 * len(TASKS) and {k for k, _ in links} == {"report", "audit", "evaluation"}
@@ -300,7 +302,8 @@ def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     same = run_cli("rescore", archive, "--out", tmp_path / "same", env=no_docker)
     assert same.returncode == 0, same.stdout + same.stderr
     assert totals(tmp_path / "same" / SYSTEM) == totals(root / SYSTEM)  # same judge, same numbers
-    for name in ("by_family", "by_subcategory", "by_query_form", "directions", "difficulty", "sensitivity"):
+    for name in ("by_family", "by_subcategory", "by_query_form", "directions", "difficulty", "coverage_failures",
+                 "sensitivity"):
         assert (tmp_path / "same" / "tables" / f"{name}.csv").read_text() == (root / "tables" / f"{name}.csv").read_text()
 
     sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
