@@ -134,3 +134,16 @@ def test_bad_run_json(tmp_path: Path):
     assert "names no harness" in user_error([str(tmp_path)])
     (tmp_path / "run.json").write_text('{"harness": "command"}', "utf-8")
     assert "no attempt folders" in user_error([str(tmp_path)])
+
+
+def test_the_audit_says_when_the_run_ended_on_an_api_error(tmp_path: Path, fixtures: Path):
+    """The project's Claude Code 2.1.327 recording ends on the gateway's 400 budget refusal, which the CLI's
+    `result` still calls subtype "success": the audit prints it as a failed run; a normal run prints no such line."""
+    real = make_run(tmp_path / "run", "claude-code", task="refused")
+    shutil.copytree(fixtures / "real" / "claude-code-2.1.327", real / "output/harness-logs", dirs_exist_ok=True)
+    normal = make_run(tmp_path / "run", "claude-code", task="normal")
+    shutil.copy(fixtures / "claude-code-stream.jsonl", normal / "output/harness-logs/claude-code.jsonl")
+    result = CliRunner().invoke(audit, [str(tmp_path / "run")], terminal_width=300)
+    assert result.exit_code == 0, result.output
+    ended = [line for line in result.output.splitlines() if "the run ended on an error" in line]
+    assert len(ended) == 1 and "api_error 400 API Error: 400 Budget exhausted" in ended[0], result.output
