@@ -90,11 +90,11 @@ audit: setup
 	@[ -n "$(SYSTEM)" ] || { echo "pass SYSTEM=runs/<snapshot id>/<system folder>"; exit 2; }
 	$(BIN)/omnidr audit '$(SYSTEM)'
 
-# Re-resolve requirements.lock from requirements.in (needs pip-tools; not part of a normal run), and
-# requirements-bootstrap.lock from requirements-bootstrap.in (every platform's wheel hashes).
-lock:
-	$(BIN)/pip install -q pip-tools==7.5.2
-	$(BIN)/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-find-links -o requirements.lock requirements.in
+# Re-resolve requirements.lock from requirements.in (the pins already in the lock are kept unless requirements.in
+# moves them; platform: this machine's), and requirements-bootstrap.lock from requirements-bootstrap.in (every
+# platform's wheel hashes). Both with the lock's uv; not part of a normal run.
+lock: $(STAMP)
+	$(BIN)/uv pip compile -q --generate-hashes --python-version 3.11 -o requirements.lock requirements.in
 	$(BIN)/uv pip compile -q --generate-hashes --universal --python-version 3.11 -o requirements-bootstrap.lock requirements-bootstrap.in
 
 clean:

@@ -90,7 +90,9 @@ class EvidenceRecord(Record):
     sources: list[EvidenceSource] = Field(default_factory=list, description="External sources (required for web origin).")
     relations: list[Relation] = Field(default_factory=list, description="Links to other records (support, contradiction, ...).")
     conflicts_with: list[str] = Field(default_factory=list, description="Fact ids whose claims this record contradicts.")
-    verification: Verification = Field(description="verified, single_source, disputed or unavailable.")
+    verification: Verification = Field(description="verified, single_source, disputed or unavailable (App. E.2; "
+                                       "`snapshot validate` derives it from the sources and conflicts and warns "
+                                       "where it differs).")
 
     @model_validator(mode="after")
     def _provenance(self) -> "EvidenceRecord":

@@ -137,7 +137,12 @@ class Atom(Record):
     probe: ProbeCall | None = Field(None, description="For M atoms: the probe and its parameters.")
     polarity: Polarity = Field(Polarity.yes, description="Verdict that counts as a pass.")
     fact_id: str | None = Field(None, description="Fact library record the atom is bound to (required for J atoms).")
-    difficulty: Difficulty = Field(description="Evidence difficulty L0-L3.")
+    composes: list[str] = Field(
+        default_factory=list, description="Other fact ids the criterion combines with fact_id (composition "
+        "across distinct facts: App. E.3's L3).",
+    )
+    difficulty: Difficulty = Field(description="Evidence difficulty L0-L3 (App. E.3; `snapshot validate` derives "
+                                   "it from the evidence and warns where it differs).")
     evidence_note: str = Field(description="What evidence decides the atom; shown to the judge.")
     impact: str | None = Field(
         None, description="For M atoms without a fact: what a reader loses when the check fails."
@@ -155,6 +160,8 @@ class Atom(Record):
             raise ValueError("an M atom needs a probe")
         if self.evaluator is AtomEvaluator.J and self.probe is not None:
             raise ValueError("a J atom must not name a probe")
+        if self.composes and self.fact_id is None:
+            raise ValueError("an atom that composes facts needs a fact_id (the first of them)")
         if self.coverage and (self.fact_id is None or self.polarity is not Polarity.yes):
             raise ValueError("a coverage check needs a fact_id and polarity yes (it asks that the report state the fact)")
         return self

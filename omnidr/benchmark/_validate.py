@@ -5,11 +5,11 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from ._calibration import CALIBRATION_FILE, calibration_problem
 from ._contract import data_schema
-from ._facts import Origin
+from ._evidence import derive_difficulty, derive_verifications, registrable_domain
+from ._facts import Origin, Verification
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._kinds import TaskKind
 from ._mcq import VIDEOS_FILE
@@ -230,15 +230,16 @@ def _check_task(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem],
             out.append(Problem("error", tf, "query", f"query language does not match task language '{task.language.value}'"))
         if check_videos:
             _check_video(snap, b, tf, task.video, out)
-    fact_ids = _check_facts(snap, task_id, b, out)
+    states = _check_facts(snap, task_id, b, out)
     if rubric is not None:
-        _check_rubric(task_id, b, fact_ids, out)
+        _check_rubric(task_id, b, states, out)
 
 
-def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]) -> set[str]:
+def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]) -> dict[str, Verification]:
+    """The fact library's checks; returns each fact's verification state as its evidence decides it."""
     facts = b.facts
     if facts is None:
-        return set()
+        return {}
     ff = f"tasks/{task_id}/facts.json"
     if facts.task_id != task_id:
         out.append(Problem("error", ff, "task_id", f"'{facts.task_id}' differs from task '{task_id}'"))
@@ -265,7 +266,7 @@ def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]
         if b.task is not None and zh != _is_cjk_text(rec.claim):
             out.append(Problem("warning", ff, f"facts[{i}].claim", "claim language does not match task language"))
         for j, src in enumerate(rec.sources):
-            domains[urlsplit(src.url).hostname or src.url] += 1
+            domains[registrable_domain(src.url)] += 1
             page = corpus.get(src.url)
             if src.corpus_path is None:
                 continue
@@ -285,10 +286,17 @@ def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]
             out.append(Problem("warning", ff, "facts", f"source concentration: {count} of {total} sources come from {domain}"))
     if facts.facts and not any(r.origin is Origin.web for r in facts.facts):
         out.append(Problem("warning", ff, "facts", "no external (web) fact: the task does not need research"))
-    return set(ids)
+    derived = derive_verifications(facts, b.task.video.url if b.task else "")
+    for i, rec in enumerate(facts.facts):
+        found = derived[rec.id]
+        if found.state is not rec.verification and ids[rec.id] == i:
+            out.append(Problem("warning", ff, f"facts[{i}].verification", (
+                f"declared {rec.verification.value}, but the evidence makes it {found.state.value}: "
+                f"{found.why} (App. E.2)")))
+    return {fid: d.state for fid, d in derived.items()}
 
 
-def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Problem]) -> None:
+def _check_rubric(task_id: str, b: TaskBundle, states: dict[str, Verification], out: list[Problem]) -> None:
     rubric = b.rubric
     assert rubric is not None
     rf = f"tasks/{task_id}/rubric.json"
@@ -297,7 +305,8 @@ def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Pro
     if rubric.task_id != task_id:
         out.append(Problem("error", rf, "task_id", f"'{rubric.task_id}' differs from task '{task_id}'"))
     zh = b.task is not None and b.task.language is Language.zh
-    origins = {f.id: f.origin.value for f in b.facts.facts} if b.facts is not None else {}
+    origin_of = {f.id: f.origin for f in b.facts.facts} if b.facts is not None else {}
+    origins = {fid: o.value for fid, o in origin_of.items()}
     seen_ids: dict[str, int] = {}
     seen_text: dict[str, int] = {}
     per_direction: Counter[str] = Counter()
@@ -325,8 +334,16 @@ def _check_rubric(task_id: str, b: TaskBundle, fact_ids: set[str], out: list[Pro
                 out.append(Problem("error", rf, f"{at}.coverage", (
                     f"only content atoms are coverage checks (App. A.4); {direction.id} is not a content (C) "
                     "direction")))
-        if atom.fact_id is not None and atom.fact_id not in fact_ids:
+        if atom.fact_id is not None and atom.fact_id not in states:
             out.append(Problem("error", rf, f"{at}.fact_id", f"unknown fact id '{atom.fact_id}'"))
+        for j, other in enumerate(atom.composes):
+            if other not in states:
+                out.append(Problem("error", rf, f"{at}.composes[{j}]", f"unknown fact id '{other}'"))
+        derived = derive_difficulty(atom, origin_of, states) if b.facts is not None else None
+        if derived is not None and derived[0] is not atom.difficulty:
+            out.append(Problem("warning", rf, f"{at}.difficulty", (
+                f"declared {atom.difficulty.value}, but the evidence makes it {derived[0].value}: {derived[1]} "
+                "(App. E.3)")))
         fact = origins.get(atom.fact_id or "")
         if direction is not None and direction.fact_origin and fact and fact != direction.fact_origin:
             out.append(Problem("warning", rf, f"{at}.fact_id", (

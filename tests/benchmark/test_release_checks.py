@@ -36,8 +36,11 @@ def test_atoms_outside_their_directions_boundary_are_warnings(demo_copy):
             f"but '{web_fact}' is a web fact") in r.stdout
     assert (f"warning: tasks/{task}/rubric.json: atoms[{seek}].probe.name: direction boundary: probe "
             "'timestamp_seeks' measures P-TN, not P-MA") in r.stdout
-    # moving the atom also leaves P-TN's 'any' gate with one atom, a warning of its own
-    assert "3 warning(s), 3 without a review decision" in r.stdout
+    # moving the atom also leaves P-TN's 'any' gate with one atom, a warning of its own; and an L0 atom now bound
+    # to an external fact declares a level its evidence no longer gives (App. E.3)
+    assert (f"warning: tasks/{task}/rubric.json: atoms[{vf}].difficulty: declared L0, but the evidence makes it L1: "
+            f"it rests on one external fact ({web_fact}) (App. E.3)") in r.stdout
+    assert "4 warning(s), 4 without a review decision" in r.stdout
 
 
 def _scores(r1, r2, r3):
