@@ -43,6 +43,9 @@ class AttemptAudit(BaseModel):
     page_path: str = Field(description="Path of the audit.html written.")
     warnings: list[str] = Field(default_factory=list, description="What the parser skipped or guessed.")
     ended_with_error: str | None = Field(None, description="The error the harness's run ended on, when its log says so.")
+    changes: list[str] = Field(default_factory=list, description="What this audit wrote into the attempt folder: "
+                               "a file it made or one whose earlier content it replaced (an unchanged file is left "
+                               "as it was and not named).")
 
 
 def native_log(attempt_dir: Path, harness: str) -> Path | None:
@@ -139,14 +142,41 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     if paths.gateway_log.is_file():
         exchanges, _ = read_gateway_log(paths.gateway_log)
     task_id, number = attempt_dir.parent.name, int(attempt_dir.name) if attempt_dir.name.isdigit() else 0
-    trajectory_path = paths.trajectory
-    write_atomic(trajectory_path, traj.model_dump_json(indent=1))
-    page_path = paths.audit_page
-    write_atomic(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number, record=record,
-                                 exchanges=exchanges, network=network, links=page_links(attempt_dir, task_id, number)))
+    trajectory_path, page_path = paths.trajectory, paths.audit_page
+    changes = [c for c in (
+        _write_changed(trajectory_path, traj.model_dump_json(indent=1), _steps_note(trajectory_path, traj, origin)),
+        _write_changed(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number,
+                                             record=record, exchanges=exchanges, network=network,
+                                             links=page_links(attempt_dir, task_id, number)), ""),
+    ) if c]
     return AttemptAudit(task_id=task_id, attempt=number, folder=str(attempt_dir), origin=origin, stats=stats,
                         reason=record.reason.value if record else None, trajectory_path=str(trajectory_path),
-                        page_path=str(page_path), warnings=traj.warnings, ended_with_error=traj.ended_with_error)
+                        page_path=str(page_path), warnings=traj.warnings, ended_with_error=traj.ended_with_error,
+                        changes=changes)
+
+
+def _write_changed(path: Path, text: str, why: str) -> str | None:
+    """Write `path` unless it already holds `text`; says what it did ('wrote NAME', 'rewrote NAME: WHY'), or None
+    when the file was left as it was."""
+    if not path.is_file():
+        write_atomic(path, text)
+        return f"wrote {path.name}"
+    if path.read_bytes() == text.encode("utf-8"):
+        return None
+    write_atomic(path, text)
+    return f"rewrote {path.name}" + (f": {why}" if why else "")
+
+
+def _steps_note(path: Path, traj: Trajectory, origin: str) -> str:
+    """How a trajectory.json already in the folder differs from the one read now, in the terms a reader checks."""
+    try:
+        before = Trajectory.model_validate_json(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return "the file there was not a readable trajectory"
+    old, new = len(before.steps), len(traj.steps)
+    if old != new:
+        return f"it held {old} step(s), this omnidr reads {new} from {origin}"
+    return f"this omnidr reads {origin} differently from the one that wrote the file (the same {new} step(s))"
 
 
 def run_harness(run_dir: Path) -> str:

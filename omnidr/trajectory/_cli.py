@@ -64,7 +64,8 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--task", "task", default=None, help="Audit only this task's attempts.")
 def audit(run_dir: Path, task: str | None) -> None:
-    """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt."""
+    """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt; names every file it
+    writes or replaces in an attempt folder (trajectory.json, audit.html), and leaves unchanged ones alone."""
     audits = audit_run(run_dir, task)
     console = make_console()
     for table in audit_tables(audits):
@@ -72,6 +73,8 @@ def audit(run_dir: Path, task: str | None) -> None:
     for a in audits:
         console.print(f"{a.task_id} #{a.attempt}: steps from {a.origin}; page {a.page_path}", soft_wrap=True,
                       highlight=False, markup=False)
+        for change in a.changes:
+            console.print(f"  {change}", soft_wrap=True, highlight=False, markup=False)
         if a.ended_with_error:
             console.print(f"  the run ended on an error (a failed run, whatever the harness called it): "
                           f"{a.ended_with_error}", soft_wrap=True, highlight=False, markup=False)

@@ -147,3 +147,25 @@ def test_the_audit_says_when_the_run_ended_on_an_api_error(tmp_path: Path, fixtu
     assert result.exit_code == 0, result.output
     ended = [line for line in result.output.splitlines() if "the run ended on an error" in line]
     assert len(ended) == 1 and "api_error 400 API Error: 400 Budget exhausted" in ended[0], result.output
+
+
+def test_the_audit_names_each_file_it_writes_and_leaves_an_unchanged_one_alone(tmp_path: Path):
+    folder = make_run(tmp_path / "run", "command")
+    gateway(folder)  # three exchanges: three steps
+    first = CliRunner().invoke(audit, [str(tmp_path / "run")], terminal_width=200)
+    assert first.exit_code == 0, first.output
+    assert "  wrote trajectory.json\n" in first.output and "  wrote audit.html\n" in first.output
+    written = {name: (folder / name).stat().st_mtime_ns for name in ("trajectory.json", "audit.html")}
+
+    again = CliRunner().invoke(audit, [str(tmp_path / "run")], terminal_width=200)
+    assert again.exit_code == 0 and "wrote" not in again.output  # nothing changed, nothing written or named
+    assert {name: (folder / name).stat().st_mtime_ns for name in written} == written
+
+    # a trajectory.json another omnidr wrote (here: one step) is replaced, and the audit says so and why
+    saved = json.loads((folder / "trajectory.json").read_text("utf-8"))
+    saved["steps"] = saved["steps"][:1]
+    (folder / "trajectory.json").write_text(json.dumps(saved), "utf-8")
+    rewritten = CliRunner().invoke(audit, [str(tmp_path / "run")], terminal_width=200)
+    assert ("  rewrote trajectory.json: it held 1 step(s), this omnidr reads 3 from logs/gateway.jsonl\n"
+            in rewritten.output), rewritten.output
+    assert "wrote audit.html" not in rewritten.output  # the page reads the same steps as before: left alone
