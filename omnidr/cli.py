@@ -34,6 +34,7 @@ STAGE_COMMANDS = {
     "eval": "omnidr.pipeline._cli:eval_",
     "archive": "omnidr.pipeline._archive_cli:archive",
     "rescore": "omnidr.pipeline._archive_cli:rescore",
+    "export": "omnidr.pipeline._export_cli:export",
     "na-order": "omnidr.pipeline._scoring_cli:na_order",
     "audit": "omnidr.trajectory._cli:audit",
     "score": "omnidr.evaluation._cli:score",
@@ -121,6 +122,47 @@ def snapshot_freeze(path: Path) -> None:
         out.print(f"[red]{escape(f'{path}: not frozen: ' + '; '.join(why))}[/red]", soft_wrap=True)
         sys.exit(1)
     out.print(f"{path}: froze {len(manifest.files)} files as [bold]{manifest.snapshot_id}[/bold] ({path / 'MANIFEST.json'})")
+
+
+@snapshot.command("import-videoodyssey")
+@click.argument("annotation", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("folder", metavar="OUT", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--videos", "videos_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="The release's video folder (each video's `video_path` is relative to it).")
+@click.option("--subtitles", "subtitles_dir", default=None, type=click.Path(path_type=Path, file_okay=False),
+              help="The release's subtitle folder (`<video file stem>.srt`); videos without one have no subtitles.")
+@click.option("--name", default=None, help="Snapshot name (default: the OUT folder's name as a label).")
+def snapshot_import_videoodyssey(annotation: Path, folder: Path, videos_dir: Path, subtitles_dir: Path | None,
+                                 name: str | None) -> None:
+    """Make a multiple-choice snapshot from the VideoOdyssey authors' release: ANNOTATION
+    (`VideoOdyssey_V.json` or `VideoOdyssey_AV.json`), its videos and subtitles, into OUT; then validate and
+    freeze it.
+
+    Every video is hashed and its length checked with ffprobe against the annotation's `duration_minutes`;
+    videos and subtitles are hard-linked into OUT (copied where a link cannot be made), and the annotation is
+    kept under OUT/release/ for `omnidr export videoodyssey`.
+    """
+    from omnidr.media import plan_import, slug, write_import
+    from omnidr.pipeline import freeze
+
+    if not annotation.is_file():
+        raise UserError(f"{annotation}: no such file; pass the release's VideoOdyssey_V.json or VideoOdyssey_AV.json")
+    if not videos_dir.is_dir():
+        raise UserError(f"{videos_dir}: no such folder; pass --videos the release's video folder")
+    if subtitles_dir is not None and not subtitles_dir.is_dir():
+        raise UserError(f"{subtitles_dir}: no such folder; pass --subtitles the release's subtitle folder")
+    plan = plan_import(annotation, videos_dir, subtitles_dir, progress=lambda line: err.print(line, highlight=False))
+    placed = write_import(plan, annotation, folder, name or slug(folder.resolve().name))
+    with_srt = sum(1 for v, _, srt in plan.videos if srt is not None)
+    out.print(f"{folder}: {len(plan.videos)} video(s) ({', '.join(placed)}), {with_srt} with subtitles, "
+              f"{len(plan.tasks)} question(s), subset {plan.subset.value}", soft_wrap=True, highlight=False)
+    manifest, report = freeze(folder)
+    if manifest is None:
+        _print_problems(report, report.errors + report.unreviewed)
+        out.print(f"[red]{escape(f'{folder}: imported but not frozen; fix what is listed and run `omnidr snapshot freeze {folder}`')}[/red]",
+                  soft_wrap=True)
+        sys.exit(1)
+    out.print(f"{folder}: froze {len(manifest.files)} files as [bold]{manifest.snapshot_id}[/bold]")
 
 
 @snapshot.command("add-web")

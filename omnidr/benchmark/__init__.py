@@ -21,6 +21,8 @@ from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files
 from ._mcq import (
     CCL_BINS,
     CHANCE_ACCURACY,
+    DURATION_BINS,
+    OTHER_DURATION,
     VIDEOS_FILE,
     AudioType,
     CclWindow,
@@ -31,8 +33,13 @@ from ._mcq import (
     McqVideo,
     McqVideos,
     QuestionDimension,
+    ReleaseQuestionRef,
+    ReleaseVideoRef,
     Subset,
     ccl_bin,
+    certificate_bin,
+    duration_bin,
+    parse_time_reference,
 )
 from ._operations import ValidationReport, freeze_snapshot, open_snapshot, validate_snapshot, verify_snapshot
 from ._release import RELEASE_DENYLIST
@@ -68,6 +75,7 @@ from ._validate import sha256_file
 __all__ = [
     "SNAPSHOT_FILE", "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
     "McqProtocol", "McqSubtitles", "McqTask", "McqVideo", "McqVideos", "QuestionDimension", "Subset", "ccl_bin",
+    "DURATION_BINS", "OTHER_DURATION", "ReleaseQuestionRef", "ReleaseVideoRef", "certificate_bin", "duration_bin", "parse_time_reference",
     "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
     "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",

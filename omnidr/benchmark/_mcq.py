@@ -14,6 +14,7 @@ Layout: `videos.json` lists the snapshot's videos (a question names one by id), 
 question, `hyperparameters.json` the input protocol (`McqProtocol`).
 """
 
+import re
 from enum import Enum
 from typing import Literal
 
@@ -65,6 +66,50 @@ def ccl_bin(minutes: float) -> str:
     return next(label for label, upper in CCL_BINS if minutes < upper)
 
 
+DURATION_BINS: tuple[tuple[str, float, float], ...] = (
+    ("[60, 90)", 60.0, 90.0), ("[90, 120)", 90.0, 120.0), ("[120, 180)", 120.0, 180.0), ("[180, 270)", 180.0, 270.0))
+"""The video-duration bins of the authors' scorer (`scripts/test_acc.py` of the VideoOdyssey release), in minutes,
+as (label, lower bound inclusive, upper bound exclusive); a video outside them is `OTHER_DURATION`."""
+OTHER_DURATION = "Other/Short"
+
+
+def duration_bin(minutes: float) -> str:
+    """The authors' scorer's duration bin of a video `minutes` long."""
+    return next((label for label, low, high in DURATION_BINS if low <= minutes < high), OTHER_DURATION)
+
+
+def parse_clock(text: str) -> float:
+    """Seconds of `SS`, `MM:SS` or `HH:MM:SS` (fractions allowed in the last field); ValueError otherwise."""
+    parts = text.strip().split(":")
+    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts):
+        raise ValueError(f"{text.strip()!r} is not HH:MM:SS")
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + float(p)
+    return seconds
+
+
+def parse_time_reference(text: str) -> tuple[float, float]:
+    """(start_s, end_s) of a release `time_reference` (`HH:MM:SS-HH:MM:SS`, split at the first `-`)."""
+    start, sep, end = text.partition("-")
+    if not sep:
+        raise ValueError(f"{text!r} is not START-END (HH:MM:SS-HH:MM:SS)")
+    a, b = parse_clock(start), parse_clock(end)
+    if b < a:
+        raise ValueError(f"{text!r} ends before it starts")
+    return a, b
+
+
+def certificate_bin(time_reference: str) -> str:
+    """The authors' scorer's certificate-length bin of a release `time_reference`: its span in whole seconds, in
+    minutes, binned as `CCL_BINS`; an unreadable reference counts as 0 minutes, as that scorer reads it."""
+    try:
+        start, end = parse_time_reference(time_reference)
+    except ValueError:
+        start = end = 0.0
+    return ccl_bin(max(0, int(end) - int(start)) / 60.0)
+
+
 class CclWindow(Record):
     """The certificate window: the shortest continuous stretch holding all the evidence (App. E.1), in seconds."""
 
@@ -92,20 +137,44 @@ class McqSubtitles(Record):
 
     file: str = Field(description="Path relative to the snapshot root.")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    source: Literal["downloaded", "speech_recognition"]
+    source: Literal["downloaded", "speech_recognition", "release"] = Field(
+        description="downloaded with the video, made by speech recognition, or taken from a release's subtitle folder "
+        "(`snapshot import-videoodyssey`), which does not say which of the two it is")
+
+
+class ReleaseVideoRef(Record):
+    """A video's entry in the authors' release annotation (`VideoOdyssey_V.json`, `VideoOdyssey_AV.json`), as it
+    stands there: the official scorer breaks accuracy down by `video_category` and by `duration_minutes`."""
+
+    video_id: str = Field(min_length=1)
+    video_category: str
+    duration_minutes: float = Field(ge=0)
+
+
+class ReleaseQuestionRef(Record):
+    """A question's entry in the release annotation, as it stands there: the official scorer's labels."""
+
+    question_id: str = Field(min_length=1)
+    question_type: list[str] = Field(description="The release's question types (a question may have several).")
+    time_reference: str = Field(description="The certificate window as the release writes it (HH:MM:SS-HH:MM:SS).")
+    audio_type: list[str] = Field(default_factory=list, description="The release's audio types (AV questions).")
 
 
 class McqVideo(Record):
     """One video of `videos.json`."""
 
     id: str = Field(pattern=LABEL)
-    url: str = Field(description="Public URL the video was taken from.")
+    url: str | None = Field(None, description="Public URL the video was taken from (None where a release does not "
+                            "state it).")
     file: str = Field(description="Path of the local copy, relative to the snapshot root.")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     duration_s: float = Field(gt=0, description="Duration as probed by ffprobe.")
     domain: str = Field(pattern=LABEL, description="One of the benchmark's 11 domains, as a lowercase label.")
-    subcategory: str = Field(pattern=LABEL, description="The domain's fine-grained subcategory (54 in all).")
+    subcategory: str | None = Field(None, pattern=LABEL, description="The domain's fine-grained subcategory (54 in "
+                                    "all); None where a release does not label it.")
     subtitles: McqSubtitles | None = Field(None, description="None for a video without speech (11 of the 100).")
+    release: ReleaseVideoRef | None = Field(None, description="Where the video comes from in the authors' release "
+                                              "annotation (`snapshot import-videoodyssey`).")
 
 
 class McqVideos(Record):
@@ -133,9 +202,13 @@ class McqTask(Record):
     options: list[str] = Field(min_length=4, max_length=4, description="The four options, A to D in order.")
     answer: Literal["A", "B", "C", "D"] = Field(description="The letter of the correct option.")
     task_type: str = Field(pattern=LABEL, description="One of the subset's task types (14 V, 18 AV), as a label.")
-    dimension: QuestionDimension
+    dimension: QuestionDimension | None = Field(None, description="The dimension the question evaluates; None where "
+                                                "a release does not label it (the authors' annotation has no such "
+                                                "field).")
     audio_type: AudioType | None = Field(None, description="The audio the question needs: AV questions only.")
     ccl: CclWindow = Field(description="The continuous certificate window; its bin is computed from it.")
+    release: ReleaseQuestionRef | None = Field(None, description="The question's entry in the authors' release "
+                                               "annotation (`snapshot import-videoodyssey`).")
 
     @field_validator("question")
     @classmethod

@@ -33,7 +33,16 @@ from ._empty import check_empty_reports, content_free_report
 from ._evaluate import TaskInputs, evaluate_report, read_evaluation
 from ._judge import Judge, JudgeRequest, JudgeSettings, OpenAIJudge, judge_atom, parse_answer
 from ._material import ReportMaterial
-from ._mcq_check import McqChecker, OptionReading, mcq_checker_identity, parse_option, read_option
+from ._mcq_check import (
+    OFFICIAL_NO_REPLY,
+    OFFICIAL_UNREAD,
+    McqChecker,
+    OptionReading,
+    mcq_checker_identity,
+    official_letter,
+    parse_option,
+    read_option,
+)
 from ._models import (
     ANSWER_EVALUATOR_VERSION,
     EVALUATOR_VERSION,
@@ -67,7 +76,7 @@ __all__ = [
     "ANSWER_EVALUATOR_VERSION", "ANSWER_PROMPT_VERSION", "AnswerEvaluation", "AnswerJudge", "AnswerJudgement",
     "AnswerRequest", "AnswerVerdict", "BaselineAnswerJudge", "DeliveredAnswer", "OpenAIAnswerJudge",
     "answer_judge_identity", "answer_systems", "baseline_answer_verdict", "delivered_answer", "hard_rule", "make_answer_judge",
-    "read_answer_run", "McqChecker", "OptionReading", "mcq_checker_identity", "parse_option", "read_option",
+    "read_answer_run", "McqChecker", "OptionReading", "mcq_checker_identity", "parse_option", "read_option", "official_letter", "OFFICIAL_NO_REPLY", "OFFICIAL_UNREAD",
     "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
     "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",
     "OpenAIJudge", "PageFault", "ProbeContext", "ProbeLimits", "ProbeOutcome", "ProbeResult", "ProbeSession",

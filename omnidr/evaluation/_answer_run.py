@@ -33,6 +33,7 @@ from sandbox.models import AnswerFile
 
 from ._answer_judge import AnswerJudge, AnswerRequest, make_answer_judge
 from ._judge import JudgeSettings
+from ._mcq_check import official_letter
 from ._models import (
     ANSWER_EVALUATOR_VERSION,
     AnswerEvaluation,
@@ -176,7 +177,9 @@ async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: Delivered
         input_tokens=record.budget_use.input_tokens if record is not None else None,
         output_tokens=record.budget_use.output_tokens if record is not None else None,
         wall_time_s=record.wall_time_s if record is not None else None, tool_use=use, trajectory_note=note,
-        chosen_option=judged.chosen, unparseable=judged.unparseable, started_at=started_at, elapsed_s=round(time.monotonic() - started, 3),
+        chosen_option=judged.chosen, unparseable=judged.unparseable,
+        official_answer=official_letter(found.answer.answer if found.answer is not None else None)
+        if isinstance(task, McqTask) else None, started_at=started_at, elapsed_s=round(time.monotonic() - started, 3),
     )
     write_atomic(Path(out_dir) / EVALUATION_FILE, ev.model_dump_json(indent=2))
     return ev

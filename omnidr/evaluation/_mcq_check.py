@@ -25,6 +25,7 @@ as answers ("A or C", "B/C", "Answer: A ... so the answer is C"). A refused repl
 unparseable.
 """
 
+import json
 import re
 import time
 import unicodedata
@@ -138,6 +139,46 @@ def read_option(text: str, options: list[str]) -> OptionReading:
 def parse_option(text: str, options: list[str]) -> str | None:
     """The letter (A-D) of the option `text` chooses among `options`, or None when it names none or several."""
     return read_option(text, options).letter
+
+
+OFFICIAL_NO_REPLY = "API_Error"
+OFFICIAL_UNREAD = "Error"
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_OFFICIAL_FIELD = re.compile(r"(?:predicted_)?answer[\"']?\s*[:=]\s*[\"']?([A-D])[\"']?", re.IGNORECASE)
+_OFFICIAL_WORD = re.compile(r"\b([A-D])\b")
+_OFFICIAL_ANY = re.compile(r"([A-D])")
+
+
+def official_letter(reply: str | None) -> str:
+    """The option letter the VideoOdyssey authors' runner (`scripts/run_eval.py` of their release) extracts from a
+    reply, or what it writes instead: `API_Error` when there is no reply (the request failed), `Error` when none of
+    its rules finds a letter. Its rules, in order: the text inside a ``` fence, if any, is read instead of the
+    whole; a JSON object's `predicted_answer` (else `answer`) holding a standalone letter; `answer: X` or
+    `predicted_answer = X`; the first standalone A-D of the upper-cased text; the first A-D character anywhere in
+    it. Looser than `read_option` on purpose: it reproduces the authors' numbers, not ours (a reply "a red square"
+    reads as A, "I don't know" as D)."""
+    if reply is None:
+        return OFFICIAL_NO_REPLY
+    text = reply.strip()
+    if not text:
+        return OFFICIAL_UNREAD
+    fenced = _FENCE.search(text)
+    if fenced is not None:
+        text = fenced.group(1).strip()
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        value = parsed.get("predicted_answer") or parsed.get("answer")
+        found = _OFFICIAL_WORD.search(str(value).upper()) if value is not None else None
+        if found is not None:
+            return found.group(1)
+    for pattern, source in ((_OFFICIAL_FIELD, text), (_OFFICIAL_WORD, text.upper()), (_OFFICIAL_ANY, text.upper())):
+        found = pattern.search(source)
+        if found is not None:
+            return found.group(1).upper()
+    return OFFICIAL_UNREAD
 
 
 def mcq_checker_identity() -> JudgeIdentity:

@@ -17,7 +17,7 @@ EVALUATOR_VERSION = "omnidr-evaluator-2"
 saved score follows; bumped when any changes, so that a resumed eval scores its reports again.
 2: N/A candidates only from coverage checks, exact guard ties (App. A.4, Eq. 5)."""
 
-ANSWER_EVALUATOR_VERSION = "omnidr-answer-evaluator-1"
+ANSWER_EVALUATOR_VERSION = "omnidr-answer-evaluator-2"
 """Version of how a short answer is read from its attempt, held to the hard rules and measured (tokens, time,
 tool use); bumped when any changes, so that a resumed eval evaluates its answers again."""
 
@@ -349,6 +349,10 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
     unparseable: bool = Field(False, exclude_if=lambda v: not v,
                               description="Multiple choice: the answer is not empty but no single option could be "
                               "read from it (counted as wrong).")
+    official_answer: str | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: what the "
+                                        "VideoOdyssey authors' runner makes of the reply (`official_letter`): a letter, "
+                                        "`Error` (none found) or `API_Error` (no reply); the official accuracy and "
+                                        "`omnidr export videoodyssey` use it.")
     started_at: datetime = Field(description="When the evaluation started (UTC).")
     elapsed_s: float = Field(description="Wall time of the evaluation, seconds.")
 
@@ -369,4 +373,4 @@ class AnswerEvaluation(DiskRecord, EvaluationModel):
                              incomplete=self.incomplete, judge=self.judge.key, termination=self.termination,
                              limit=self.limit,
                              tokens=tokens, elapsed_s=self.wall_time_s, tool_use=self.tool_use,
-                             unparseable=self.unparseable)
+                             unparseable=self.unparseable, official=self.official_answer)

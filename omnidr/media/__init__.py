@@ -3,6 +3,8 @@
 from ._fetch import FetchResult, FetchStatus, fetch_snapshot_videos, fetch_video
 from ._frames import VideoFrames, prepare_inputs, probe_frames, sample_plan, uniform_indices
 from ._probe import ProbeError, VideoProbe, probe_video
+from ._videoodyssey import plan_import, release_file, slug, write_import
 
 __all__ = ["FetchResult", "FetchStatus", "ProbeError", "VideoFrames", "VideoProbe", "fetch_snapshot_videos",
-           "fetch_video", "prepare_inputs", "probe_frames", "probe_video", "sample_plan", "uniform_indices"]
+           "fetch_video", "prepare_inputs", "probe_frames", "probe_video", "sample_plan", "uniform_indices",
+           "plan_import", "release_file", "slug", "write_import"]

@@ -58,7 +58,7 @@ class AnswerResults(DiskRecord):
     tables: dict[str, dict] = Field(default_factory=dict, description=(
         "Every table by name (leaderboard, by_domain, by_modality, by_format, by_access_type, by_duration, "
         "terminations, tool_use, transitions, paired; for mcq: leaderboard, by_subset, by_task_type, by_dimension, "
-        "by_domain, by_audio_type, by_ccl_bin, lovo, paired and the ablations ablation_modality, ablation_window, "
+        "by_domain, by_audio_type, by_duration, by_ccl_bin, subsets, lovo, paired and the ablations ablation_modality, ablation_window, "
         "ablation_window_ccl when they apply), each title, headers and rows; also tables/<name>.csv, .md."))
     web_policies: dict[str, str] = Field(default_factory=dict, description="Leaderboard label -> the web its agents "
                                          "had; rows that differ are marked in the notes.")
@@ -354,13 +354,13 @@ def ccl_grid(board: AnswerLeaderboard) -> Grid:
 
 def print_answer_board(board: AnswerLeaderboard, console) -> None:
     """The answer leaderboard on the console, as `omnidr eval` ends: the accuracy table and, for short answers, the
-    breakdowns and terminations; for multiple choice, accuracy by CCL bin per system, the other breakdowns and the
-    leave-one-video-out table."""
+    breakdowns and terminations; for multiple choice, the per-subset accuracy beside the official scorer's, accuracy
+    by CCL bin per system, the other breakdowns and the leave-one-video-out table."""
     from omnidr.scoring import answer_grids
 
     grids = answer_grids(board)
     if board.task_kind == "mcq":
-        names = ["leaderboard", *(f"by_{b}" for b in board.breakdowns if b != "ccl_bin"), "lovo"]
+        names = ["leaderboard", "subsets", *(f"by_{b}" for b in board.breakdowns if b != "ccl_bin"), "lovo"]
         for name in names:
             console.print(grids[name].rich())
         console.print(ccl_grid(board).rich())

@@ -22,10 +22,12 @@ BREAKDOWNS = ("domain", "modality", "format", "access_type", "duration", "diffic
 category (8; a task counts in every category it has), access type (7), anchor-video duration group (5) and, when the
 tasks carry it, the human-calibrated difficulty group (Low, Medium, High)."""
 
-MCQ_BREAKDOWNS = ("subset", "task_type", "dimension", "domain", "audio_type", "ccl_bin")
+MCQ_BREAKDOWNS = ("subset", "task_type", "dimension", "domain", "audio_type", "duration", "ccl_bin")
 """The labels multiple-choice accuracy is broken down by (paper 004, Sec. 3.2, 4.2, Fig. 4): subset (V, AV), task
-type, dimension, the video's domain, audio type (AV questions only; a V question is in no group) and the
-continuous certificate length's bin (`CCL_BINS`, computed from the window)."""
+type, dimension (when the questions carry it), the video's domain, audio type (AV questions only; a V question is in
+no group), the video's duration (the authors' scorer's bins, `DURATION_BINS`, from the release's
+`duration_minutes` where the snapshot was imported from it, else the probed length) and the continuous certificate
+length's bin (`CCL_BINS`, computed from the window)."""
 
 UNRECORDED = "unrecorded"
 """Termination of a task whose attempt left no answer file (or none at all): how research ended is not known."""
@@ -67,6 +69,9 @@ class AnswerOutcome(ScoringModel):
                                      "to read.")
     unparseable: bool = Field(False, exclude_if=lambda v: not v, description="Multiple choice: the answer named no "
                               "single option (counted as wrong).")
+    official: str | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: the letter the "
+                                 "VideoOdyssey authors' runner reads from the answer, or `Error` / `API_Error`; None "
+                                 "where the evaluation predates it.")
 
 
 class AnswerSystem(ScoringModel):
@@ -133,6 +138,27 @@ class LeaveOneVideoOut(ScoringModel):
     max_change_video: str | None = Field(description="The video whose removal changes accuracy the most.")
 
 
+class SubsetAccuracy(ScoringModel):
+    """One subset of a multiple-choice board (VideoOdyssey's V and AV are never pooled): our accuracy, where an
+    answer naming no single option is wrong, and the official accuracy of the authors' scorer, where a prediction
+    that is not exactly one of A-D is left out of the denominator."""
+
+    subset: str = Field(description="V or AV.")
+    questions: int = Field(description="Questions of the subset in the task set.")
+    correct: int = Field(description="Answered correctly (our checker).")
+    accuracy: float = Field(description="correct / questions, percent.")
+    accuracy_ci_low: float = Field(description="Lower end of the task-bootstrap interval over the subset, percent.")
+    accuracy_ci_high: float = Field(description="Upper end of that interval, percent.")
+    unparseable: int = Field(description="Answers from which our checker read no single option (counted wrong).")
+    official_valid: int | None = Field(description="Predictions the authors' runner reads as A-D; None when an "
+                                       "evaluation predates the official reading.")
+    official_correct: int | None = Field(description="Of those, equal to the answer key.")
+    official_invalid: int | None = Field(description="The scorer's `invalid_prediction`: Error, API_Error or a "
+                                         "question without an answer, left out of its denominator.")
+    official_accuracy: float | None = Field(description="official_correct / official_valid, percent; None without a "
+                                            "valid prediction.")
+
+
 class AnswerSystemResult(ScoringModel):
     """One row of the short-answer leaderboard."""
 
@@ -156,6 +182,9 @@ class AnswerSystemResult(ScoringModel):
                                     "named no single option (counted wrong); None for short answers.")
     lovo: LeaveOneVideoOut | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: "
                                           "leave-one-video-out accuracy; None for short answers.")
+    subsets: list[SubsetAccuracy] | None = Field(None, exclude_if=lambda v: v is None, description="Multiple "
+                                                 "choice: per subset in the task set, our accuracy and the official "
+                                                 "one; None for short answers.")
 
     @property
     def provisional(self) -> bool:

@@ -8,7 +8,9 @@
 - paired: paired accuracy differences, when the board has them.
 
 A multiple-choice board (paper 004) has its own set (`MCQ_TABLE_NAMES`): leaderboard (accuracy with the chance
-level, unparseable answers), by_subset, by_task_type, by_dimension, by_domain, by_audio_type, by_ccl_bin (Fig. 4),
+level, unparseable answers), subsets (per subset, ours with its interval and the official VideoOdyssey scorer's,
+with its invalid count), by_subset, by_task_type, by_dimension, by_domain, by_audio_type, by_duration, by_ccl_bin
+(Fig. 4),
 lovo (leave-one-video-out accuracy, App. C.1, Table 11) and paired.
 """
 
@@ -25,7 +27,7 @@ from ._render import Grid, comparisons_grid, pct, pts
 ANSWER_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in BREAKDOWNS), "terminations", "tool_use", "transitions",
                       "paired")
 
-MCQ_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in MCQ_BREAKDOWNS), "lovo", "paired")
+MCQ_TABLE_NAMES = ("leaderboard", "subsets", *(f"by_{b}" for b in MCQ_BREAKDOWNS), "lovo", "paired")
 
 _BREAKDOWN_TITLES = {"domain": "domain", "modality": "evidence modality", "format": "format category (a task counts "
                      "in every category it has)", "access_type": "access type", "duration": "anchor-video duration",
@@ -33,6 +35,7 @@ _BREAKDOWN_TITLES = {"domain": "domain", "modality": "evidence modality", "forma
 
 _MCQ_TITLES = {"subset": "subset (V visual, AV audio-visual)", "task_type": "task type", "dimension": "dimension",
                "domain": "the video's domain", "audio_type": "audio type (AV questions only)",
+               "duration": "the video's duration (minutes; the VideoOdyssey scorer's bins)",
                "ccl_bin": "continuous certificate length (minutes)"}
 
 
@@ -138,6 +141,25 @@ def mcq_leaderboard_grid(board: AnswerLeaderboard) -> Grid:
                         "tokens (mean)", "time s (mean)"], rows, frozenset({0, *range(2, 9)}))
 
 
+def subsets_grid(board: AnswerLeaderboard) -> Grid:
+    """Per system and subset (V and AV are never pooled): our accuracy with its interval, where an answer naming no
+    single option is wrong, and the official accuracy of the VideoOdyssey authors' scorer, where a prediction that
+    is not exactly A-D is left out of the denominator and counted as invalid."""
+    level = int(round(100 * board.confidence))
+    rows = []
+    for r in board.rows:
+        for s in r.subsets or []:
+            rows.append([_name(r), s.subset, str(s.questions), pts(s.accuracy),
+                         f"[{s.accuracy_ci_low:.1f}, {s.accuracy_ci_high:.1f}]", str(s.unparseable),
+                         pts(s.official_accuracy) if s.official_valid is not None else "-",
+                         f"{s.official_correct}/{s.official_valid}" if s.official_valid is not None else "-",
+                         str(s.official_invalid) if s.official_invalid is not None else "-"])
+    return Grid("Accuracy (%) by subset: ours (unparseable = wrong) and the official scorer's (not A-D: skipped, "
+                "counted as invalid)", ["system", "subset", "questions", "accuracy", f"{level}% CI", "unparseable",
+                                        "official accuracy", "official correct", "invalid"], rows,
+                frozenset(range(2, 9)))
+
+
 def lovo_grid(board: AnswerLeaderboard) -> Grid:
     """Leave-one-video-out accuracy (paper 004, App. C.1, Table 11): its range over the videos and the largest
     change from the overall accuracy."""
@@ -158,7 +180,7 @@ def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
     """Every table of an answer leaderboard, by name (`ANSWER_TABLE_NAMES`, or `MCQ_TABLE_NAMES` for multiple
     choice; `paired` only with comparisons)."""
     if board.task_kind == "mcq":
-        grids = {"leaderboard": mcq_leaderboard_grid(board)}
+        grids = {"leaderboard": mcq_leaderboard_grid(board), "subsets": subsets_grid(board)}
         grids.update({f"by_{name}": breakdown_grid(board, name) for name in MCQ_BREAKDOWNS})
         grids["lovo"] = lovo_grid(board)
         if board.comparisons:

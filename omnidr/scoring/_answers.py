@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING
 from omnidr.benchmark import (
     CCL_BINS,
     CHANCE_ACCURACY,
+    DURATION_BINS,
     DURATION_GROUPS,
     FORMAT_CATEGORIES,
+    OTHER_DURATION,
     AccessType,
     AudioType,
     Domain,
@@ -36,6 +38,7 @@ from omnidr.benchmark import (
     QuestionDimension,
     ShortAnswerTask,
     Subset,
+    duration_bin,
     duration_group,
 )
 
@@ -51,6 +54,7 @@ from ._answer_models import (
     AnswerSystemResult,
     GroupAccuracy,
     LeaveOneVideoOut,
+    SubsetAccuracy,
     VideoHoldout,
 )
 from ._errors import ScoringInputError
@@ -75,6 +79,7 @@ CORRECT_POINTS = 100.0
 """What a correct answer counts for: accuracy is a mean of 100s and 0s, in percent."""
 
 BUDGET_EXHAUSTED = "budget_exhausted"  # sandbox.models.TerminationReason
+_LETTERS = ("A", "B", "C", "D")  # the authors' scorer counts exactly these as valid predictions
 
 BREAKDOWN_GROUPS: dict[str, tuple[str, ...]] = {
     "domain": tuple(d.value for d in Domain),
@@ -106,9 +111,16 @@ def task_groups(task: ShortAnswerTask) -> dict[str, list[str]]:
 def mcq_task_groups(task: McqTask, video: McqVideo | None) -> dict[str, list[str]]:
     """The labels of one multiple-choice question per breakdown (`MCQ_BREAKDOWNS`): one each, except the audio type,
     which a V question has not, and the domain, which a question whose video is unknown has not."""
-    return {"subset": [task.subset.value], "task_type": [task.task_type], "dimension": [task.dimension.value],
+    return {"subset": [task.subset.value], "task_type": [task.task_type], "dimension": [task.dimension.value] if task.dimension is not None else [],
             "domain": [video.domain] if video is not None else [],
-            "audio_type": [task.audio_type.value] if task.audio_type is not None else [], "ccl_bin": [task.ccl_bin]}
+            "audio_type": [task.audio_type.value] if task.audio_type is not None else [],
+            "duration": [duration_bin(video_minutes(video))] if video is not None else [], "ccl_bin": [task.ccl_bin]}
+
+
+def video_minutes(video: McqVideo) -> float:
+    """A video's length for the duration bins: the release's `duration_minutes` (what the authors' scorer bins),
+    else the probed length."""
+    return video.release.duration_minutes if video.release is not None else video.duration_s / 60.0
 
 
 def mcq_breakdown_groups(labels: Mapping[str, dict[str, list[str]]]) -> dict[str, tuple[str, ...]]:
@@ -119,7 +131,9 @@ def mcq_breakdown_groups(labels: Mapping[str, dict[str, list[str]]]) -> dict[str
 
     out = {"subset": tuple(s.value for s in Subset), "task_type": carried("task_type"),
            "dimension": tuple(d.value for d in QuestionDimension), "domain": carried("domain"),
-           "audio_type": tuple(a.value for a in AudioType), "ccl_bin": tuple(label for label, _ in CCL_BINS)}
+           "audio_type": tuple(a.value for a in AudioType),
+           "duration": (*(label for label, _, _ in DURATION_BINS), OTHER_DURATION),
+           "ccl_bin": tuple(label for label, _ in CCL_BINS)}
     assert tuple(out) == MCQ_BREAKDOWNS
     return out
 
@@ -242,6 +256,35 @@ def _process(row: list[AnswerOutcome | None]) -> AnswerProcess:
     )
 
 
+def _subsets(scores: np.ndarray, table: list[list[AnswerOutcome | None]], ids: Sequence[str],
+             questions: Mapping[str, McqTask], replicates: int, seed: int, confidence: float) -> list[list[SubsetAccuracy]]:
+    """Per system, per subset present (V, then AV): our accuracy with its interval over the subset's questions, and
+    the authors' scorer's accuracy from each outcome's official reading (not A-D: left out of the denominator)."""
+    import numpy as np
+
+    out: list[list[SubsetAccuracy]] = [[] for _ in table]
+    for subset in Subset:
+        idx = [k for k, t in enumerate(ids) if questions[t].subset is subset]
+        if not idx:
+            continue
+        part = scores[:, idx]
+        low, high = percentile_interval(bootstrap_means(part, bootstrap_counts(len(idx), replicates, seed)), confidence)
+        for i, row in enumerate(table):
+            outcomes = [row[k] for k in idx]
+            readings = [o.official if o is not None else "API_Error" for o in outcomes]
+            known = all(r is not None for r in readings)
+            valid = [(r, questions[ids[k]].answer) for r, k in zip(readings, idx, strict=True) if r in _LETTERS]
+            right = sum(r == key for r, key in valid)
+            out[i].append(SubsetAccuracy(
+                subset=subset.value, questions=len(idx), correct=int(np.count_nonzero(part[i])),
+                accuracy=float(part[i].mean()), accuracy_ci_low=float(low[i]), accuracy_ci_high=float(high[i]),
+                unparseable=sum(1 for o in outcomes if o is not None and o.unparseable),
+                official_valid=len(valid) if known else None, official_correct=right if known else None,
+                official_invalid=len(idx) - len(valid) if known else None,
+                official_accuracy=CORRECT_POINTS * right / len(valid) if known and valid else None))
+    return out
+
+
 def build_answer_leaderboard(
     systems: Sequence[AnswerSystem],
     tasks: Sequence[ShortAnswerTask] | Sequence[McqTask],
@@ -295,6 +338,7 @@ def build_answer_leaderboard(
         labels = {t: mcq_task_groups(q, (videos or {})[q.video]) for t, q in questions.items()}
         breakdowns = mcq_breakdown_groups(labels)
         video_of = [questions[t].video for t in ids]
+        subsets = _subsets(scores, table, ids, questions, replicates, seed, confidence)
     else:
         labels = {t: task_groups(short[t]) for t in ids}
         breakdowns = BREAKDOWN_GROUPS
@@ -309,6 +353,7 @@ def build_answer_leaderboard(
             breakdowns=_groups(row, ids, labels, breakdowns), process=_process(row), incomplete=pending[i],
             unparseable=sum(1 for o in row if o is not None and o.unparseable) if mcq else None,
             lovo=leave_one_video_out(scores[i], video_of) if mcq else None,
+            subsets=subsets[i] if mcq else None,
         ))
     comparisons = (_pairs(labels_of, scores, counts, list(combinations(order, 2)), seed, confidence)
                    if with_comparisons else [])

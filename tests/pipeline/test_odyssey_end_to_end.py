@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 from testkit import ROOT, run_cli
+from videoodyssey_release import make_release
 
 pytestmark = [pytest.mark.docker]
 SNAPSHOT = ROOT / "snapshots/demo-odyssey"
@@ -70,3 +71,51 @@ def test_compare_of_the_modality_ablation_prints_its_table_and_audio_raises_the_
     assert accuracy["video-32f-full"] < accuracy["video+audio-32f-full"] < accuracy["video+subtitles+audio-32f-full"]
     # the three settings share each video's 32 frames: extracted once per video, never per question or system
     assert len(list((cache / "frames").iterdir())) == 2
+
+
+def test_a_run_exports_in_the_release_format_which_an_independent_official_scorer_reads(odyssey, tmp_path):
+    """`omnidr export videoodyssey`: the release annotation echoed with a predicted_answer per question; the
+    accuracy recomputed here by the authors' rules (not exactly A-D: skipped) equals what the export prints, and
+    every letter is the one the run's checker read. (The run used the demo snapshot; the import of the same
+    questions in the release's shape gives the same task ids, so the export can be checked against it.)"""
+    root, *_ = odyssey
+    files = make_release(tmp_path / "release")
+    board = json.loads((root / "leaderboard.json").read_text())
+    [row] = [r for r in board["leaderboard"]["rows"] if "video+subtitles+audio-32f-full" in r["label"]]
+    subsets = {s["subset"]: s for s in row["subsets"]}
+    right = asked = 0
+    for subset in ("V", "AV"):
+        snap = tmp_path / f"snap-{subset}"
+        imported = run_cli("snapshot", "import-videoodyssey", files[subset], snap, "--videos",
+                           tmp_path / "release/videos", "--subtitles", tmp_path / "release/subtitles")
+        assert imported.returncode == 0, imported.stdout + imported.stderr
+        out = tmp_path / f"result_{subset}.json"
+        r = run_cli("export", "videoodyssey", root, out, "--system", FULL, "--snapshot", snap)
+        assert r.returncode == 0, r.stdout + r.stderr
+        result = json.loads(out.read_text("utf-8"))
+        echoed = [{**v, "questions": [{k: x for k, x in q.items() if k != "predicted_answer"} for q in v["questions"]]}
+                  for v in result]
+        assert echoed == json.loads(files[subset].read_text("utf-8"))  # the annotation, unchanged
+        questions = [q for v in result for q in v["questions"]]
+        valid = [q for q in questions if q["predicted_answer"] in ("A", "B", "C", "D")]
+        correct = sum(q["predicted_answer"] == q["answer"] for q in valid)
+        invalid = len(questions) - len(valid)
+        printed = " ".join(r.stdout.split())
+        assert (f"official accuracy {100 * correct / len(valid):.2f}% ({correct}/{len(valid)}), invalid_prediction "
+                f"{invalid}") in printed
+        assert f"{len(questions)} of {len(questions)} question(s) answered by the run" in printed
+        for q in questions:
+            evaluation = json.loads((root / FULL / "evaluation" / q["question_id"] / "evaluation.json").read_text())
+            assert q["predicted_answer"] == evaluation["official_answer"], q["question_id"]
+            assert (q["predicted_answer"] == q["answer"]) == evaluation["verdict"]["correct"], q["question_id"]
+        # the run root's leaderboard carries the same official numbers, per subset
+        board_subset = subsets[subset]
+        assert (board_subset["official_correct"], board_subset["official_valid"], board_subset["official_invalid"]) \
+            == (correct, len(valid), invalid)
+        assert board_subset["official_accuracy"] == pytest.approx(100 * correct / len(valid))
+        assert board_subset["questions"] == len(questions)
+        right, asked = right + correct, asked + len(valid)
+    assert (right, asked) == (21, 23)  # the leaderboard's 21 of 23
+    unknown = run_cli("export", "videoodyssey", root, tmp_path / "x.json", "--system", "nobody", "--snapshot",
+                      tmp_path / "snap-V")
+    assert unknown.returncode == 2 and "no system 'nobody'" in unknown.stderr and FULL in unknown.stderr

@@ -64,8 +64,12 @@ def test_accuracy_by_ccl_bin_and_the_other_breakdowns():
     assert _groups(row, "task_type") == {"counting": (5, 2, 40.0), "ordering": (1, 1, 100.0)}
     assert _groups(row, "dimension")["summarization"] == (1, 1, 100.0)
     grids = answer_grids(board)
-    assert list(grids) == ["leaderboard", "by_subset", "by_task_type", "by_dimension", "by_domain", "by_audio_type",
-                           "by_ccl_bin", "lovo"]
+    assert list(grids) == ["leaderboard", "subsets", "by_subset", "by_task_type", "by_dimension", "by_domain",
+                           "by_audio_type", "by_duration", "by_ccl_bin", "lovo"]
+    # every video is 5000 s (83.3 min): the authors' [60, 90) bin
+    assert _groups(row, "duration") == {"[60, 90)": (6, 3, 50.0), "[90, 120)": (0, 0, None),
+                                        "[120, 180)": (0, 0, None), "[180, 270)": (0, 0, None),
+                                        "Other/Short": (0, 0, None)}
     assert "chance 25%" in grids["leaderboard"].title and grids["leaderboard"].rows[0][6] == "1"  # unparseable
     assert "terminations" not in grids and "tool_use" not in grids
 
@@ -98,3 +102,40 @@ def test_a_short_answer_board_dumps_as_before():
     dumped = build_answer_leaderboard([system], [task]).model_dump(mode="json")
     assert not {"task_kind", "chance_accuracy"} & set(dumped)
     assert not {"unparseable", "lovo"} & set(dumped["rows"][0])
+
+
+def test_per_subset_accuracy_beside_the_official_scorers_which_skips_what_it_cannot_read():
+    """V is q1, q3, q5, q6; AV is q2, q4 (every answer key is A). Ours: right on q1 only, q3 unparseable. The
+    authors' runner reads q1 A, q3 A (where our checker read nothing), q5 C, q6 nothing (Error), q2 B, q4 A."""
+    official = {"q1": "A", "q3": "A", "q5": "C", "q6": "Error", "q2": "B", "q4": "A"}
+    system = AnswerSystem(system=SystemKey(model="m", harness="direct"), outcomes=[
+        AnswerOutcome(task_id=t.id, correct=t.id == "q1", answered=True, judge=CHECKER, unparseable=t.id == "q3",
+                      official=official[t.id]) for t in TASKS])
+    (row,) = build_answer_leaderboard([system], TASKS, videos=VIDEOS).rows
+    v, av = row.subsets
+    # V: ours 1/4 = 25%; official: q1, q3, q5 valid, q1 and q3 right -> 2/3 = 66.7%, one invalid (q6)
+    assert (v.subset, v.questions, v.correct, v.accuracy, v.unparseable) == ("V", 4, 1, 25.0, 1)
+    assert (v.official_valid, v.official_correct, v.official_invalid) == (3, 2, 1)
+    assert v.official_accuracy == pytest.approx(200 / 3)
+    # AV: ours 0/2; official: q2 B (wrong), q4 A (right) -> 1/2 = 50%, none invalid
+    assert (av.subset, av.questions, av.correct, av.accuracy, av.official_valid, av.official_correct,
+            av.official_invalid, av.official_accuracy) == ("AV", 2, 0, 0.0, 2, 1, 0, 50.0)
+    assert 0.0 <= v.accuracy_ci_low <= 25.0 <= v.accuracy_ci_high <= 100.0
+    grid = answer_grids(build_answer_leaderboard([system], TASKS, videos=VIDEOS))["subsets"]
+    assert [r[:3] + r[5:] for r in grid.rows] == [["m / direct", "V", "4", "1", "66.7", "2/3", "1"],
+                                                 ["m / direct", "AV", "2", "0", "50.0", "1/2", "0"]]
+
+
+def test_an_evaluation_without_the_official_reading_leaves_the_official_columns_empty():
+    (row,) = build_answer_leaderboard([_system("m", {"q1"})], TASKS, videos=VIDEOS).rows
+    assert all(s.official_accuracy is None and s.official_invalid is None for s in row.subsets)
+
+
+def test_the_duration_bin_of_an_imported_video_is_the_releases_stated_length():
+    from omnidr.benchmark import ReleaseVideoRef
+
+    released = VIDEOS | {"v3": VIDEOS["v3"].model_copy(update={"release": ReleaseVideoRef(
+        video_id="V3", video_category="Sports", duration_minutes=190.15)})}
+    (row,) = build_answer_leaderboard([_system("m", {"q5"})], TASKS, videos=released).rows
+    groups = _groups(row, "duration")
+    assert groups["[180, 270)"] == (2, 1, 50.0) and groups["[60, 90)"] == (4, 0, 0.0)
