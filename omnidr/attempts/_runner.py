@@ -218,7 +218,7 @@ def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
     """A multiple-choice question's attempt: the inputs its system's setting asks for, prepared on the host once
     per (video, frames, window) and mounted read-only (paper 004, App. D.5 and F.1); the question without its key."""
     from omnidr.benchmark import InputSetting
-    from omnidr.media import prepare_inputs
+    from omnidr.media import prepare_inputs, prepare_official_inputs
     from sandbox.direct_agent import question_text
     from sandbox.models import McqQuestion
 
@@ -226,8 +226,13 @@ def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
     assert task is not None and video is not None and protocol is not None  # a loaded snapshot has them
     setting = InputSetting.parse(getattr(harness, "setting", "full"), protocol)
     subtitles = Path(snap.root) / video.subtitles.file if video.subtitles is not None else None
-    media = prepare_inputs(Path(snap.root) / video.file, video.sha256, subtitles, setting,
-                           task.ccl if setting.window != "full" else None, protocol, media_cache())
+    window = task.ccl if setting.window != "full" else None
+    if setting.protocol == "official":
+        media = prepare_official_inputs(Path(snap.root) / video.file, video.sha256, subtitles, setting, window,
+                                        media_cache())
+    else:
+        media = prepare_inputs(Path(snap.root) / video.file, video.sha256, subtitles, setting, window, protocol,
+                               media_cache())
     question = McqQuestion(id=task.id, question=task.question, options=list(task.options))
     return dict(video=Path(snap.root) / video.file, task_kind=TaskKind.mcq.value, contract_dir=None,
                 instruction=question_text(question), question=question, media_dir=media)

@@ -22,6 +22,8 @@ from ._mcq import (
     CCL_BINS,
     CHANCE_ACCURACY,
     DURATION_BINS,
+    OFFICIAL_FRAMES,
+    OFFICIAL_MODES,
     OTHER_DURATION,
     VIDEOS_FILE,
     AudioType,
@@ -75,7 +77,7 @@ from ._validate import sha256_file
 __all__ = [
     "SNAPSHOT_FILE", "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
     "McqProtocol", "McqSubtitles", "McqTask", "McqVideo", "McqVideos", "QuestionDimension", "Subset", "ccl_bin",
-    "DURATION_BINS", "OTHER_DURATION", "ReleaseQuestionRef", "ReleaseVideoRef", "certificate_bin", "duration_bin", "parse_time_reference",
+    "DURATION_BINS", "OTHER_DURATION", "OFFICIAL_FRAMES", "OFFICIAL_MODES", "ReleaseQuestionRef", "ReleaseVideoRef", "certificate_bin", "duration_bin", "parse_time_reference",
     "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskKind", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
     "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",

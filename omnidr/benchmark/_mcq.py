@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.models import MODALITIES, OPTION_LETTERS, WINDOW_MODES, Budget, McqModality, WindowMode
+from sandbox.models import MODALITIES, OPTION_LETTERS, WINDOW_MODES, Budget, InputProtocol, McqModality, WindowMode
 
 from ._base import Record
 
@@ -270,17 +270,29 @@ class McqProtocol(Record):
         return self
 
 
+OFFICIAL_MODES: dict[str, McqModality] = {"v": "video", "av": "video+audio", "video_subtitle": "video+subtitles"}
+"""The VideoOdyssey authors' runner's input modes (`--input`) and what each gives the model."""
+OFFICIAL_FRAMES = 64
+"""The authors' runner's frame count (`--max_frames`)."""
+
+
 class InputSetting(Record):
     """One system of the ablation matrix (App. D.2, D.5, F.1): the frame budget, the modalities and the window
     mode. Spelled `MODALITY-NNNf-WINDOW`, e.g. `video+subtitles-64f-full` or `video-128f-cw-rate`; `full` alone is
-    every modality over the whole video at the protocol's default budget."""
+    every modality over the whole video at the protocol's default budget. `official-v`, `official-av` and
+    `official-video_subtitle` (each with an optional `-cw`: only the certificate window) are the authors' runner's
+    input modes and protocol (see `InputProtocol`)."""
 
     modality: McqModality
     frames: int = Field(ge=1)
     window: WindowMode
+    protocol: InputProtocol = Field("ours", description="ours, or the VideoOdyssey authors' runner's (`official-*`).")
 
     @property
     def label(self) -> str:
+        if self.protocol == "official":
+            mode = next(m for m, modality in OFFICIAL_MODES.items() if modality == self.modality)
+            return f"official-{mode}" + ("-cw" if self.window != "full" else "")
         return f"{self.modality}-{self.frames}f-{self.window}"
 
     @property
@@ -298,6 +310,13 @@ class InputSetting(Record):
         if text == "full":
             return cls(modality="video+subtitles+audio", frames=(protocol or McqProtocol()).default_frames,
                        window="full")
+        if text.startswith("official-"):
+            mode = text.removeprefix("official-").removesuffix("-cw")
+            if mode not in OFFICIAL_MODES:
+                raise ValueError(f"input setting {text!r}: the official input modes are "
+                                 f"{', '.join(f'official-{m}' for m in OFFICIAL_MODES)}, each with an optional -cw")
+            return cls(modality=OFFICIAL_MODES[mode], frames=OFFICIAL_FRAMES,
+                       window="cw-frames" if text.endswith("-cw") else "full", protocol="official")
         example = "e.g. video+subtitles-64f-full or video-128f-cw-rate"
         head, sep, rest = text.partition("f-")
         modality, dash, frames = head.rpartition("-")

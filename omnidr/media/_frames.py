@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from omnidr.benchmark import CclWindow, InputSetting, McqProtocol, sha256_file
+from omnidr.benchmark import OFFICIAL_FRAMES, CclWindow, InputSetting, McqProtocol, sha256_file
 from omnidr.errors import UserError
 from sandbox.direct_agent import clock
 from sandbox.models import MEDIA_MANIFEST, MediaInputs, SampledFrame, WindowMode
@@ -47,6 +47,7 @@ bytes."""
 FRAME_EXT = {"png": "png", "jpeg": "jpg"}
 SUBTITLES_FILE = "subtitles.txt"
 AUDIO_FILE = "audio.wav"
+OFFICIAL_AUDIO_FILE = "audio.mp3"
 FRAMES_DIR = "frames"
 _PLAN_FILE = "video.json"
 
@@ -313,6 +314,150 @@ def prepare_inputs(video: Path, video_sha256: str, subtitles: Path | None, setti
         inputs = MediaInputs(video_sha256=video_sha256, frame_count=meta.frame_count, fps=meta.fps,
                              duration_s=meta.duration_s, window_mode=setting.window, window=bounds, frames=frames,
                              frame_format=protocol.frame_format, subtitles=subs_file, audio=audio_file)
+        (tmp / MEDIA_MANIFEST).write_text(inputs.model_dump_json(indent=2) + "\n", "utf-8")
+
+    return _build(final, make)
+
+
+# --------------------------------------------------------------------------- the authors' runner's inputs
+
+OFFICIAL_MAX_SIDE = 512
+"""The authors' runner's `--jpeg_max_side`: a frame larger than this on its longer side is scaled down to it."""
+OFFICIAL_JPEG_QUALITY = 70
+"""The authors' runner's `--jpeg_quality` (libjpeg's 1-100 scale, as OpenCV and Pillow both use it)."""
+OFFICIAL_AUDIO_CLIPS = 64
+"""The authors' runner's `--num_audio_samples`: clips in the audio montage."""
+OFFICIAL_CLIP_S = 10.0
+"""The authors' runner's `--audio_sample_len`, seconds."""
+OFFICIAL_AUDIO = ["-ac", "1", "-ar", "16000", "-c:a", "libmp3lame", "-b:a", "16k"]
+"""Mono, 16 kHz, 16 kbit/s MP3 (the runner's `-ac 1 -ar 16000 -ab 16k`)."""
+OFFICIAL_VERSION = 1
+"""Part of the official entries' cache keys: raise it when the official rules here change."""
+
+
+def official_plan(meta: VideoFrames, window: CclWindow | None) -> list[tuple[int, float]]:
+    """(frame index, time) of the frames the authors' runner reads. The whole video: 64 frames at indices 0, k, 2k,
+    ... with k = max(1, floor(F / 64)), the first frame of each interval (not its midpoint, as ours), at time
+    index / fps. A certificate window of d seconds from s: one frame a second at s, s + 1, ... when d < 64, else
+    64 frames at s + i * d / 64; each time kept below the window's end (by 1 ms) and read at index round(t * fps)."""
+    if window is None:
+        k = max(1, meta.frame_count // OFFICIAL_FRAMES)
+        return [(i * k, i * k / meta.fps) for i in range(OFFICIAL_FRAMES) if i * k < meta.frame_count]
+    start, end = window.start_s, min(window.end_s, meta.duration_s)
+    span = end - start
+    if span <= 0:
+        times = [start]
+    elif span < OFFICIAL_FRAMES:
+        times = [start + i for i in range(math.ceil(span))]
+    else:
+        times = [start + i * span / OFFICIAL_FRAMES for i in range(OFFICIAL_FRAMES)]
+    plan: list[tuple[int, float]] = []
+    for t in (max(start, min(t, end - 1e-3)) for t in times):
+        index = min(meta.frame_count - 1, max(0, round(t * meta.fps)))
+        if not plan or index > plan[-1][0]:  # a frame read twice is given once
+            plan.append((index, t))
+    return plan
+
+
+def official_clips(duration_s: float, window: tuple[float, float] | None) -> list[tuple[float, float]]:
+    """(start, length) of the audio montage's clips, in seconds. The whole video: 64 clips of 10 s starting at
+    i * duration / 64 (cut at the end). A window of d seconds: one clip of it all when d <= 64 x 10 s (a zero-length
+    window: the second around its start), else 64 clips at s + i * d / 64, each up to 10 s and within the window."""
+    if window is None:
+        step = duration_s / OFFICIAL_AUDIO_CLIPS
+        starts = [i * step for i in range(OFFICIAL_AUDIO_CLIPS)]
+        return [(s, min(OFFICIAL_CLIP_S, duration_s - s)) for s in starts if duration_s - s > 0]
+    start, end = window
+    span = end - start
+    if span <= 0:
+        return [(max(0.0, start - 0.5), 1.0)]
+    if span <= OFFICIAL_AUDIO_CLIPS * OFFICIAL_CLIP_S:
+        return [(start, span)]
+    starts = [start + i * span / OFFICIAL_AUDIO_CLIPS for i in range(OFFICIAL_AUDIO_CLIPS)]
+    return [(s, min(OFFICIAL_CLIP_S, end - s)) for s in starts]
+
+
+def official_subtitle_lines(subtitles: Path, times: list[float]) -> str:
+    """One line per frame, as the authors' runner aligns them: the first cue holding the frame's time (start <= t
+    <= end), JSON-quoted, or `""` where none does."""
+    cues = parse_srt(subtitles.read_text("utf-8", "replace")) if subtitles.suffix.lower() == ".srt" \
+        else caption_cues(str(subtitles))
+    lines = []
+    for t in times:
+        text = next((c["text"] for c in cues if c["start_s"] <= t <= c["end_s"]), "")
+        lines.append(json.dumps(text, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def _official_jpeg(png: Path, dest: Path) -> None:
+    """The runner's frame encoding: scaled by 512 / longer side (sizes truncated) when larger, bilinear (OpenCV's
+    default), then JPEG at quality 70."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        rgb = image.convert("RGB")
+        longer = max(rgb.size)
+        if longer > OFFICIAL_MAX_SIDE:
+            scale = OFFICIAL_MAX_SIDE / longer
+            rgb = rgb.resize((int(rgb.width * scale), int(rgb.height * scale)), Image.Resampling.BILINEAR)
+        rgb.save(dest, "JPEG", quality=OFFICIAL_JPEG_QUALITY)
+
+
+def _official_montage(video: Path, clips: list[tuple[float, float]], dest: Path) -> None:
+    """The clips cut from `video` and joined into one MP3, in one ffmpeg process."""
+    inputs: list[str] = []
+    for start, length in clips:
+        inputs += ["-ss", f"{start:.6f}", "-t", f"{length:.6f}", "-i", str(video)]
+    joined = "".join(f"[{i}:a:0]" for i in range(len(clips))) + f"concat=n={len(clips)}:v=0:a=1[a]"
+    _run_ffmpeg([*inputs, "-filter_complex", joined, "-map", "[a]", *OFFICIAL_AUDIO, "-map_metadata", "-1",
+                 "-fflags", "+bitexact", "-flags:a", "+bitexact", str(dest)], f"make the audio montage of {video.name}")
+
+
+def prepare_official_inputs(video: Path, video_sha256: str, subtitles: Path | None, setting: InputSetting,
+                            window: CclWindow | None, cache_root: Path) -> Path:
+    """The inputs of one question as the VideoOdyssey authors' runner makes them (`official_plan`, `_official_jpeg`,
+    `official_subtitle_lines`, `official_clips`): `inputs.json` (protocol `official`), `frames/NNNN.jpg`, and as the
+    mode asks `subtitles.txt` (one quoted line per frame) and `audio.mp3` (the montage). Cached like ours."""
+    cut = window if setting.window != "full" else None
+    subs_sha = sha256_file(subtitles) if setting.subtitles and subtitles is not None else None
+    fields = {"official": OFFICIAL_VERSION, "video": video_sha256, "window": [cut.start_s, cut.end_s] if cut else None,
+              "subtitles": subs_sha, "audio": setting.audio}
+    final = cache_root / _key(fields)
+    if final.is_dir():
+        return final
+
+    def make(tmp: Path) -> None:
+        meta = probe_frames(video)
+        plan = official_plan(meta, cut)
+        raw = tmp / "raw"
+        raw.mkdir()
+        jobs = [(index, raw / f"{i:04d}.png") for i, (index, _) in enumerate(plan)]
+        chunks = [jobs[i:i + FRAMES_PER_PROCESS] for i in range(0, len(jobs), FRAMES_PER_PROCESS)]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(lambda chunk: extract_frames(video, chunk, meta.fps, 1 << 16), chunks))
+        (tmp / FRAMES_DIR).mkdir()
+        frames = []
+        for i, (index, t) in enumerate(plan):
+            name = f"{FRAMES_DIR}/{i:04d}.jpg"
+            _official_jpeg(raw / f"{i:04d}.png", tmp / name)
+            frames.append(SampledFrame(file=name, index=index, timestamp_s=t))
+        shutil.rmtree(raw)
+        bounds = (cut.start_s, min(cut.end_s, meta.duration_s)) if cut is not None else None
+        subs_file = None
+        if subs_sha is not None and subtitles is not None:
+            (tmp / SUBTITLES_FILE).write_text(official_subtitle_lines(subtitles, [t for _, t in plan]), "utf-8")
+            subs_file = SUBTITLES_FILE
+        audio_file, clips = None, []
+        if setting.audio and meta.has_audio:
+            clips = official_clips(meta.duration_s, bounds)
+            _official_montage(video, clips, tmp / OFFICIAL_AUDIO_FILE)
+            audio_file = OFFICIAL_AUDIO_FILE
+        elif setting.audio:
+            logger.warning("%s has no audio stream; the model gets no audio", video.name)
+        inputs = MediaInputs(video_sha256=video_sha256, frame_count=meta.frame_count, fps=meta.fps,
+                             duration_s=meta.duration_s, window_mode=setting.window, window=bounds, frames=frames,
+                             frame_format="jpeg", subtitles=subs_file, audio=audio_file, protocol="official",
+                             audio_format="mp3", audio_clips=[(round(s, 6), round(n, 6)) for s, n in clips])
         (tmp / MEDIA_MANIFEST).write_text(inputs.model_dump_json(indent=2) + "\n", "utf-8")
 
     return _build(final, make)

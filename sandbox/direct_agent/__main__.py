@@ -5,7 +5,9 @@ Reads /input/question.json and the prepared inputs in /input/media (see `sandbox
 Chat Completions request `build_messages` lays out to the gateway (`_client.py`; OPENAI_BASE_URL, OPENAI_API_KEY:
 the attempt's token; the gateway holds the real key, logs the exchange and applies the budget), and writes the
 reply as $OMNIDR_OUTPUT_DIR/answer.json (default /output): the host parses the option from it. The request is sent at
-temperature 0 (the paper does not give its sampling settings; 0 makes a rerun comparable) and is not retried here:
+temperature 0 (the paper does not give its sampling settings; 0 makes a rerun comparable), or 1.0 under the authors'
+runner protocol (inputs prepared with protocol `official`, laid out by `build_official_messages`), and is not
+retried here:
 the gateway retries upstream failures itself. A line per run goes to $OMNIDR_LOGS_DIR/direct.jsonl.
 
 Exit 0 with an answer; 3 when the model API failed or refused (the host tells an outage from the model's fault by
@@ -22,7 +24,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sandbox.models import MEDIA_DIR, MEDIA_MANIFEST, QUESTION_FILE, AnswerFile, McqQuestion, MediaInputs
+from sandbox.models import (
+    MEDIA_DIR,
+    MEDIA_MANIFEST,
+    OFFICIAL_TEMPERATURE,
+    QUESTION_FILE,
+    AnswerFile,
+    McqQuestion,
+    MediaInputs,
+)
 from sandbox.skills import write_answer_file
 
 from ._client import chat_completion
@@ -54,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValidationError, ValueError) as exc:
         print(f"direct runner: the inputs are unreadable: {str(exc).splitlines()[0][:300]}", file=sys.stderr)
         return 2
+    temperature = OFFICIAL_TEMPERATURE if inputs.protocol == "official" else 0
     record = {"type": "request", "at": _now(), "model": args.model, "setting": args.setting, "question": question.id,
+              "protocol": inputs.protocol, "temperature": temperature,
               "frames": len(inputs.frames), "window": inputs.window, "subtitles": inputs.subtitles is not None,
               "audio": inputs.audio is not None}
     from sandbox.reference_agent import classify_failure
@@ -63,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         reply = chat_completion(base_url, env.get("OPENAI_API_KEY", ""),
-                                {"model": args.model, "messages": messages, "temperature": 0}, args.timeout_s)
+                                {"model": args.model, "messages": messages, "temperature": temperature}, args.timeout_s)
     except Exception as exc:  # noqa: BLE001 - every failure of the one request is recorded as the attempt's end
         termination, text = classify_failure(exc)
         write_answer_file(AnswerFile(answer="", termination=termination, source="none", execution_error=text[:500]),

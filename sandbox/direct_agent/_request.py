@@ -42,8 +42,46 @@ def question_text(question: McqQuestion) -> str:
     return f"{QUESTION_HEADER} {question.question}\n{options}\nAnswer with the letter of the correct option."
 
 
+OFFICIAL_GIVEN = {"video": "the video", "video+audio": "the video and its audio", "video+subtitles":
+                  "the video and its subtitles"}
+OFFICIAL_SUBTITLES_NOTE = (
+    "The subtitles below go with the sampled frames, in order: one line per frame, each a quoted string; an empty "
+    "string means that frame has no subtitle.")
+
+
+def official_prompt(question: McqQuestion, inputs: MediaInputs, media_dir: Path) -> str:
+    """The text of the official request, in the structure of the authors' runner (`scripts/run_eval.py`): what is
+    given, choose one of A-D, guess when unsure, reply with the letter; then the question and its options (and for
+    subtitles, first the frame-aligned lines). The wording is ours; the authors print theirs in their README."""
+    modality = "video+subtitles" if inputs.subtitles else "video+audio" if inputs.audio else "video"
+    options = "\n".join(f"{letter}. {text}" for letter, text in zip(OPTION_LETTERS, question.options, strict=True))
+    ask = (f"Using {OFFICIAL_GIVEN[modality]} only, answer the multiple-choice question. Pick the single best option "
+           "(A, B, C or D). If you are not sure, still pick the most likely one. Reply with the option letter alone.")
+    body = f"Question: {question.question}\nOptions:\n{options}"
+    if inputs.subtitles:
+        lines = (media_dir / inputs.subtitles).read_text("utf-8")
+        return f"{OFFICIAL_SUBTITLES_NOTE}\n\n{lines}\n\n{ask}\n\n{body}"
+    return f"{ask}\n\n{body}"
+
+
+def build_official_messages(question: McqQuestion, inputs: MediaInputs, media_dir: Path) -> list[dict]:
+    """The authors' runner's request layout: one user message and no system message; the prompt text first, then
+    every frame as a JPEG image part with `detail: low`, then (audio) the MP3 montage as one `input_audio` part."""
+    parts: list[dict] = [{"type": "text", "text": official_prompt(question, inputs, media_dir)}]
+    for frame in inputs.frames:
+        data = base64.b64encode((media_dir / frame.file).read_bytes()).decode("ascii")
+        parts.append({"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}", "detail": "low"}})
+    if inputs.audio is not None:
+        data = base64.b64encode((media_dir / inputs.audio).read_bytes()).decode("ascii")
+        parts.append({"type": "input_audio", "input_audio": {"data": data, "format": inputs.audio_format}})
+    return [{"role": "user", "content": parts}]
+
+
 def build_messages(question: McqQuestion, inputs: MediaInputs, media_dir: Path) -> list[dict]:
-    """The request's messages for `question` from the inputs prepared in `media_dir`."""
+    """The request's messages for `question` from the inputs prepared in `media_dir` (the official layout when the
+    inputs were prepared by the authors' protocol)."""
+    if inputs.protocol == "official":
+        return build_official_messages(question, inputs, media_dir)
     parts: list[dict] = [{"type": "text", "text": f"{FRAMES_HEADER} ({len(inputs.frames)}, {span(inputs)}):"}]
     mime = _MIME[inputs.frame_format]
     for frame in inputs.frames:
@@ -56,6 +94,6 @@ def build_messages(question: McqQuestion, inputs: MediaInputs, media_dir: Path) 
     if inputs.audio is not None:
         data = base64.b64encode((media_dir / inputs.audio).read_bytes()).decode("ascii")
         parts.append({"type": "text", "text": f"{AUDIO_HEADER} ({span(inputs)}):"})
-        parts.append({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
+        parts.append({"type": "input_audio", "input_audio": {"data": data, "format": inputs.audio_format}})
     parts.append({"type": "text", "text": question_text(question)})
     return [{"role": "system", "content": MCQ_PROMPT}, {"role": "user", "content": parts}]

@@ -66,9 +66,11 @@ if TYPE_CHECKING:  # the names as the type checker sees them; at run time `__get
         MEDIA_DIR,
         MEDIA_MANIFEST,
         MODALITIES,
+        OFFICIAL_TEMPERATURE,
         OPTION_LETTERS,
         QUESTION_FILE,
         WINDOW_MODES,
+        InputProtocol,
         McqQuestion,
         MediaInputs,
         SampledFrame,
@@ -144,8 +146,8 @@ for _module, _names in (
     ("_corpus", "CORPUS_FILE CorpusPage WebCorpus"),
     ("_gateway", "GATEWAY_LOG GATEWAY_STATE AttemptOpen BudgetName GatewayExchange GatewayState Outcome Phase "
      "RouteName ScopeReport SpendCounts TokenUsage"),
-    ("_mcq", "MCQ_PROMPT MEDIA_DIR MEDIA_MANIFEST MODALITIES OPTION_LETTERS QUESTION_FILE WINDOW_MODES "
-     "McqQuestion MediaInputs SampledFrame WindowMode"),
+    ("_mcq", "MCQ_PROMPT MEDIA_DIR MEDIA_MANIFEST MODALITIES OFFICIAL_TEMPERATURE OPTION_LETTERS QUESTION_FILE "
+     "WINDOW_MODES InputProtocol McqQuestion MediaInputs SampledFrame WindowMode"),
     ("_network", "NETWORK_EVENT NETWORK_LOG PROVIDER_WEB_LOG BlockReason ModelPolicy NetworkEvent NetworkLog "
      "ProviderAction ProviderEvent ProviderResult ProxyMode RequestEvent Source TunnelEvent WebEvent "
      "read_network_log read_web_log"),

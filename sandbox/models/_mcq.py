@@ -52,6 +52,15 @@ with the same number of frames (matched-frame); or the certificate window at the
 
 WINDOW_MODES: tuple[WindowMode, ...] = ("full", "cw-frames", "cw-rate")
 
+InputProtocol = Literal["ours", "official"]
+"""How the inputs are sampled and the request laid out: this sandbox's layout (frames at interval midpoints labelled
+with their times, a system prompt, WAV audio, temperature 0), or the VideoOdyssey authors' runner's
+(`scripts/run_eval.py` of their release: the first frame of each interval, JPEG at 512 px quality 70 sent with
+`detail: low`, one user message with the prompt first, an MP3 montage of 64 clips of 10 s, temperature 1.0)."""
+
+OFFICIAL_TEMPERATURE = 1.0
+"""The authors' runner's sampling temperature (its `--temperature` default)."""
+
 
 class McqQuestion(BaseModel):
     """`/input/question.json`: the question as the model sees it (no answer key, no labels)."""
@@ -90,8 +99,12 @@ class MediaInputs(BaseModel):
     frame_format: Literal["png", "jpeg"]
     subtitles: str | None = Field(None, description="File of the subtitle lines inside the window (`[mm:ss] text` "
                                   "per line), when the modality includes subtitles and the video has some.")
-    audio: str | None = Field(None, description="WAV file of the audio inside the window (16-bit mono), when the "
-                              "modality includes audio.")
+    audio: str | None = Field(None, description="Audio file (see `audio_format`), when the modality includes audio.")
+    protocol: InputProtocol = Field("ours", description="Whose sampling and request layout (`InputProtocol`).")
+    audio_format: Literal["wav", "mp3"] = Field("wav", description="wav: the window's audio, 16-bit mono; mp3: the "
+                                                "official montage (mono, 16 kHz, 16 kbit/s).")
+    audio_clips: list[tuple[float, float]] = Field(default_factory=list, description="The official montage's clips "
+                                                   "(start, length in seconds), in order; empty for WAV audio.")
 
     @field_validator("frames")
     @classmethod

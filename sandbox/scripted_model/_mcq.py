@@ -311,12 +311,33 @@ def _frame_facts(png: bytes) -> tuple[str, int | None, bool]:
     return background(image), display_number(image), square_shown(image)
 
 
+OFFICIAL_OPTIONS = re.compile(r"^Question: (.*?)\nOptions:\n((?:[ABCD]\. .*(?:\n|$)){4})", re.M | re.S)
+
+
+def _official_request(parts: list[dict]) -> Request | None:
+    """The parts of a request in the authors' runner's layout (`build_official_messages`), or None: the question and
+    options after the prompt, the frame-aligned quoted subtitle lines (read in order: no times are given), and the
+    frames and audio, which this server cannot read (JPEG frames, an MP3 track): what needs them is guessed."""
+    first = parts[0] if parts and parts[0].get("type") == "text" else {}
+    m = OFFICIAL_OPTIONS.search(first.get("text", ""))
+    if m is None or any(p.get("type") == "text" for p in parts[1:]):
+        return None
+    req = Request(question=m.group(1).strip(), options=[line[3:] for line in m.group(2).strip().splitlines()])
+    quoted = [line for line in first["text"].splitlines() if line.startswith('"') and line.endswith('"')]
+    if quoted:
+        texts = [json.loads(line) for line in quoted]
+        req.subtitles = [(float(i), t) for i, t in enumerate(texts) if t and (i == 0 or texts[i - 1] != t)]
+    return req
+
+
 def read_request(messages: list[dict]) -> Request:
-    """The parts of the direct runner's request (`build_messages`)."""
+    """The parts of the direct runner's request (`build_messages`, or the official layout)."""
     user = next((m for m in messages if m.get("role") == "user"), {})
     parts = user.get("content") or []
     if isinstance(parts, str):
         parts = [{"type": "text", "text": parts}]
+    if not any(m.get("role") == "system" for m in messages) and (official := _official_request(parts)) is not None:
+        return official
     req, time_s = Request(), 0.0
     for part in parts:
         kind = part.get("type")
@@ -576,8 +597,15 @@ def solve(messages: list[dict]) -> str:
 
 
 def is_mcq(body: dict) -> bool:
-    """Whether a chat request is the direct runner's multiple-choice request (its system message is MCQ_PROMPT)."""
-    return any(m.get("role") == "system" and m.get("content") == MCQ_PROMPT for m in body.get("messages") or [])
+    """Whether a chat request is the direct runner's multiple-choice request: its system message is MCQ_PROMPT, or
+    it is one user message in the authors' runner's layout (the question and four options in the first text part,
+    then only images and audio)."""
+    messages = body.get("messages") or []
+    if any(m.get("role") == "system" and m.get("content") == MCQ_PROMPT for m in messages):
+        return True
+    if len(messages) != 1 or messages[0].get("role") != "user" or not isinstance(messages[0].get("content"), list):
+        return False
+    return _official_request(messages[0]["content"]) is not None
 
 
 def mcq_answer(body: dict) -> dict:

@@ -119,3 +119,50 @@ def test_a_run_exports_in_the_release_format_which_an_independent_official_score
     unknown = run_cli("export", "videoodyssey", root, tmp_path / "x.json", "--system", "nobody", "--snapshot",
                       tmp_path / "snap-V")
     assert unknown.returncode == 2 and "no system 'nobody'" in unknown.stderr and FULL in unknown.stderr
+
+
+def test_the_release_run_under_the_official_protocol_exports_what_an_independent_scorer_reads_as_the_board(tmp_path):
+    """Import the release-shaped AV subset, run the scripted model under the authors' runner protocol
+    (`direct:official-video_subtitle`) on three questions, export, and score the export here by the authors'
+    rules: the official accuracy and invalid count equal the leaderboard's, and every request has the runner's
+    layout (one user message, the prompt first, JPEG frames with detail low, temperature 1.0)."""
+    files = make_release(tmp_path / "release")
+    snap = tmp_path / "odyssey-av"
+    imported = run_cli("snapshot", "import-videoodyssey", files["AV"], snap, "--videos", tmp_path / "release/videos",
+                       "--subtitles", tmp_path / "release/subtitles")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    asked = ["harbour-ferry", "workshop-step-order", "harbour-beep-count"]
+    runs = tmp_path / "runs"
+    ran = run_cli("eval", snap, "--harness", "direct", "--capability", "official-video_subtitle", "--runs-root", runs,
+                  *[a for t in asked for a in ("--task", t)], "--parallel", "2",
+                  env={"OMNIDR_MEDIA_CACHE": str(tmp_path / "cache")}, timeout=1800)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    [root] = runs.glob("odyssey-av-*")
+    system = "direct-official-video_subtitle-scripted"
+    for task in asked:
+        [exchange] = [json.loads(line) for line in
+                      (root / system / "attempts" / task / "1" / "logs/gateway.jsonl").read_text().splitlines()]
+        body = exchange["request_body"]
+        [user] = body["messages"]
+        assert user["role"] == "user" and body["temperature"] == 1.0
+        assert user["content"][0]["type"] == "text" and "\nOptions:\nA. " in user["content"][0]["text"]
+        images = [p for p in user["content"][1:] if p["type"] == "image_url"]
+        assert len(images) == 64 and all(p["image_url"]["detail"] == "low" for p in images)
+    out = tmp_path / "result_AV.json"
+    exported = run_cli("export", "videoodyssey", root, out, "--system", system)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    questions = [q for v in json.loads(out.read_text("utf-8")) for q in v["questions"]]
+    # the authors' rules, from the file alone: a question without A-D is invalid and leaves the denominator
+    valid = [q for q in questions if str(q.get("predicted_answer", "")).strip().upper() in ("A", "B", "C", "D")]
+    correct = sum(q["predicted_answer"].strip().upper() == q["answer"] for q in valid)
+    invalid = len(questions) - len(valid)
+    assert len(valid) == len(asked) and invalid == len(questions) - len(asked)  # the rest were not asked
+    [row] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]
+    [av] = row["subsets"]
+    assert (av["subset"], av["questions"], av["official_correct"], av["official_valid"]) == (
+        "AV", len(asked), correct, len(valid))
+    assert av["official_accuracy"] == pytest.approx(100 * correct / len(valid))
+    # the two speech questions are read from the frame-aligned subtitles; the beeps (MP3-free mode) are guessed
+    by_id = {q["question_id"]: q for q in questions}
+    assert by_id["harbour-ferry"]["predicted_answer"] == by_id["harbour-ferry"]["answer"]
+    assert by_id["workshop-step-order"]["predicted_answer"] == by_id["workshop-step-order"]["answer"]
