@@ -138,6 +138,10 @@ class LeaveOneVideoOut(ScoringModel):
     max_change_video: str | None = Field(description="The video whose removal changes accuracy the most.")
 
 
+OFFICIAL_DIMENSIONS = ("video_category", "question_type", "audio_type", "duration", "certificate_length")
+"""The breakdowns of the VideoOdyssey authors' scorer (`scripts/test_acc.py`), in its order."""
+
+
 class SubsetAccuracy(ScoringModel):
     """One subset of a multiple-choice board (VideoOdyssey's V and AV are never pooled): our accuracy, where an
     answer naming no single option is wrong, and the official accuracy of the authors' scorer, where a prediction
@@ -157,6 +161,11 @@ class SubsetAccuracy(ScoringModel):
                                          "question without an answer, left out of its denominator.")
     official_accuracy: float | None = Field(description="official_correct / official_valid, percent; None without a "
                                             "valid prediction.")
+    official_breakdowns: dict[str, list[GroupAccuracy]] = Field(
+        default_factory=dict, description="The authors' scorer's breakdowns over the valid predictions "
+        "(`OFFICIAL_DIMENSIONS`; a question counts in each of its types; audio types only when the subset's "
+        "questions carry any), labels as that scorer prints them; empty when an evaluation predates the official "
+        "reading.")
 
 
 class AnswerSystemResult(ScoringModel):

@@ -9,7 +9,7 @@
 
 A multiple-choice board (paper 004) has its own set (`MCQ_TABLE_NAMES`): leaderboard (accuracy with the chance
 level, unparseable answers), subsets (per subset, ours with its interval and the official VideoOdyssey scorer's,
-with its invalid count), by_subset, by_task_type, by_dimension, by_domain, by_audio_type, by_duration, by_ccl_bin
+with its invalid count), official_breakdowns (that scorer's per-label accuracy), by_subset, by_task_type, by_dimension, by_domain, by_audio_type, by_duration, by_ccl_bin
 (Fig. 4),
 lovo (leave-one-video-out accuracy, App. C.1, Table 11) and paired.
 """
@@ -27,7 +27,8 @@ from ._render import Grid, comparisons_grid, pct, pts
 ANSWER_TABLE_NAMES = ("leaderboard", *(f"by_{b}" for b in BREAKDOWNS), "terminations", "tool_use", "transitions",
                       "paired")
 
-MCQ_TABLE_NAMES = ("leaderboard", "subsets", *(f"by_{b}" for b in MCQ_BREAKDOWNS), "lovo", "paired")
+MCQ_TABLE_NAMES = ("leaderboard", "subsets", "official_breakdowns", *(f"by_{b}" for b in MCQ_BREAKDOWNS), "lovo",
+                   "paired")
 
 _BREAKDOWN_TITLES = {"domain": "domain", "modality": "evidence modality", "format": "format category (a task counts "
                      "in every category it has)", "access_type": "access type", "duration": "anchor-video duration",
@@ -160,6 +161,20 @@ def subsets_grid(board: AnswerLeaderboard) -> Grid:
                 frozenset(range(2, 9)))
 
 
+def official_breakdowns_grid(board: AnswerLeaderboard) -> Grid:
+    """The VideoOdyssey authors' scorer's breakdowns per system and subset, over its valid predictions: video
+    category, question type (a question counts in each of its types), audio type, video duration, certificate
+    length."""
+    rows = []
+    for r in board.rows:
+        for s in r.subsets or []:
+            for dimension, groups in s.official_breakdowns.items():
+                rows += [[_name(r), s.subset, dimension.replace("_", " "), g.group, f"{g.correct}/{g.tasks}",
+                          pts(g.accuracy)] for g in groups]
+    return Grid("Official accuracy (%) by the VideoOdyssey scorer's breakdowns (valid predictions only)",
+                ["system", "subset", "breakdown", "label", "correct", "accuracy"], rows, frozenset({4, 5}))
+
+
 def lovo_grid(board: AnswerLeaderboard) -> Grid:
     """Leave-one-video-out accuracy (paper 004, App. C.1, Table 11): its range over the videos and the largest
     change from the overall accuracy."""
@@ -180,7 +195,8 @@ def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
     """Every table of an answer leaderboard, by name (`ANSWER_TABLE_NAMES`, or `MCQ_TABLE_NAMES` for multiple
     choice; `paired` only with comparisons)."""
     if board.task_kind == "mcq":
-        grids = {"leaderboard": mcq_leaderboard_grid(board), "subsets": subsets_grid(board)}
+        grids = {"leaderboard": mcq_leaderboard_grid(board), "subsets": subsets_grid(board),
+                 "official_breakdowns": official_breakdowns_grid(board)}
         grids.update({f"by_{name}": breakdown_grid(board, name) for name in MCQ_BREAKDOWNS})
         grids["lovo"] = lovo_grid(board)
         if board.comparisons:

@@ -38,6 +38,7 @@ from omnidr.benchmark import (
     QuestionDimension,
     ShortAnswerTask,
     Subset,
+    certificate_bin,
     duration_bin,
     duration_group,
 )
@@ -45,6 +46,7 @@ from omnidr.benchmark import (
 from ._answer_models import (
     BREAKDOWNS,
     MCQ_BREAKDOWNS,
+    OFFICIAL_DIMENSIONS,
     TOOL_CATEGORY_ORDER,
     UNRECORDED,
     AnswerLeaderboard,
@@ -256,8 +258,41 @@ def _process(row: list[AnswerOutcome | None]) -> AnswerProcess:
     )
 
 
+def official_labels(task: McqTask, video: McqVideo) -> dict[str, list[str]]:
+    """A question's labels as the VideoOdyssey authors' scorer prints them (`OFFICIAL_DIMENSIONS`): from the release
+    entry where the snapshot was imported from one, else from our labels (domain, task type, audio type, probed
+    length, certificate window)."""
+    rq, rv = task.release, video.release
+    minutes = duration_bin(video_minutes(video))
+    return {
+        "video_category": [(rv.video_category if rv is not None else video.domain) or "Unknown"],
+        "question_type": (rq.question_type if rq is not None else [task.task_type]) or ["Unknown"],
+        "audio_type": (rq.audio_type if rq is not None else [task.audio_type.value] if task.audio_type else [])
+        or ["Unknown"],
+        "duration": [minutes if minutes == OTHER_DURATION else f"{minutes} min"],
+        "certificate_length": [(certificate_bin(rq.time_reference) if rq is not None else task.ccl_bin) + " min"],
+    }
+
+
+def _official_breakdowns(valid: Sequence[tuple[str, str]], labels: list[dict[str, list[str]]],
+                         with_audio: bool) -> dict[str, list[GroupAccuracy]]:
+    """The authors' scorer's per-label accuracy over the valid predictions: (reading, key) with each one's labels."""
+    out: dict[str, list[GroupAccuracy]] = {}
+    for name in OFFICIAL_DIMENSIONS:
+        if name == "audio_type" and not with_audio:
+            continue
+        tally: dict[str, list[int]] = {}
+        for (reading, key), groups in zip(valid, labels, strict=True):
+            for label in groups[name]:
+                tally.setdefault(label, []).append(int(reading == key))
+        out[name] = [GroupAccuracy(group=label, tasks=len(hits), correct=sum(hits),
+                                   accuracy=CORRECT_POINTS * sum(hits) / len(hits)) for label, hits in sorted(tally.items())]
+    return out
+
+
 def _subsets(scores: np.ndarray, table: list[list[AnswerOutcome | None]], ids: Sequence[str],
-             questions: Mapping[str, McqTask], replicates: int, seed: int, confidence: float) -> list[list[SubsetAccuracy]]:
+             questions: Mapping[str, McqTask], videos: Mapping[str, McqVideo], replicates: int, seed: int,
+             confidence: float) -> list[list[SubsetAccuracy]]:
     """Per system, per subset present (V, then AV): our accuracy with its interval over the subset's questions, and
     the authors' scorer's accuracy from each outcome's official reading (not A-D: left out of the denominator)."""
     import numpy as np
@@ -269,11 +304,16 @@ def _subsets(scores: np.ndarray, table: list[list[AnswerOutcome | None]], ids: S
             continue
         part = scores[:, idx]
         low, high = percentile_interval(bootstrap_means(part, bootstrap_counts(len(idx), replicates, seed)), confidence)
+        labels = [official_labels(questions[ids[k]], videos[questions[ids[k]].video]) for k in idx]
+        with_audio = any(q.audio_type is not None or (q.release is not None and q.release.audio_type)
+                         for q in (questions[ids[k]] for k in idx))
         for i, row in enumerate(table):
             outcomes = [row[k] for k in idx]
             readings = [o.official if o is not None else "API_Error" for o in outcomes]
             known = all(r is not None for r in readings)
-            valid = [(r, questions[ids[k]].answer) for r, k in zip(readings, idx, strict=True) if r in _LETTERS]
+            kept = [(r, questions[ids[k]].answer, g) for r, k, g in zip(readings, idx, labels, strict=True)
+                    if r in _LETTERS]
+            valid = [(r, key) for r, key, _ in kept]
             right = sum(r == key for r, key in valid)
             out[i].append(SubsetAccuracy(
                 subset=subset.value, questions=len(idx), correct=int(np.count_nonzero(part[i])),
@@ -281,7 +321,8 @@ def _subsets(scores: np.ndarray, table: list[list[AnswerOutcome | None]], ids: S
                 unparseable=sum(1 for o in outcomes if o is not None and o.unparseable),
                 official_valid=len(valid) if known else None, official_correct=right if known else None,
                 official_invalid=len(idx) - len(valid) if known else None,
-                official_accuracy=CORRECT_POINTS * right / len(valid) if known and valid else None))
+                official_accuracy=CORRECT_POINTS * right / len(valid) if known and valid else None,
+                official_breakdowns=_official_breakdowns(valid, [g for _, _, g in kept], with_audio) if known else {}))
     return out
 
 
@@ -338,7 +379,7 @@ def build_answer_leaderboard(
         labels = {t: mcq_task_groups(q, (videos or {})[q.video]) for t, q in questions.items()}
         breakdowns = mcq_breakdown_groups(labels)
         video_of = [questions[t].video for t in ids]
-        subsets = _subsets(scores, table, ids, questions, replicates, seed, confidence)
+        subsets = _subsets(scores, table, ids, questions, videos or {}, replicates, seed, confidence)
     else:
         labels = {t: task_groups(short[t]) for t in ids}
         breakdowns = BREAKDOWN_GROUPS

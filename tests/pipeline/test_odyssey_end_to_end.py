@@ -151,7 +151,8 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
     out = tmp_path / "result_AV.json"
     exported = run_cli("export", "videoodyssey", root, out, "--system", system)
     assert exported.returncode == 0, exported.stdout + exported.stderr
-    questions = [q for v in json.loads(out.read_text("utf-8")) for q in v["questions"]]
+    result = json.loads(out.read_text("utf-8"))
+    questions = [q for v in result for q in v["questions"]]
     # the authors' rules, from the file alone: a question without A-D is invalid and leaves the denominator
     valid = [q for q in questions if str(q.get("predicted_answer", "")).strip().upper() in ("A", "B", "C", "D")]
     correct = sum(q["predicted_answer"].strip().upper() == q["answer"] for q in valid)
@@ -162,6 +163,35 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
     assert (av["subset"], av["questions"], av["official_correct"], av["official_valid"]) == (
         "AV", len(asked), correct, len(valid))
     assert av["official_accuracy"] == pytest.approx(100 * correct / len(valid))
+    # every breakdown of the authors' scorer, recomputed here from the file by its rules
+    def duration(minutes):
+        edges = [(60, 90), (90, 120), (120, 180), (180, 270)]
+        return next((f"[{a}, {b}) min" for a, b in edges if a <= minutes < b), "Other/Short")
+
+    def certificate(reference):
+        start, end = (sum(int(x) * 60 ** k for k, x in enumerate(reversed(t.split(":"))))
+                      for t in reference.split("-", 1))
+        minutes = max(0, end - start) / 60
+        return next(label for label, upper in (("[0, 0.5) min", 0.5), ("[0.5, 3) min", 3), ("[3, 15) min", 15),
+                                                ("[15, 60) min", 60), ("[60, inf) min", float("inf")))
+                    if minutes < upper)
+
+    expected: dict[str, dict[str, list[int]]] = {}
+    for video in result:
+        for q in video["questions"]:
+            if q in valid:
+                hit = int(q["predicted_answer"].strip().upper() == q["answer"])
+                for name, labels in (("video_category", [video["video_category"]]),
+                                     ("question_type", q["question_type"]), ("audio_type", q["audio_type"]),
+                                     ("duration", [duration(video["duration_minutes"])]),
+                                     ("certificate_length", [certificate(q["time_reference"])])):
+                    for label in labels:
+                        tally = expected.setdefault(name, {}).setdefault(label, [0, 0])
+                        tally[0] += hit
+                        tally[1] += 1
+    board_breakdowns = {name: {g["group"]: [g["correct"], g["tasks"]] for g in groups}
+                        for name, groups in av["official_breakdowns"].items()}
+    assert board_breakdowns == expected
     # the two speech questions are read from the frame-aligned subtitles; the beeps (MP3-free mode) are guessed
     by_id = {q["question_id"]: q for q in questions}
     assert by_id["harbour-ferry"]["predicted_answer"] == by_id["harbour-ferry"]["answer"]
