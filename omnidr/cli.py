@@ -132,8 +132,11 @@ def snapshot_freeze(path: Path) -> None:
 @click.option("--subtitles", "subtitles_dir", default=None, type=click.Path(path_type=Path, file_okay=False),
               help="The release's subtitle folder (`<video file stem>.srt`); videos without one have no subtitles.")
 @click.option("--name", default=None, help="Snapshot name (default: the OUT folder's name as a label).")
+@click.option("--prompt-file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The prompt of the official-* settings, as a template with {question}, {options} and {subtitles} "
+              "(e.g. the authors' wording from their README); default: ours, in their structure.")
 def snapshot_import_videoodyssey(annotation: Path, folder: Path, videos_dir: Path, subtitles_dir: Path | None,
-                                 name: str | None) -> None:
+                                 name: str | None, prompt_file: Path | None) -> None:
     """Make a multiple-choice snapshot from the VideoOdyssey authors' release: ANNOTATION
     (`VideoOdyssey_V.json` or `VideoOdyssey_AV.json`), its videos and subtitles, into OUT; then validate and
     freeze it.
@@ -142,7 +145,7 @@ def snapshot_import_videoodyssey(annotation: Path, folder: Path, videos_dir: Pat
     videos and subtitles are hard-linked into OUT (copied where a link cannot be made), and the annotation is
     kept under OUT/release/ for `omnidr export videoodyssey`.
     """
-    from omnidr.media import plan_import, slug, write_import
+    from omnidr.media import official_protocol, plan_import, slug, write_import
     from omnidr.pipeline import freeze
 
     if not annotation.is_file():
@@ -151,8 +154,9 @@ def snapshot_import_videoodyssey(annotation: Path, folder: Path, videos_dir: Pat
         raise UserError(f"{videos_dir}: no such folder; pass --videos the release's video folder")
     if subtitles_dir is not None and not subtitles_dir.is_dir():
         raise UserError(f"{subtitles_dir}: no such folder; pass --subtitles the release's subtitle folder")
+    protocol = official_protocol(prompt_file)  # a bad template stops before the videos are hashed
     plan = plan_import(annotation, videos_dir, subtitles_dir, progress=lambda line: err.print(line, highlight=False))
-    placed = write_import(plan, annotation, folder, name or slug(folder.resolve().name))
+    placed = write_import(plan, annotation, folder, name or slug(folder.resolve().name), protocol)
     with_srt = sum(1 for v, _, srt in plan.videos if srt is not None)
     out.print(f"{folder}: {len(plan.videos)} video(s) ({', '.join(placed)}), {with_srt} with subtitles, "
               f"{len(plan.tasks)} question(s), subset {plan.subset.value}", soft_wrap=True, highlight=False)

@@ -233,7 +233,8 @@ def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
     else:
         media = prepare_inputs(Path(snap.root) / video.file, video.sha256, subtitles, setting, window, protocol,
                                media_cache())
-    question = McqQuestion(id=task.id, question=task.question, options=list(task.options))
+    question = McqQuestion(id=task.id, question=task.question, options=list(task.options),
+                           template=protocol.official_prompt if setting.protocol == "official" else None)
     return dict(video=Path(snap.root) / video.file, task_kind=TaskKind.mcq.value, contract_dir=None,
                 instruction=question_text(question), question=question, media_dir=media)
 

@@ -257,6 +257,30 @@ class McqProtocol(Record):
     audio_sample_rate: int = Field(16000, ge=8000, description="Sample rate of the WAV audio given to the model.")
     attempts_per_task: int = Field(1, ge=1)
     request_timeout_s: float = Field(600.0, gt=0, description="The one request's wall-clock budget.")
+    official_prompt: str | None = Field(None, description="The prompt of the `official-*` settings, as a template "
+                                        "with `{question}`, `{options}` (one `A. ...` line each) and `{subtitles}` "
+                                        "(the frame-aligned lines; empty without subtitles), e.g. the authors' own "
+                                        "wording from their README; None: ours, in their structure.")
+
+    @field_validator("official_prompt")
+    @classmethod
+    def _placeholders(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        import string
+
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
+        except ValueError as exc:
+            raise ValueError(f"the prompt template does not parse ({exc}); write a literal brace as {{{{ or }}}}") from None
+        unknown = sorted(names - {"question", "options", "subtitles"})
+        if unknown:
+            raise ValueError(f"the prompt template names {', '.join('{' + n + '}' for n in unknown)}; it may use "
+                             "{question}, {options} and {subtitles}")
+        missing = sorted({"question", "options"} - names)
+        if missing:
+            raise ValueError(f"the prompt template lacks {', '.join('{' + n + '}' for n in missing)}")
+        return value
 
     def budget(self) -> Budget:
         """One model request per question and no tool call (paper 004, Sec. 4.1), within `request_timeout_s`."""

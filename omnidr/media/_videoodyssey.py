@@ -239,7 +239,21 @@ def plan_import(annotation: Path, videos_dir: Path, subtitles_dir: Path | None,
     return _Plan(subset, videos, tasks)
 
 
-def write_import(plan: _Plan, annotation: Path, out: Path, name: str) -> list[str]:
+def official_protocol(prompt_file: Path | None) -> McqProtocol:
+    """The imported snapshot's protocol: the defaults, with the `official-*` prompt template of `prompt_file`."""
+    if prompt_file is None:
+        return McqProtocol()
+    try:
+        template = prompt_file.read_text("utf-8")
+    except OSError as exc:
+        raise UserError(f"{prompt_file}: cannot read the prompt template ({exc.strerror})") from None
+    try:
+        return McqProtocol(official_prompt=template)
+    except ValidationError as exc:
+        raise UserError(f"{prompt_file}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
+def write_import(plan: _Plan, annotation: Path, out: Path, name: str, protocol: McqProtocol | None = None) -> list[str]:
     """Write the planned snapshot into `out` (new or empty); returns how each video got there."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out}: exists and is not an empty folder; pass a new folder for the snapshot")
@@ -256,7 +270,8 @@ def write_import(plan: _Plan, annotation: Path, out: Path, name: str) -> list[st
         write_atomic(out / "tasks" / task.id / "task.json", task.model_dump_json(indent=2, exclude_none=True) + "\n")
     videos = McqVideos(videos=[v for v, _, _ in plan.videos])
     write_atomic(out / "videos.json", videos.model_dump_json(indent=2, exclude_none=True) + "\n")
-    write_atomic(out / "hyperparameters.json", McqProtocol().model_dump_json(indent=2) + "\n")
+    write_atomic(out / "hyperparameters.json", (protocol or McqProtocol()).model_dump_json(indent=2, exclude_none=True)
+                 + "\n")
     info = SnapshotInfo(name=name, version="release", task_kind=TaskKind.mcq, tasks=[t.id for t in plan.tasks],
                         description=(f"VideoOdyssey-{plan.subset.value} from the authors' release annotation "
                                      f"{annotation.name}: {len(plan.videos)} video(s), {len(plan.tasks)} question(s); "

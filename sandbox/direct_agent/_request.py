@@ -52,14 +52,17 @@ OFFICIAL_SUBTITLES_NOTE = (
 def official_prompt(question: McqQuestion, inputs: MediaInputs, media_dir: Path) -> str:
     """The text of the official request, in the structure of the authors' runner (`scripts/run_eval.py`): what is
     given, choose one of A-D, guess when unsure, reply with the letter; then the question and its options (and for
-    subtitles, first the frame-aligned lines). The wording is ours; the authors print theirs in their README."""
+    subtitles, first the frame-aligned lines). The wording is ours unless the snapshot gives its template (the
+    authors print theirs in their README)."""
     modality = "video+subtitles" if inputs.subtitles else "video+audio" if inputs.audio else "video"
     options = "\n".join(f"{letter}. {text}" for letter, text in zip(OPTION_LETTERS, question.options, strict=True))
+    lines = (media_dir / inputs.subtitles).read_text("utf-8") if inputs.subtitles else ""
+    if question.template is not None:  # the snapshot's wording (`McqProtocol.official_prompt`)
+        return question.template.format(question=question.question, options=options, subtitles=lines)
     ask = (f"Using {OFFICIAL_GIVEN[modality]} only, answer the multiple-choice question. Pick the single best option "
            "(A, B, C or D). If you are not sure, still pick the most likely one. Reply with the option letter alone.")
     body = f"Question: {question.question}\nOptions:\n{options}"
     if inputs.subtitles:
-        lines = (media_dir / inputs.subtitles).read_text("utf-8")
         return f"{OFFICIAL_SUBTITLES_NOTE}\n\n{lines}\n\n{ask}\n\n{body}"
     return f"{ask}\n\n{body}"
 

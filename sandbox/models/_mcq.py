@@ -70,6 +70,9 @@ class McqQuestion(BaseModel):
     id: str
     question: str = Field(min_length=1)
     options: list[str] = Field(min_length=4, max_length=4, description="The four options, A to D in order.")
+    template: str | None = Field(None, description="Under the authors' runner protocol, the snapshot's prompt "
+                                 "template (`McqProtocol.official_prompt`: `{question}`, `{options}`, `{subtitles}`); "
+                                 "None: the runner's own wording.")
 
 
 class SampledFrame(BaseModel):

@@ -311,7 +311,7 @@ def _frame_facts(png: bytes) -> tuple[str, int | None, bool]:
     return background(image), display_number(image), square_shown(image)
 
 
-OFFICIAL_OPTIONS = re.compile(r"^Question: (.*?)\nOptions:\n((?:[ABCD]\. .*(?:\n|$)){4})", re.M | re.S)
+OFFICIAL_OPTIONS = re.compile(r"^Question: ([^\n]*)\nOptions:\n((?:[ABCD]\. [^\n]*(?:\n|$)){4})", re.M)
 
 
 def _official_request(parts: list[dict]) -> Request | None:

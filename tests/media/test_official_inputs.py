@@ -117,3 +117,15 @@ def test_the_official_request_is_one_user_message_the_scripted_model_answers_fro
     # the scripted model takes the official layout for a multiple-choice request, and reads its subtitles
     assert is_mcq({"messages": messages})
     assert solve(messages).startswith("B\n")
+
+
+def test_the_snapshots_template_replaces_our_wording_in_the_official_request(hd_video, tmp_path):
+    video, srt = hd_video
+    folder = prepare_official_inputs(video, "0" * 64, srt, InputSetting.parse("official-video_subtitle-cw"),
+                                     CclWindow(start_s=1, end_s=4), tmp_path)
+    inputs = MediaInputs.model_validate_json((folder / "inputs.json").read_text("utf-8"))
+    question = McqQuestion(id="q", question="What is said?", options=["a", "b", "c", "d"],
+                           template="SUBS:\n{subtitles}\nQ: {question}\n{options}\nReply A-D.")
+    [user] = build_messages(question, inputs, folder)
+    # frames at 1, 2, 3 s: the first cue covers 2-6 s
+    assert user["content"][0]["text"] == 'SUBS:\n""\n"First line"\n"First line"\nQ: What is said?\nA. a\nB. b\nC. c\nD. d\nReply A-D.'

@@ -88,3 +88,28 @@ def test_the_subset_comes_from_the_file_name_and_the_folder_must_be_new(release)
     (tmp_path / "snap-AV" / "x").write_text("")
     taken = _import(files, "AV", tmp_path)
     assert taken.returncode == 2 and "exists and is not an empty folder" in taken.stderr
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    ("Answer {question}", "the prompt template lacks {options}"),
+    ("{question} {options} {choices}", "the prompt template names {choices}; it may use {question}, {options} and "
+     "{subtitles}"),
+    ("{question} {options} {", "the prompt template does not parse"),
+])
+def test_a_prompt_template_with_unknown_or_missing_placeholders_is_refused_before_any_work(release, template, message):
+    tmp_path, files = release
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(template, "utf-8")
+    r = _import(files, "V", tmp_path, "--prompt-file", prompt)
+    assert r.returncode == 2 and message in r.stderr and "checking video" not in r.stderr, r.stderr
+    assert not (tmp_path / "snap-V").exists()
+
+
+def test_the_prompt_template_is_kept_in_the_snapshot_protocol(release):
+    tmp_path, files = release
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Look at the frames.\n{subtitles}\nQuestion: {question}\nOptions:\n{options}\nLetter only.", "utf-8")
+    r = _import(files, "V", tmp_path, "--prompt-file", prompt)
+    assert r.returncode == 0, r.stdout + r.stderr
+    protocol = json.loads((tmp_path / "snap-V/hyperparameters.json").read_text())
+    assert protocol["official_prompt"] == prompt.read_text("utf-8") and protocol["default_frames"] == 64

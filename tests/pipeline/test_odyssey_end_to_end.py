@@ -128,8 +128,11 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
     layout (one user message, the prompt first, JPEG frames with detail low, temperature 1.0)."""
     files = make_release(tmp_path / "release")
     snap = tmp_path / "odyssey-av"
+    prompt = tmp_path / "prompt.txt"  # a lab's own wording, as the authors' README prints theirs
+    prompt.write_text("Frame subtitles, one per line:\n{subtitles}\n\nQuestion: {question}\nOptions:\n{options}\n\n"
+                      "Answer with the letter.", "utf-8")
     imported = run_cli("snapshot", "import-videoodyssey", files["AV"], snap, "--videos", tmp_path / "release/videos",
-                       "--subtitles", tmp_path / "release/subtitles")
+                       "--subtitles", tmp_path / "release/subtitles", "--prompt-file", prompt)
     assert imported.returncode == 0, imported.stdout + imported.stderr
     asked = ["harbour-ferry", "workshop-step-order", "harbour-beep-count"]
     runs = tmp_path / "runs"
@@ -145,7 +148,9 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
         body = exchange["request_body"]
         [user] = body["messages"]
         assert user["role"] == "user" and body["temperature"] == 1.0
-        assert user["content"][0]["type"] == "text" and "\nOptions:\nA. " in user["content"][0]["text"]
+        text = user["content"][0]["text"]
+        assert user["content"][0]["type"] == "text" and text.startswith("Frame subtitles, one per line:\n")
+        assert "\nOptions:\nA. " in text and text.endswith("\n\nAnswer with the letter.")
         images = [p for p in user["content"][1:] if p["type"] == "image_url"]
         assert len(images) == 64 and all(p["image_url"]["detail"] == "low" for p in images)
     out = tmp_path / "result_AV.json"
