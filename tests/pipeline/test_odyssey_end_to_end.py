@@ -123,9 +123,9 @@ def test_a_run_exports_in_the_release_format_which_an_independent_official_score
 
 def test_the_release_run_under_the_official_protocol_exports_what_an_independent_scorer_reads_as_the_board(tmp_path):
     """Import the release-shaped AV subset, run the scripted model under the authors' runner protocol
-    (`direct:official-video_subtitle`) on three questions, export, and score the export here by the authors'
-    rules: the official accuracy and invalid count equal the leaderboard's, and every request has the runner's
-    layout (one user message, the prompt first, JPEG frames with detail low, temperature 1.0)."""
+    (`direct:official-video_subtitle`) on its twelve questions, export, and score the export here by the authors'
+    rules: the official accuracy, every breakdown and the invalid count equal the leaderboard's, and every request
+    has the runner's layout (one user message, the prompt first, JPEG frames with detail low, temperature 1.0)."""
     files = make_release(tmp_path / "release")
     snap = tmp_path / "odyssey-av"
     prompt = tmp_path / "prompt.txt"  # a lab's own wording, as the authors' README prints theirs
@@ -134,11 +134,10 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
     imported = run_cli("snapshot", "import-videoodyssey", files["AV"], snap, "--videos", tmp_path / "release/videos",
                        "--subtitles", tmp_path / "release/subtitles", "--prompt-file", prompt)
     assert imported.returncode == 0, imported.stdout + imported.stderr
-    asked = ["harbour-ferry", "workshop-step-order", "harbour-beep-count"]
+    asked = json.loads((snap / "snapshot.json").read_text())["tasks"]
     runs = tmp_path / "runs"
     ran = run_cli("eval", snap, "--harness", "direct", "--capability", "official-video_subtitle", "--runs-root", runs,
-                  *[a for t in asked for a in ("--task", t)], "--parallel", "2",
-                  env={"OMNIDR_MEDIA_CACHE": str(tmp_path / "cache")}, timeout=1800)
+                  "--parallel", "2", env={"OMNIDR_MEDIA_CACHE": str(tmp_path / "cache")}, timeout=1800)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     [root] = runs.glob("odyssey-av-*")
     system = "direct-official-video_subtitle-scripted"
@@ -162,11 +161,11 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
     valid = [q for q in questions if str(q.get("predicted_answer", "")).strip().upper() in ("A", "B", "C", "D")]
     correct = sum(q["predicted_answer"].strip().upper() == q["answer"] for q in valid)
     invalid = len(questions) - len(valid)
-    assert len(valid) == len(asked) and invalid == len(questions) - len(asked)  # the rest were not asked
+    assert len(questions) == len(asked) == 12
     [row] = json.loads((root / "leaderboard.json").read_text())["leaderboard"]["rows"]
     [av] = row["subsets"]
-    assert (av["subset"], av["questions"], av["official_correct"], av["official_valid"]) == (
-        "AV", len(asked), correct, len(valid))
+    assert (av["subset"], av["questions"], av["official_correct"], av["official_valid"], av["official_invalid"]) == (
+        "AV", len(asked), correct, len(valid), invalid)
     assert av["official_accuracy"] == pytest.approx(100 * correct / len(valid))
     # every breakdown of the authors' scorer, recomputed here from the file by its rules
     def duration(minutes):
