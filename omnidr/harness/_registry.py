@@ -356,9 +356,14 @@ def check_kind(info: HarnessInfo, snap, capability: str) -> None:
     check_harness_kind(info, snap.kind, snap.root)
     if info.settings:
         try:
-            InputSetting.parse(capability, snap.mcq_protocol)
+            setting = InputSetting.parse(capability, snap.mcq_protocol)
         except ValueError as exc:
             raise UserError(f"{snap.root}: {exc}") from None
+        visual = sorted(t for t, b in snap.tasks.items() if b.mcq is not None and b.mcq.subset.value == "V")
+        if setting.protocol == "official" and setting.audio and visual:
+            raise UserError(f"{snap.root}: {capability} gives the model audio, which the authors' runner allows on "
+                            f"the AV subset only, and this snapshot holds V questions ({visual[0]}, ...): run "
+                            "official-v or official-video_subtitle on them")
 
 
 _DNS_WARNED: set[str] = set()  # engines already warned of in this process: the warning is said once

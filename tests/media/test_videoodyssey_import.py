@@ -113,3 +113,14 @@ def test_the_prompt_template_is_kept_in_the_snapshot_protocol(release):
     assert r.returncode == 0, r.stdout + r.stderr
     protocol = json.loads((tmp_path / "snap-V/hyperparameters.json").read_text())
     assert protocol["official_prompt"] == prompt.read_text("utf-8") and protocol["default_frames"] == 64
+
+
+def test_official_audio_is_refused_on_the_visual_subset_before_any_attempt(release):
+    """The authors' runner takes `--input av` only for VideoOdyssey-AV: so does `official-av` here."""
+    tmp_path, files = release
+    assert _import(files, "V", tmp_path).returncode == 0
+    r = run_cli("eval", tmp_path / "snap-V", "--harness", "direct", "--capability", "official-av", "--runs-root",
+                tmp_path / "runs")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "official-av gives the model audio, which the authors' runner allows on the AV subset only" in r.stderr
+    assert not list((tmp_path / "runs").glob("*/direct-*"))
