@@ -665,11 +665,14 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
     server = subprocess.Popen([str(bin_dir / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{tmp_path}/server.db",
                                "--artifacts-destination", str(tmp_path / "object-store"), "--host", "127.0.0.1",
                                "--port", str(mlflow_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    subprocess.run([str(bin_dir / "ray"), "start", "--head", f"--port={port}", "--num-cpus=3", "--include-dashboard=false",
-                    "--disable-usage-stats"], check=True, capture_output=True, env=env, timeout=180)
     killer = threading.Thread(target=_kill_a_worker, args=(engine, tmp_path / "runs", killed), daemon=True)
     try:
+        # the server holds its port before Ray starts: Ray's processes take free ports of their own, and one of them
+        # once took this one while the server was still starting (the health check then read Ray's binary protocol)
         _wait_http(f"http://127.0.0.1:{mlflow_port}/health")
+        subprocess.run([str(bin_dir / "ray"), "start", "--head", f"--port={port}", "--num-cpus=3",
+                        "--include-dashboard=false", "--disable-usage-stats"], check=True, capture_output=True, env=env,
+                       timeout=180)
         killer.start()
         r = run_cli("eval", DEMO, "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--parallel", "3",
                     "--tracking-uri", f"http://127.0.0.1:{mlflow_port}", "--runs-root", tmp_path / "runs",
