@@ -393,6 +393,15 @@ def harnesses() -> None:
 @click.option("--max-output-tokens", type=click.IntRange(min=1), default=64000, show_default=True, help="Per-request output tokens (clamped).")
 @click.option("--max-total-tokens", type=click.IntRange(min=1), default=None, help="Total tokens per attempt.")
 @click.option("--max-tool-calls", type=click.IntRange(min=0), default=None, help="Tool calls per attempt.")
+@click.option("--max-attempt-cost", "max_attempt_cost", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="USD", help="US dollars per attempt, each exchange priced at the model's price (the gateway "
+                                  "refuses requests once it is spent).")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None, metavar="USD",
+              help="US dollars this invocation may spend: attempts that could pass it are left unstarted, and a "
+                   "rerun finishes them. Needs --max-attempt-cost.")
+@click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="JSON file of model prices (US dollars per million tokens) that adds to or overrides genai-prices' "
+                   "table, e.g. {\"MODEL\": {\"input_per_mtok\": 3.0, \"output_per_mtok\": 15.0}}.")
 @click.option("--wall-time", "wall_time_s", type=click.FloatRange(min=0.1), default=36000.0, show_default=True, help="Seconds per attempt.")
 @click.option("--attempts", type=click.IntRange(min=1), default=3, show_default=True, help="Attempts per task.")
 @click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "invalid_report", "timeout", "agent_error", "budget_exhausted"]),
@@ -427,16 +436,19 @@ def harnesses() -> None:
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --run-dir, wait for it instead of stopping.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
-        anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, wall_time_s, attempts,
+        anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, max_attempt_cost,
+        max_cost, prices_file, wall_time_s, attempts,
         retry_on, proxy_mode, denylist, provider_tools, outside_network, allow_net, model_policy, search_door,
         search_key_env, cpus, memory_mb, pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import RetryPolicy, SandboxLimits, parse_allow_nets
+    from omnidr.attempts import RetryPolicy, SandboxLimits, cost_text, load_prices, parse_allow_nets, spend_cap
     from omnidr.harness import Endpoints, run_harness
     from sandbox.models import Budget
 
     budget = Budget(max_iterations=max_iterations, max_output_tokens=max_output_tokens, max_total_tokens=max_total_tokens,
-                    max_tool_calls=max_tool_calls, wall_time_s=wall_time_s, attempts_per_task=attempts)
+                    max_tool_calls=max_tool_calls, max_cost_usd=max_attempt_cost, wall_time_s=wall_time_s,
+                    attempts_per_task=attempts)
+    prices = load_prices(prices_file) if prices_file else None
     retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
     limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
     endpoints = Endpoints(openai_base_url, openai_key_env, anthropic_base_url, anthropic_key_env)
@@ -445,14 +457,15 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
         color = "green" if r.delivered else "red"
         out.print(f"[{color}]{r.reason.value:<16}[/{color}] {r.task_id} attempt {r.attempt}: {r.detail} "
                   f"({r.wall_time_s:.1f} s, {r.budget_use.requests} requests, "
-                  f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens)", soft_wrap=True)
+                  f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens, {cost_text(r.budget_use.cost)})",
+                  soft_wrap=True)
 
     with out.status("running attempts"), run_log(Path(run_dir), " ".join(sys.argv)):
         results = run_harness(snapshot_path, run_dir, harness, list(tasks) or None, capability, model, endpoints, budget,
                               limits, retry, proxy_mode, list(denylist), provider_tools, outside_network, search_door,
                               search_key_env, parallel=parallel, wait=wait, image=image, argv=list(argv), on_attempt=show,
                               on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"), allow_nets=parse_allow_nets(allow_net),
-                              model_policy=model_policy)
+                              model_policy=model_policy, prices=prices, spend=spend_cap(max_cost, budget))
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(Path(run_dir)).attempts}/",
               soft_wrap=True)

@@ -13,12 +13,14 @@ from ._models import (
     RetryPolicy,
     SandboxLimits,
     Upstream,
+    cost_text,
     default_provider_tools,
     parse_allow_nets,
     parse_provider_tools,
     parse_search_door,
     web_closed,
 )
+from ._prices import PRICE_FILE_KEYS, load_prices, resolve_pricing
 from ._relay import is_loopback_url, relay_loopback_urls, unanswered_from_network
 from ._runner import (
     LOCAL_EXECUTOR,
@@ -31,10 +33,12 @@ from ._runner import (
     stop_run,
 )
 from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
+from ._spend import SpendCap, SpendCapReached, spend_cap
 
 __all__ = [
     "is_loopback_url", "relay_loopback_urls", "unanswered_from_network",
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "DoorPolicy", "RetryPolicy",
     "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_allow_nets", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
-    "run_task_attempts", "stop_run", "web_closed",
+    "run_task_attempts", "stop_run", "web_closed", "PRICE_FILE_KEYS", "load_prices", "resolve_pricing", "SpendCap", "cost_text", "spend_cap",
+    "SpendCapReached",
 ]

@@ -92,8 +92,10 @@ class RayExecutor:
     def run_tasks(self, client, run_dir: Path, config, snap: Snapshot, harness, on_attempt: Callable[[AttemptRecord], None],
                   on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
                   reach: dict[str, str],
-                  on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
-        """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own."""
+                  on_task: Callable[[str, list[AttemptRecord]], None],
+                  spend: object = None) -> dict[str, list[AttemptRecord]]:
+        """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own, and
+        `spend` (`--max-cost`) is refused before (`run_attempts`): the dollars are counted in the driver's process."""
         ray = self._connect()
         started_here = not self.address
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)

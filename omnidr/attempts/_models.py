@@ -131,6 +131,19 @@ class BudgetUse(SpendCounts):
 
     exhausted: str | None = Field(None, description="Name of the first budget spent, if any.")
 
+    @property
+    def cost(self) -> float | None:
+        """US dollars the attempt cost, None (unpriced) when any answered request could not be priced: a partial
+        sum is never shown as the cost."""
+        return None if self.unpriced_requests else self.cost_usd
+
+
+def cost_text(usd: float | None) -> str:
+    """Dollars as every table and line shows them: `$0.0123` (four significant decimals), or `unpriced`."""
+    if usd is None:
+        return "unpriced"
+    return f"${usd:.4f}" if usd < 1 else f"${usd:,.2f}"
+
 
 WEB_LEVEL = "text_web"
 """The lowest capability with the web (paper App. F.5: interface_only < video < text_web < multimodal < full)."""

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -19,7 +19,7 @@ from omnidr._records import DiskRecord
 from omnidr.benchmark import HYPERPARAMETERS_FILE, Snapshot, TaskKind, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
-from sandbox.models import Budget, ModelPolicy, ProviderToolsPolicy, ProxyMode, SearchDoor
+from sandbox.models import Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._contract import Harness
 from ._executors import record_lost_attempt, records_on_disk
@@ -41,6 +41,7 @@ from ._sandbox import (
     AttemptSpec,
     cleanup_run,
 )
+from ._spend import SpendCap
 
 if TYPE_CHECKING:
     from ._executors import RayExecutor
@@ -88,6 +89,9 @@ class RunConfig(DiskRecord):
     model_policy: ModelPolicy = Field(
         "rewrite", description="What the gateway does with a model request naming another model than `model`: "
         "rewrite it to `model` (default), refuse it, or allow it.")
+    pricing: ModelPricing | None = Field(
+        None, description="The price every exchange is charged at, resolved when the run started (genai-prices' "
+        "bundled table or `--prices`); None: the run is unpriced.")
     provider_tools: ProviderToolsPolicy = Field(
         description="What the gateway does with provider-side tools (web search and fetch that run at the model "
         "provider, hosted tools); a run.json written before the field existed had its proxy mode's default.")
@@ -107,19 +111,24 @@ class RunConfig(DiskRecord):
     def run_id(self) -> str:
         # a run without the brief, and with its mode's default provider-tools policy, keeps the id it had
         # before those fields existed
-        exclude = {"schema_version"} if self.evidence_brief else {"schema_version", "evidence_brief"}
+        exclude: dict[str, Any] = dict.fromkeys(
+            {"schema_version"} if self.evidence_brief else {"schema_version", "evidence_brief"}, True)
+        if self.pricing is None:
+            exclude["pricing"] = True
+        if self.budget.max_cost_usd is None:  # a run without a dollar budget keeps the id it had before it existed
+            exclude["budget"] = {"max_cost_usd": True}
         if self.search_door is None:
-            exclude.add("search_door")
+            exclude["search_door"] = True
         if not self.upstream_ca:
-            exclude.add("upstream_ca")
+            exclude["upstream_ca"] = True
         if not self.allow_nets:
-            exclude.add("allow_nets")
+            exclude["allow_nets"] = True
         if self.capability is None:
-            exclude.add("capability")
+            exclude["capability"] = True
         if self.model_policy == "rewrite":
-            exclude.add("model_policy")
+            exclude["model_policy"] = True
         if self.provider_tools == default_provider_tools(self.proxy_mode):
-            exclude.add("provider_tools")
+            exclude["provider_tools"] = True
         return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
@@ -252,13 +261,15 @@ def run_task_attempts(
     reach: dict[str, str] | None = None,
     driver: str | None = None,
     pool: HelperPool | None = None,
+    spend: SpendCap | None = None,
 ) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
     Infra and upstream errors do not count against the attempts; their retries are counted per
     invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
     `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
-    `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy."""
+    `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy.
+    `spend` (`--max-cost`) may leave the task's next attempt unstarted; the task then ends here, resumable."""
     reach = reach or {}
     kind_fields = _kind_fields(snap, task_id, config, harness)
     task_dir = RunPaths(run_dir).task_attempts(task_id)
@@ -272,6 +283,10 @@ def run_task_attempts(
         if record is None and INTERRUPTED.is_set():
             break
         if record is None:
+            if spend is not None and not spend.admit(task_id):
+                log.warning("%s attempt %d: not started, as it could take the run past --max-cost $%g", task_id, n,
+                            spend.limit)
+                break
             if folder.exists():
                 _set_aside(folder)
             spec = AttemptSpec(
@@ -282,14 +297,19 @@ def run_task_attempts(
                 replay_dir=snap.root / "web" if config.proxy_mode == "replay" else None,
                 denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
                 upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
-                capability=config.capability, model_policy=config.model_policy,
+                capability=config.capability, model_policy=config.model_policy, pricing=config.pricing,
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 extra_labels={LABEL_DRIVER: driver} if driver else {},
             )
             folder.mkdir(parents=True, exist_ok=True)
             log.info("%s attempt %d: starting in %s", task_id, n, folder)
             on_start(task_id, n)
-            record = AttemptSandbox(client, spec, harness, pool).run()
+            try:
+                record = AttemptSandbox(client, spec, harness, pool).run()
+            finally:
+                if spend is not None:  # an attempt that never returned (Ctrl-C, a fault) is counted at its budget
+                    spend.settle(record.budget_use.cost_usd if record is not None
+                                 and not record.budget_use.unpriced_requests else None)
             if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
                 log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
                 break
@@ -363,13 +383,14 @@ class LocalExecutor:
     def run_tasks(self, client, run_dir: Path, config: RunConfig, snap: Snapshot, harness: Harness,
                   on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
                   parallel: int, reach: dict[str, str],
-                  on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
+                  on_task: Callable[[str, list[AttemptRecord]], None],
+                  spend: SpendCap | None = None) -> dict[str, list[AttemptRecord]]:
         helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
 
         def one(task_id: str) -> list[AttemptRecord]:
             try:
                 records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                            on_start, reach, pool=helpers)
+                                            on_start, reach, pool=helpers, spend=spend)
             except OSError:
                 raise  # the machine's fault (a full disk, a lost engine socket): the run stops with one line
             except Exception as exc:  # noqa: BLE001 - a fault of the driver's code is that task's, never the run's
@@ -411,11 +432,16 @@ def run_attempts(
     executor: "LocalExecutor | RayExecutor" = LOCAL_EXECUTOR,
     reach: dict[str, str] | None = None,
     on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
+    spend: SpendCap | None = None,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
     interrupted run are removed first. `executor` places each task's attempts: threads of this process
     (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
-    are over."""
+    are over. With `spend` (`--max-cost`), attempts that could take the invocation past it are left unstarted and
+    the run ends with `SpendCapReached` once the others are over."""
+    if spend is not None and not isinstance(executor, LocalExecutor):
+        raise UserError("--max-cost runs with the local executor only (the dollars are counted in this process); "
+                        "drop --executor ray, or drop --max-cost")
     run_dir = Path(run_dir).resolve()
     reuse_helpers()  # a bad OMNIDR_FRESH_HELPERS is refused before anything is made
     open_run(run_dir, config)
@@ -423,7 +449,7 @@ def run_attempts(
     cleanup_run(client, config.run_id())
     try:
         out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
-                                 parallel, reach or {}, on_task)
+                                 parallel, reach or {}, on_task, spend)
     except KeyboardInterrupt:
         stop_run(client, config.run_id())  # this node's containers (the local executor stopped its threads' too)
         raise
@@ -431,4 +457,6 @@ def run_attempts(
     cleanup_run(client, config.run_id())
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
+    if spend is not None:
+        spend.check()
     return out

@@ -51,6 +51,7 @@ from sandbox.models import (
     GatewayState,
     McqQuestion,
     ModelPolicy,
+    ModelPricing,
     ProviderToolsPolicy,
     ProxyMode,
     SearchDoor,
@@ -130,6 +131,7 @@ class AttemptSpec:
     allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
     capability: str | None = None  # the system's capability level; below text_web the caller closed the web
     model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model than `model`
+    pricing: ModelPricing | None = None  # the price the gateway charges every exchange at; None: unpriced
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
@@ -435,6 +437,7 @@ class AttemptSandbox:
         return (spec.run_id, spec.gateway_image, spec.egress_image, spec.outside_network, spec.proxy_mode,
                 spec.replay_dir, spec.denylist, spec.upstreams, spec.search_door, spec.upstream_ca, spec.allow_nets,
                 spec.provider_tools.model_dump_json(), spec.gateway_backoff_s,
+                spec.pricing.model_dump_json() if spec.pricing else None,
                 self.pool.root if self.pool else None)
 
     def _helpers(self, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
@@ -543,6 +546,7 @@ class AttemptSandbox:
             "retry_backoff_s": spec.gateway_backoff_s, "provider_tools": spec.provider_tools.model_dump(),
             "denylist": list(spec.denylist), "agent_address": self.agent_ip,
             "model": spec.model, "model_policy": spec.model_policy,
+            "pricing": json.loads(spec.pricing.model_dump_json()) if spec.pricing else None,
             "web_log_path": self._helper_path(logs / PROVIDER_WEB_LOG, f"/logs/{PROVIDER_WEB_LOG}"),
         }
         config_file = dirs.control / "gateway.json"

@@ -13,10 +13,18 @@ from pathlib import Path
 from typing import Literal, cast
 
 from omnidr._lock import folder_lock
-from omnidr.attempts import Harness, Upstream, web_closed
+from omnidr.attempts import Harness, SpendCap, Upstream, web_closed
 from omnidr.errors import UserError
 from omnidr.trajectory import NATIVE_LOG_GLOBS
-from sandbox.models import API_FAMILY, ModelApi, ModelPolicy, ProviderToolsPolicy, ProxyMode, translation_label
+from sandbox.models import (
+    API_FAMILY,
+    ModelApi,
+    ModelPolicy,
+    ModelPricing,
+    ProviderToolsPolicy,
+    ProxyMode,
+    translation_label,
+)
 
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
@@ -191,6 +199,8 @@ def run_system(
     upstream_ca: Sequence[Path] = (),
     allow_nets: Sequence[str] = (),
     model_policy: ModelPolicy = "rewrite",
+    prices: dict[str, ModelPricing] | None = None,
+    spend: SpendCap | None = None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -205,7 +215,9 @@ def run_system(
     denylist beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools
     policy (deny in replay). A loopback `model_base_url` is reached through a relay on the host (see
     omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
-    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3)."""
+    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). Every exchange is
+    priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
+    omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends."""
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import (
@@ -216,6 +228,7 @@ def run_system(
         default_provider_tools,
         open_run,
         relay_loopback_urls,
+        resolve_pricing,
         run_attempts,
     )
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
@@ -257,6 +270,14 @@ def run_system(
         given.insert(0, Upstream(family=upstream_family, base_url=model_base_url.rstrip("/"), key_env=key_env,
                                  responses_api=responses_api))
     check_keys(given)
+    budget = budget or snap.default_budget() or Budget()
+    # the model's price, fixed for the run: the model name is the one `out.model` gets below
+    run_model = cast(str, model) if model_base_url else (model or "unspecified") if given else (model or SCRIPTED_MODEL)
+    pricing = resolve_pricing(run_model, model_base_url or (given[0].base_url if given else None), prices)
+    if pricing is None and (budget.max_cost_usd is not None or spend is not None):
+        raise UserError(f"no price is known for the model {run_model!r}, so dollars cannot be counted: give its rates "
+                        "with --prices FILE ({\"MODEL\": {\"input_per_mtok\": ..., \"output_per_mtok\": ...}}), "
+                        "or drop the dollar budget")
     # one driver per run folder: a second one stops here (or waits), before any image, relay or container
     with folder_lock(Path(run_dir), wait=wait, on_wait=on_note):
         names = ["gateway", "egress"] + ([info.image] if info.image else [])
@@ -314,12 +335,13 @@ def run_system(
             config = RunConfig(
                 snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
                 command=command, model=out.model, upstreams=upstreams,
-                budget=budget or snap.default_budget() or Budget(), limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+                budget=budget, limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
                 egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
                 provider_tools=provider_tools, search_door=search_door,
                 upstream_ca=[str(Path(c).resolve()) for c in upstream_ca], allow_nets=list(allow_nets),
                 capability=None if harness == "command" else capability, model_policy=model_policy,
+                pricing=pricing,
             )
             if not config.offline and proxy_mode == "replay":
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
@@ -327,7 +349,7 @@ def run_system(
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
             out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
                                        parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
-                                       on_task=on_task)
+                                       on_task=on_task, spend=spend)
         finally:
             for relay in relays:
                 relay.close()
@@ -420,7 +442,8 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
                         on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
-                        search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite") -> dict:
+                        search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
+                        prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -433,7 +456,7 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
                      provider_tools=provider_tools, wait=wait, search_door=search_door, allow_nets=allow_nets,
-                     model_policy=model_policy)
+                     model_policy=model_policy, prices=prices, spend=spend)
     return ran.records
 
 
@@ -452,7 +475,8 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
                 provider_tools: str, outside_network: str, search_door: str | None, search_key_env: str | None,
                 parallel: int = 1, wait: bool = False, image: str | None = None, argv: list[str] | None = None,
                 on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None,
-                allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite") -> dict:
+                allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
+                prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None) -> dict:
     """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
     or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
     attempt records."""
@@ -474,7 +498,7 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
             snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
             proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
             provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door, allow_nets=allow_nets,
-            model_policy=model_policy)
+            model_policy=model_policy, prices=prices, spend=spend)
     if e.openai_base_url and e.anthropic_base_url:
         raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
                         "--anthropic-base-url, not both (the gateway translates between their APIs)")
@@ -487,6 +511,6 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
         proxy_mode=proxy_mode, denylist=denylist, outside_network=None if outside_network == "bridge" else outside_network,
         parallel=parallel, on_attempt=on_attempt, on_note=on_note,
         provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
-        allow_nets=allow_nets, model_policy=model_policy,
+        allow_nets=allow_nets, model_policy=model_policy, prices=prices, spend=spend,
     ).records
 

@@ -29,11 +29,13 @@ from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 from omnidr.scoring import AnswerLeaderboard, AnswerSystem, AnswerSystemResult, Grid, pts
 from sandbox.models import MODALITIES, WINDOW_MODES
 
+from ._costs import COST_FIGURE, SystemCost, cost_grid, plot_cost, system_cost
 from ._results import (
     PAGE_STYLE,
     TABLES_DIR,
     EvalConfig,
     grids_html,
+    judge_endpoint,
     read_eval_config,
     web_policy_note,
     write_table_files,
@@ -62,6 +64,9 @@ class AnswerResults(DiskRecord):
         "ablation_window_ccl when they apply), each title, headers and rows; also tables/<name>.csv, .md."))
     web_policies: dict[str, str] = Field(default_factory=dict, description="Leaderboard label -> the web its agents "
                                          "had; rows that differ are marked in the notes.")
+    costs: dict[str, SystemCost] = Field(default_factory=dict, description=(
+        "Leaderboard label -> what the system cost in US dollars (agent and judge), None where unpriced; its "
+        "table is `cost`."))
 
 
 @dataclass(frozen=True)
@@ -139,11 +144,13 @@ def build_answer_results(root: Path, snapshot: Path, snapshot_id: str, judge_key
     if board.task_kind == "mcq":
         tables.update({name: grid.as_dict() for name, grid in
                        ablation_grids(board, {f.label: f.folder.name for f in found}).items()})
+    costs = {f.label: system_cost(f.folder, *judge_endpoint(f.config)) for f in found}
+    tables["cost"] = cost_grid(costs, {r.label: r.accuracy for r in board.rows}, "Accuracy (%)").as_dict()
     results = AnswerResults(
         snapshot_id=snapshot_id, task_kind=board.task_kind, judge=judge_key, generated_at=datetime.now(UTC),
         systems={f.label: f.folder.relative_to(root).as_posix() for f in found}, left_out=left_out,
         incomplete={f.folder.name: f.incomplete for f in found if f.incomplete}, leaderboard=board, tables=tables,
-        web_policies={f.label: f.config.web_policy for f in found},
+        web_policies={f.label: f.config.web_policy for f in found}, costs=costs,
     )
     return board, results
 
@@ -188,11 +195,16 @@ def write_answer_results(root: Path, board: AnswerLeaderboard, results: AnswerRe
     else:
         plot_accuracy(board, paths[2], f"{results.snapshot_id}, judge {results.judge}")
         alt = "Accuracy per system with its bootstrap interval"
+    priced = plot_cost(results.costs, {r.label: r.accuracy for r in board.rows}, "Accuracy (%)", root / COST_FIGURE,
+                       results.snapshot_id)
     e = html.escape
     page = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
             f"<title>{name} leaderboard: {e(results.snapshot_id)}</title>", PAGE_STYLE, "</head><body>",
             f"<h1>{name} leaderboard: {e(results.snapshot_id)}</h1>", f"<p>{e(head)}</p>",
-            f"<img src='leaderboard.png' alt='{alt}'>", *grids_html(grids),
+            f"<img src='leaderboard.png' alt='{alt}'>",
+            *([f"<img src='{COST_FIGURE}' alt='Accuracy against cost per task, the Pareto frontier marked'>"]
+              if priced else []),
+            *grids_html(grids),
             "<h2>Systems</h2><ul>"]
     page += [f"<li>{e(label)}: <a href='{e(folder)}/evaluation/summary.json'>evaluation</a>, <a href='{e(folder)}/"
              "attempts/'>attempts</a> (each attempt has an <code>audit.html</code>)</li>"

@@ -20,11 +20,11 @@ from typing import Literal
 from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
-from omnidr.attempts import LocalExecutor, RayExecutor, is_loopback_url
+from omnidr.attempts import LocalExecutor, RayExecutor, SpendCap, is_loopback_url
 from omnidr.benchmark import ANSWER_KINDS, SNAPSHOT_CORPUS_FILE, InputSetting, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
-from sandbox.models import CORPUS_FILE, Budget, ModelPolicy, ProviderToolsPolicy, SearchDoor
+from sandbox.models import CORPUS_FILE, Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, SearchDoor
 
 from ._checks import EvalResult, StageResult, check_snapshot
 from ._results import (
@@ -68,6 +68,8 @@ class EvalRequest:
     allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
     model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model (--model-policy)
     evaluator: Literal["docker", "host"] = "docker"  # where scores are computed (--evaluator)
+    prices: dict[str, ModelPricing] | None = None  # --prices: the lab's rates, before genai-prices' table
+    spend: SpendCap | None = None  # --max-cost: what this invocation may spend, over all its systems
 
     @property
     def proxy_mode(self):
@@ -90,6 +92,7 @@ class SystemOutcome:
     folder: Path
     records: dict = field(default_factory=dict)
     scored: object = None  # RunEvaluation
+    evaluations: dict = field(default_factory=dict)  # (task id, attempt) -> its evaluation (report or answer)
     parent_run: str | None = None
 
 
@@ -281,7 +284,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
         wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
-        allow_nets=request.allow_nets, model_policy=request.model_policy,
+        allow_nets=request.allow_nets, model_policy=request.model_policy, prices=request.prices, spend=request.spend,
     )
     return ran.records
 
@@ -326,7 +329,8 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
         "harness": spec.harness, "capability": spec.capability, "evidence_brief": spec.brief,
         "translation": spec.translation or "none",
         "budget": request.budget_label,
-        **{f"budget.{k}": v for k, v in request.budget.model_dump().items()},
+        **{f"budget.{k}": v for k, v in request.budget.model_dump().items()
+           if k != "max_cost_usd" or v is not None},  # a system without a dollar budget keeps its params
         "web": request.web, "search_door": request.search_door.agent_value() if request.search_door else "offline index",
         "provider_tools": str(request.tools_policy),
         **{f"provider_tools.{k}": v for k, v in request.tools_policy.model_dump().items()},
@@ -447,6 +451,8 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
             for r in records:
                 attempt_dir = RunPaths(folder).attempt(task_id, r.attempt).root
                 _trace(tracker, spec.label, r, attempt_dir, progress)
+                if (evaluation := out.evaluations.get((task_id, r.attempt))) is not None:
+                    tracker.attempt_verdicts(spec.label, task_id, r.attempt, evaluation)
                 tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
@@ -466,7 +472,8 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                     "avg": row.avg, "avg_ci_low": row.avg_ci_low, "avg_ci_high": row.avg_ci_high,
                     "success_rate": row.success_rate, "avg_succ": row.avg_succ, "content": row.content,
                     "citation": row.citation, "presentation": row.presentation, "rank": row.rank}
-                tracker.system_result(out.parent_run, {**scores, "tasks_not_final": len(row.incomplete)},
+                tracker.system_result(out.parent_run, {**scores, "tasks_not_final": len(row.incomplete),
+                                                       **cost_metrics(results.costs.get(row.label))},
                                       [*outcome.files, EvalPaths(root).environment])
         outcome.result.add(StageResult(
             "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by judge {key}"
@@ -474,6 +481,14 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
             + f"; {root / 'leaderboard.md'}"
             + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
     return _tracked(outcome, snapshot_id)
+
+
+def cost_metrics(cost) -> dict[str, float | None]:
+    """A system's dollars as MLflow metrics (an unpriced figure is left out, never logged as 0)."""
+    if cost is None:
+        return {}
+    return {"cost_per_task_median_usd": cost.per_task_median, "cost_total_usd": cost.total,
+            "judge_cost_usd": cost.judge, "unpriced_attempts": cost.unpriced_attempts}
 
 
 def _tracked(outcome: EvalOutcome, snapshot_id: str) -> EvalOutcome:
@@ -505,7 +520,8 @@ def _answer_board(request: EvalRequest, outcome: EvalOutcome, root: Path, snapsh
                for g in groups}}
         metrics.update({"tasks_not_final": len(row.incomplete), "mean_tokens": p.mean_tokens,
                         "mean_elapsed_s": p.mean_elapsed_s, "budget_exhausted_share": p.budget_exhausted_share,
-                        "failed_latency_share": p.failed_latency_share, "failed_call_share": p.failed_call_share})
+                        "failed_latency_share": p.failed_latency_share, "failed_call_share": p.failed_call_share,
+                        **cost_metrics(results.costs.get(row.label))})
         tracker.system_result(out.parent_run, metrics, [*outcome.files, EvalPaths(root).environment])
     outcome.result.add(StageResult(
         "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by accuracy, judge {key}"
@@ -548,6 +564,7 @@ def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_id
                                   tasks=task_ids, progress=progress.note, evaluator=request.evaluator,
                                   outside_network=request.outside_network)
         _, evaluations = read_answer_run(RunPaths(folder).evaluation)
+    out.evaluations = {(ev.task_id, ev.attempt): ev for ev in evaluations if ev.attempt is not None}
     for ev in evaluations:
         if ev.attempt is not None:
             tracker.attempt_answer(spec.label, ev.task_id, ev.attempt, ev,
@@ -627,6 +644,7 @@ def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progr
                                   tasks=task_ids, progress=progress.note, evaluator=request.evaluator,
                                   outside_network=request.outside_network)
         _, evaluations = read_scored_run(RunPaths(folder).evaluation)
+    out.evaluations = {(ev.task_id, ev.attempt): ev for ev in evaluations if ev.attempt is not None}
     for ev in evaluations:
         if ev.attempt is not None:
             tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, RunPaths(folder).task_evaluation(ev.task_id).parent)

@@ -23,6 +23,7 @@ from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 from omnidr.scoring import Leaderboard, SystemDecisions
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
+from ._costs import COST_FIGURE, SystemCost, cost_grid, plot_cost, system_cost
 from ._specs import Endpoint, SystemSpec
 
 TABLES_DIR = "tables"
@@ -119,6 +120,8 @@ class Results(DiskRecord):
     web_policies: dict[str, str] = Field(default_factory=dict, description=(
         "Leaderboard label -> the web its agents had (replay, provider-side tools policy); rows that differ are "
         "marked in the notes."))
+    costs: dict[str, SystemCost] = Field(default_factory=dict, description=(
+        "Leaderboard label -> what the system cost in US dollars (agent and judge), None where unpriced."))
 
 
 @dataclass(frozen=True)
@@ -234,8 +237,17 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
         incomplete={f.folder.name: f.incomplete for f in found if f.incomplete}, leaderboard=board,
         analysis={name: grid.as_dict() for name, grid in analysis.items()},
         web_policies={f.label: f.config.web_policy for f in found if f.config is not None},
+        costs={f.label: system_cost((traces or root) / f.folder.relative_to(root), *judge_endpoint(f.config))
+               for f in found},
     )
     return board, results
+
+
+def judge_endpoint(config: "EvalConfig | None") -> tuple[str | None, str | None]:
+    """The judge model's name and URL of a system folder's eval.json (None, None: offline or unknown)."""
+    if config is None or config.judge.offline:
+        return None, None
+    return config.judge.name, config.judge.base_url
 
 
 def task_labels(snapshot: Path) -> dict[str, dict[str, str]]:
@@ -273,6 +285,8 @@ def write_results(root: Path, board, results: Results) -> list[Path]:
     md += _notes(results)
     paths[1].write_text("\n".join(md).rstrip() + "\n", "utf-8")
     plot_scores(board, paths[2], f"{results.snapshot_id}\njudge {results.judge}")
+    plot_cost(results.costs, {r.label: r.avg for r in board.rows}, "Avg score (points)", root / COST_FIGURE,
+              results.snapshot_id)
     paths[3].write_text(summary_page(board, results, grids, root), "utf-8")
     return [*paths, write_tables(root / TABLES_DIR, results)]
 
@@ -281,7 +295,8 @@ def result_grids(board, results: Results) -> list:
     """The tables of leaderboard.md and index.html: the leaderboard, then the analysis tables."""
     from omnidr.scoring import Grid, leaderboard_grids
 
-    return [leaderboard_grids(board)[0], *(Grid.from_dict(g) for g in results.analysis.values())]
+    costs = [cost_grid(results.costs, {r.label: r.avg for r in board.rows}, "Avg")] if results.costs else []
+    return [leaderboard_grids(board)[0], *costs, *(Grid.from_dict(g) for g in results.analysis.values())]
 
 
 def write_tables(folder: Path, results: Results) -> Path:
@@ -384,6 +399,8 @@ def summary_page(board, results: Results, grids, root_dir: Path | None = None) -
         f"{results.generated_at:%Y-%m-%d %H:%M} UTC.</p>",
         "<img src='leaderboard.png' alt='Avg score per system with its bootstrap interval'>",
     ]
+    if root_dir is not None and (root_dir / COST_FIGURE).is_file():
+        parts.append(f"<img src='{COST_FIGURE}' alt='Avg score against cost per task, the Pareto frontier marked'>")
     parts += grids_html(grids)
     if results.analysis:
         parts.append("<p id='tables'>These tables as CSV and Markdown: " + ", ".join(

@@ -46,7 +46,7 @@ JUDGE_KEY_ENV = "OMNIDR_JUDGE_API_KEY"
 BUDGET_KEYS = {
     "iterations": "max_iterations", "output_tokens": "max_output_tokens", "total_tokens": "max_total_tokens",
     "tool_calls": "max_tool_calls", "wall_time": "wall_time_s", "attempts": "attempts_per_task",
-    "upstream_retries": "upstream_retries",
+    "upstream_retries": "upstream_retries", "cost": "max_cost_usd",
 }
 
 
@@ -142,7 +142,7 @@ def parse_budget(text: str | None) -> tuple[str, Budget]:
             raise UserError(f"budget item {item.strip()!r} is not KEY=VALUE with KEY one of {', '.join(BUDGET_KEYS)}; "
                             "e.g. BUDGET=iterations=50,wall_time=900,attempts=2")
         try:
-            values[BUDGET_KEYS[key]] = float(value) if key == "wall_time" else int(value)
+            values[BUDGET_KEYS[key]] = float(value) if key in ("wall_time", "cost") else int(value)
         except ValueError:
             raise UserError(f"budget {key}={value!r} is not a number") from None
     try:

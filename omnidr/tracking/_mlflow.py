@@ -114,6 +114,9 @@ class Tracker:
         self.uri = tracking_uri
         seed_store(tracking_uri, artifact_root)
         self.client = MlflowClient(tracking_uri=tracking_uri)
+        from mlflow.tracing.client import TracingClient  # assessments on traces (MlflowClient has no call for them)
+
+        self.tracing = TracingClient(tracking_uri)
         # traces are exported to the process's tracking URI, not the client's, and by default on a
         # background queue that may still hold them when the process exits
         import mlflow
@@ -197,6 +200,7 @@ class Tracker:
                 "output_tokens": use.output_tokens, "total_tokens": use.input_tokens + use.output_tokens,
                 "model_requests": use.requests, "tool_calls": use.tool_calls, "wall_time_s": record.wall_time_s,
                 "network_requests": record.network_requests, "network_blocked": record.network_blocked,
+                "cost_usd": use.cost, "unpriced_requests": use.unpriced_requests,
                 **({"finalization_requests": record.finalization.requests,
                     "finalization_output_tokens": record.finalization.output_tokens} if record.finalization else {}),
             })
@@ -258,9 +262,15 @@ class Tracker:
                                      outputs={"message": step.message[:4000], "reasoning": (step.reasoning or "")[:4000]},
                                      status="ERROR" if step.error else "OK")
             tokens = trajectory.final_metrics.tokens
+            cost = run.data.metrics.get("cost_usd")  # the gateway's dollars (attempt_run); absent: unpriced
             self.client.end_trace(trace_id, end_time_ns=t_end, status="OK" if trajectory.complete is not False else "ERROR",
                                   outputs={"complete": trajectory.complete,
-                                           "tokens": tokens.model_dump() if tokens else None})
+                                           "tokens": tokens.model_dump() if tokens else None,
+                                           "cost_usd": cost})
+            self.client.set_trace_tag(trace_id, "omnidr.cost_usd", "unpriced" if cost is None else f"{cost:.6f}")
+            self._feedback(trace_id, "cost_usd", cost, "omnidr.gateway", rationale=(
+                "what the attempt's model requests cost, priced by the gateway" if cost is not None else
+                "unpriced: the run has no price for its model, or an answer came without usage"))
             # the audit's `steps` (paper Table 23: logged trajectory entries), the same quantity in both places
             self._metrics(run.info.run_id, {"steps": len(steps), "agent_steps": sum(s.type == "agent" for s in steps)})
             self.client.set_tag(run.info.run_id, "omnidr.trace", trace_id)
@@ -280,6 +290,44 @@ class Tracker:
             if run.data.tags.get("omnidr.scored_by") != judge and evaluation_dir.is_dir():
                 self.client.log_artifacts(run_id, str(evaluation_dir), artifact_path="evaluation")
                 self.client.set_tag(run_id, "omnidr.scored_by", judge)
+
+    def _feedback(self, trace_id: str, name: str, value, source_id: str, rationale: str | None = None,
+                  metadata: dict[str, str] | None = None, judge: bool = False) -> None:
+        """One MLflow assessment (feedback) on a trace: a judge's verdict (LLM_JUDGE) or a figure (CODE)."""
+        from mlflow.entities import AssessmentSource, Feedback
+
+        source = AssessmentSource(source_type="LLM_JUDGE" if judge else "CODE", source_id=source_id)
+        self.tracing.log_assessment(trace_id, Feedback(name=name, value=value, source=source, rationale=rationale,
+                                                       metadata=metadata))
+
+    def attempt_verdicts(self, label: str, task_id: str, attempt: int, evaluation) -> None:
+        """The judge's verdicts on the attempt's trace, once per judge (after `attempt_trace`), so that MLflow's
+        trace view shows what was decided and why beside what the agent did: for a report, one assessment per
+        judged atom (J atoms: verdict, rationale, quoted span, votes, judge id) and the task's score; for an answer,
+        whether it is correct and why. A model judge is an LLM_JUDGE source; the offline baseline and the option
+        checker are CODE."""
+        with self._lock:
+            run = self._find(**{"omnidr.kind": "attempt", "omnidr.attempt": f"{label}/{task_id}/{attempt}"})
+            trace_id = run.data.tags.get("omnidr.trace") if run is not None else None
+            judge = evaluation.judge.key
+            if run is None or not trace_id or run.data.tags.get("omnidr.assessed_by") == judge:
+                return
+            model = evaluation.judge.kind == "openai-compatible"
+            if hasattr(evaluation, "atoms"):  # a report's evaluation
+                for atom in evaluation.atoms:
+                    if atom.evaluator != "J" or atom.verdict is None:
+                        continue
+                    self._feedback(trace_id, f"atom {atom.atom_id}", atom.verdict, judge,
+                                   rationale=atom.rationale or None, judge=model,
+                                   metadata={"direction": atom.direction, "outcome": atom.outcome, "quote": atom.quote,
+                                             "votes": ",".join(v.verdict or "-" for v in atom.votes)})
+                self._feedback(trace_id, "score", evaluation.score.total, judge,
+                               rationale=f"Omni-ART total over the atoms decided by {judge} and the probes")
+            elif evaluation.verdict is not None:  # an answer's
+                verdict = evaluation.verdict
+                self._feedback(trace_id, "correct", verdict.correct, judge, rationale=verdict.reason or None,
+                               metadata={"confidence": f"{verdict.confidence:g}"}, judge=model)
+            self.client.set_tag(run.info.run_id, "omnidr.assessed_by", judge)
 
     def attempt_answer(self, label: str, task_id: str, attempt: int, evaluation, evaluation_dir: Path) -> None:
         """The judged answer of the attempt (short-answer kind), and its evaluation folder (once per judge)."""

@@ -162,7 +162,16 @@ def _budget_svg(exchanges: list[GatewayExchange], max_total_tokens: int | None, 
             f'<polyline points="{tok}" class="tok"/><polyline points="{req}" class="req"/>'
             f'<text x="{pad}" y="{pad - 8}">tokens (orange, max {y_max:,}) · requests (blue, max {r_max})</text>'
             f'<text x="{w - pad}" y="{h - pad + 16}" text-anchor="end">{t_max:.0f} s</text></svg>'
-            f'<p class="muted">{tokens:,} tokens over {requests} model requests (gateway).</p>')
+            f'<p class="muted">{tokens:,} tokens over {requests} model requests (gateway); cost '
+            f'{_cost(exchanges)}.</p>')
+
+
+def _cost(exchanges: list[GatewayExchange]) -> str:
+    """What the exchanges cost as the gateway priced them; `unpriced` when an answered one has no price."""
+    answered = [e for e in exchanges if e.counted or e.phase == "finalization"]
+    if any(e.cost_usd is None and e.outcome == "ok" for e in answered):
+        return "unpriced (an answer without a price or usage)"
+    return f"${sum(e.cost_usd or 0.0 for e in answered):.4f}"
 
 
 def _stats_rows(stats: ProcessStats) -> str:

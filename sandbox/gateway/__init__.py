@@ -10,6 +10,7 @@ PATH` (see README.md in this folder for the config and the endpoints).
 from typing import TYPE_CHECKING
 
 from sandbox.gateway._config import ConfigError, GatewayConfig, UpstreamConfig, Upstreams, load_config
+from sandbox.gateway._cost import Pricer
 
 if TYPE_CHECKING:
     from sandbox.gateway._app import RunningGateway, create_app, serve, start_gateway
@@ -28,6 +29,7 @@ def __getattr__(name: str):
 __all__ = [
     "ConfigError",
     "GatewayConfig",
+    "Pricer",
     "RunningGateway",
     "UpstreamConfig",
     "Upstreams",

@@ -34,7 +34,9 @@ from sandbox.gateway._apis import (
     request_problem,
     tally_body,
 )
+from sandbox.gateway._budget import NO_CAP, Cap
 from sandbox.gateway._config import GatewayConfig, UpstreamConfig
+from sandbox.gateway._cost import Pricer
 from sandbox.gateway._exchange import REDACTED
 from sandbox.gateway._finalize import finalization_body, judge_answer, keep_tool_blocks_valid, question_body
 from sandbox.gateway._model_policy import decide
@@ -117,10 +119,12 @@ class Gateway:
         self._backoff = {"backoff_s": config.retry_backoff_s, "backoff_max_s": config.retry_backoff_max_s,
                          "retry_after_max_s": config.retry_after_max_s}
         self.denylist = Denylist(config.denylist)
+        # the run's price for its model: every attempt's exchanges are priced at it (None: unpriced)
+        self.pricer = Pricer(config.pricing) if config.pricing is not None else None
         # the attempt served now (see _scope): the one of the config file until the controller opens another
         self.scope = AttemptScope(INITIAL, config.agent_token.get_secret_value(), config.budget, config.log_path,
                                   config.state_path, config.provider_web_path, self._secrets, self._backoff,
-                                  config.agent_address)
+                                  config.agent_address, self.pricer)
         # the upstream families, and whether the OpenAI one serves /responses: decides translations
         self.families: dict[Family, bool] = {f: getattr(u, "responses_api", True) for f, u in self.upstreams.items()}
         self.session: aiohttp.ClientSession | None = None
@@ -193,6 +197,9 @@ class Gateway:
             spec = AttemptOpen.model_validate_json(await request.read())
         except ValueError as exc:
             return web.json_response(error_body("openai", "invalid_request_error", f"bad attempt: {exc}"), status=400)
+        if spec.budget.max_cost_usd is not None and self.pricer is None:
+            message = "bad attempt: budget.max_cost_usd needs a price for the model, and this gateway has none"
+            return web.json_response(error_body("openai", "invalid_request_error", message), status=400)
         if not self.scope.sealed:
             message = f"attempt {self.scope.generation} is not sealed; POST /_gateway/seal first"
             return web.json_response(error_body("openai", "conflict", message), status=409)
@@ -204,7 +211,7 @@ class Gateway:
         try:
             self.scope = AttemptScope(spec.generation, spec.agent_token.get_secret_value(), spec.budget,
                                       spec.log_path, spec.summary_path, web_log, self._secrets, self._backoff,
-                                      spec.agent_address)
+                                      spec.agent_address, self.pricer)
         except OSError as exc:
             message = f"the new attempt's files cannot be opened: {exc}"
             return web.json_response(error_body("openai", "server_error", message), status=500)
@@ -311,7 +318,7 @@ class Gateway:
             unreachable = f"the upstream could not be reached after {exc.retries + 1} tries ({exc.reason})"
             record.update(status=502, outcome="upstream_unreachable", error=unreachable, retries=exc.retries,
                           retry_reasons=exc.retry_reasons + [exc.reason])
-            scope.meter.record_finalization(None, exc.retries)
+            scope.meter.record_finalization(None, exc.retries, failed=True)
             self._log_finalization(scope, record, t0)
             return _Reply("", unreachable, None, replied=False)
         broken: str | None = None
@@ -334,7 +341,7 @@ class Gateway:
         record.update(status=status, upstream_status=status, outcome="ok" if ok else "upstream_error", usage=usage,
                       tool_calls=tool_calls, retries=answer.retries, retry_reasons=answer.retry_reasons,
                       response_headers=dict(_relayed_headers(answer.response.headers)), response_body=parsed)
-        scope.meter.record_finalization(usage, answer.retries)
+        record["cost_usd"] = scope.meter.record_finalization(usage, answer.retries, failed=not ok)
         reason: str | None
         if ok:
             text, reason = judge_answer(route, given)
@@ -474,7 +481,7 @@ class Gateway:
             # its output cap; reserved against a total-token budget until its answer is counted
             exchange.input_bound = len(raw)
             exchange.output_bound = output_cap(route, body, scope.budget.max_output_tokens)
-            cap = exchange.input_bound + exchange.output_bound
+            cap = scope.meter.cap(exchange.input_bound, exchange.output_bound)
             if translation is not None:
                 exchange.record["client_request_body"] = json.loads(json.dumps(body))
                 try:
@@ -531,10 +538,11 @@ class Gateway:
         finally:
             answer.response.release()
 
-    async def _admit(self, exchange: "_Exchange", family: Family, body: Any, cap: int = 0) -> web.StreamResponse | None:
+    async def _admit(self, exchange: "_Exchange", family: Family, body: Any,
+                     cap: Cap = NO_CAP) -> web.StreamResponse | None:
         """Count a model request against the budget: the refusal to send when it is spent, else None. Under a
-        total-token budget the request first waits until `cap`, the most it may cost, fits beside the requests in
-        flight (`BudgetMeter.fits`), and holds it reserved until its answer is counted."""
+        total-token or dollar budget the request first waits until `cap`, the most it may cost, fits beside the
+        requests in flight (`BudgetMeter.fits`), and holds it reserved until its answer is counted."""
         meter, admission = exchange.scope.meter, exchange.scope.admission
         async with admission:
             await admission.wait_for(lambda: meter.fits(cap))
@@ -641,7 +649,7 @@ class _Exchange:
         self.watch: AnswerWatch | None = None  # set once the request is forwarded
         self.translation: Translation | None = None  # set when the upstream speaks another API
         self.family: Family = route.family or "openai"  # the API the agent speaks (its errors' shape)
-        self.reserved: int | None = None  # the most it may cost, reserved at admission until the exchange ends
+        self.reserved: Cap | None = None  # the most it may cost, reserved at admission until the exchange ends
         self.input_bound = 0  # its size in bytes: the most input tokens it may cost (a text token is a byte or more)
         self.output_bound = 0  # its output cap
         self.accounted = False
@@ -879,7 +887,7 @@ class _Exchange:
         """Add what the exchange cost to its attempt's meter."""
         self.accounted = True
         if self.route.counted:
-            self.scope.meter.record(usage, tool_calls, retries, failed, capped)
+            self.record["cost_usd"] = self.scope.meter.record(usage, tool_calls, retries, failed, capped)
         else:
             self.scope.meter.record_retries(retries)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from sandbox.egress import parse_entry
-from sandbox.models import PROVIDER_WEB_LOG, Budget, ModelPolicy, ProviderToolsPolicy
+from sandbox.models import PROVIDER_WEB_LOG, Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy
 
 
 class ConfigError(Exception):
@@ -141,6 +141,9 @@ class GatewayConfig(BaseModel):
         "allow", description="What a model request naming another model than `model` gets: `rewrite` (sent with "
         "`model`; the sandbox's default), `refuse` (400 model_refused) or `allow` (sent as named). A provider's "
         "search model is refused whatever this says while provider-side web search is deny.")
+    pricing: ModelPricing | None = Field(
+        None, description="The run's price for its model, resolved by the host when the run started: every exchange "
+        "is priced at it (`cost_usd`), and a `max_cost_usd` budget needs it. None: exchanges are unpriced.")
     web_log_path: Path | None = Field(
         None, description="provider_web.jsonl: one `ProviderEvent` per provider-side search or fetch; default "
         "beside the log.",
@@ -152,6 +155,8 @@ class GatewayConfig(BaseModel):
             raise ValueError("agent_token and admin_token must differ")
         if self.upstreams.openai is None and self.upstreams.anthropic is None:
             raise ValueError("configure at least one upstream (upstreams.openai or upstreams.anthropic)")
+        if self.budget.max_cost_usd is not None and self.pricing is None:
+            raise ValueError("budget.max_cost_usd needs a price for the model: set `pricing`")
         for entry in self.denylist:
             parse_entry(entry)  # a DenylistError (a ValueError) names the entry
         return self

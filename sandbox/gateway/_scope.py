@@ -21,6 +21,7 @@ from pathlib import Path
 
 from sandbox.gateway._apis import Route
 from sandbox.gateway._budget import BudgetMeter
+from sandbox.gateway._cost import Pricer
 from sandbox.gateway._exchange import ExchangeLog, Redactor
 from sandbox.gateway._upstream import RetryPolicy
 from sandbox.models import PROVIDER_WEB_LOG, Budget, FinalizationResult, NetworkLog, ScopeReport
@@ -42,7 +43,7 @@ class AttemptScope:
 
     def __init__(self, generation: str, agent_token: str, budget: Budget, log_path: Path, summary_path: Path,
                  web_log_path: Path | None, secrets: list[str], backoff: dict[str, float],
-                 agent_address: str | None = None) -> None:
+                 agent_address: str | None = None, pricer: Pricer | None = None) -> None:
         self.generation = generation
         self.agent_address = agent_address  # the only client served (the attempt's agent); None: any
         self.token = agent_token.encode()
@@ -51,7 +52,7 @@ class AttemptScope:
         self.redactor = Redactor(every)
         self.log = ExchangeLog(log_path, every)
         self.web_log = NetworkLog(web_log_path if web_log_path is not None else log_path.with_name(PROVIDER_WEB_LOG))
-        self.meter = BudgetMeter(budget)
+        self.meter = BudgetMeter(budget, pricer)
         self.policy = RetryPolicy(retries=budget.upstream_retries, **backoff)
         self.seq = itertools.count(1)
         self.sealed = False

@@ -12,6 +12,7 @@ them. Only pydantic is needed, so that the gateway and proxy images stay small.
 - `_artifacts`: the agent's artifact folder (`/output/artifacts/`) and its download index;
 - `_plain`: the names and plain values of the others that need no pydantic (file names, task kinds, the
   report contract's vocabularies);
+- `_pricing`: the run's price for its model (`ModelPricing`), which the gateway charges each exchange at;
 - `_mcq`: a multiple-choice question's inputs (`/input/question.json`, `/input/media/`) and the direct runner's
   prompt.
 
@@ -125,6 +126,11 @@ if TYPE_CHECKING:  # the names as the type checker sees them; at run time `__get
         translation_label,
         upstream_api,
     )
+    from sandbox.models._pricing import (
+        ModelPricing,
+        PriceTier,
+        TieredRate,
+    )
     from sandbox.models._report import (
         Anchor,
         Claim,
@@ -156,6 +162,7 @@ for _module, _names in (
      "upstream_api"),
     ("_plain", "ANSWER_FILE ARTIFACT_INDEX ARTIFACTS_DIR CONTRACT_VERSION GOALS MCQ_KIND SHORT_ANSWER_KIND SOURCE_TYPES "
      "TASK_KIND_ENV RelationType data_js_body"),
+    ("_pricing", "ModelPricing PriceTier TieredRate"),
     ("_report", "Anchor Claim Finding ReportData ReportMedia ReportVideo SourceRecord TimelineSegment"),
 ):
     _EXPORTS.update({name: (_module, name) for name in _names.split()})

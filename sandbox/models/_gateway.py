@@ -13,7 +13,7 @@ from sandbox.models._policy import API_LABEL, Budget
 GATEWAY_LOG = "gateway.jsonl"
 GATEWAY_STATE = "gateway_state.json"
 
-BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls"]
+BudgetName = Literal["max_iterations", "max_total_tokens", "max_tool_calls", "max_cost_usd"]
 """The `Budget` field whose limit was reached."""
 
 Phase = Literal["research", "finalization"]
@@ -109,6 +109,10 @@ class GatewayExchange(BaseModel):
                           "end, gave the usage; `cap` when it gave none and the request was charged its size and "
                           "output cap (then `usage` holds that charge).")
     tool_calls: int = Field(0, description="Tool-use blocks in the model's answer (counted toward max_tool_calls).")
+    cost_usd: float | None = Field(
+        None, description="What the exchange cost in US dollars, its usage priced at the run's price for its model; "
+                          "None when nothing was priced: no price for the model, no usage reported, or no upstream "
+                          "answer.")
     budget_exhausted: BudgetName | None = Field(None, description="The spent budget that refused this request.")
     request_edits: list[str] = Field(
         default_factory=list, description="What the gateway changed in the request or the answer, one sentence each."
@@ -178,6 +182,12 @@ class SpendCounts(BaseModel):
     charged_caps: int = Field(
         0, description="Streams the agent left whose upstream reported no usage even when read to its end: each "
                        "charged what it could cost at most (its size in bytes as input tokens, its output cap).")
+    cost_usd: float = Field(
+        0.0, description="US dollars over the attempt: the priced exchanges' costs, the finalization stage's included.")
+    unpriced_requests: int = Field(
+        0, description="Answered model requests (research and finalization) whose cost is unknown: the run has no "
+                       "price for its model, or the upstream reported no usage. Where this is above 0, `cost_usd` "
+                       "is a lower bound and the attempt's cost is shown as unpriced, never as its partial sum.")
     finalization_requests: int = Field(
         0, description="Requests of the finalization stage sent upstream (not model requests of the agent: not in "
                        "`requests`, not budgeted as iterations).")

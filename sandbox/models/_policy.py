@@ -21,6 +21,9 @@ class Budget(BaseModel):
     max_output_tokens: int = Field(64_000, ge=1, description="Per-request output tokens; larger requests are clamped to this.")
     max_total_tokens: int | None = Field(None, ge=1, description="Input plus output tokens over the attempt; None = unlimited.")
     max_tool_calls: int | None = Field(None, ge=0, description="Tool-use blocks in model responses over the attempt; None = unlimited.")
+    max_cost_usd: float | None = Field(
+        None, gt=0, description="US dollars over the attempt, each exchange priced at the run's price for its model "
+                                "(the gateway refuses the budget without one); None = unlimited.")
     wall_time_s: float = Field(36_000.0, gt=0, description="Wall-clock limit of one attempt, seconds (10 h).")
     upstream_retries: int = Field(5, ge=0, description="Retries of one model request on upstream 5xx, 429 or connection failure.")
     attempts_per_task: int = Field(3, ge=1, description="Complete report attempts per task.")

@@ -70,6 +70,11 @@ class FakeModelApi:
     family: str  # "openai" or "anthropic"
     api_key: str
     input_tokens: int = 100
+    # prompt-cache figures: OpenAI counts cached tokens inside prompt_tokens (`cached_tokens`); Anthropic reports
+    # cache reads and writes beside its (uncached) input_tokens
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0  # Anthropic only
+    omit_usage: bool = False  # Chat Completions answers carry no usage (as some compatible servers do)
     output_tokens: int = 20
     tool_calls: int = 0  # tool-use blocks put in each answer
     web_searches: int = 0  # provider-side searches each answer reports (server_tool_use / web_search_call)
@@ -242,7 +247,7 @@ class FakeModelApi:
             "prompt_tokens": self.input_tokens,
             "completion_tokens": self.output_tokens,
             "total_tokens": self.input_tokens + self.output_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
 
@@ -263,7 +268,7 @@ class FakeModelApi:
                     {"index": 0, "message": message,
                      "finish_reason": "length" if self.truncated else "tool_calls" if self.tool_calls else "stop"}
                 ],
-                "usage": self._chat_usage(),
+                **({} if self.omit_usage else {"usage": self._chat_usage()}),
             }
         )
 
@@ -323,7 +328,7 @@ class FakeModelApi:
                 "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens,
                 "total_tokens": self.input_tokens + self.output_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": self.cached_tokens},
                 "output_tokens_details": {"reasoning_tokens": 0},
             }
             if done
@@ -367,6 +372,8 @@ class FakeModelApi:
                 "stop_reason": "max_tokens" if self.truncated else "tool_use" if self.tool_calls else "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                          "cache_read_input_tokens": self.cached_tokens,
+                          "cache_creation_input_tokens": self.cache_write_tokens,
                           **({"server_tool_use": {"web_search_requests": 1}}
                              if self._search_tool(body) and self.search_results else {})},
             }
