@@ -68,6 +68,11 @@ def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
         assert ev["evaluator"] == summary["evaluator"] and ev["session"]["chromium_sandbox"] is True
     md = (root / "leaderboard.md").read_text()
     assert f"| 1 | scripted-demo / reference / full / default | {row['avg']:.1f} |" in md
+    # the scripted model has no price without --prices: unpriced on the board, never $0, and no cost figure
+    cost = results["costs"][row["label"]]
+    assert cost["total"] is None and cost["per_task_median"] is None and cost["unpriced_attempts"] == 3
+    assert f"| {row['label']} | {row['avg']:.1f} | unpriced | unpriced | 3 | $0.0000 | no | no price for the model |" in md
+    assert not (root / "cost.png").exists()
     png = (root / "leaderboard.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") > 500  # IHDR width
     assert f"results in {root}" in stdout and "mlflow ui --backend-store-uri sqlite:///" in stdout

@@ -125,6 +125,26 @@ def test_system_labels_and_budgets():
     assert label == "iterations=50,wall_time=900,attempts=2,total_tokens=200000"
     assert (budget.max_iterations, budget.wall_time_s, budget.attempts_per_task, budget.max_total_tokens) == (50, 900.0, 2, 200000)
     assert parse_budget("default")[1] == parse_budget(None)[1]
+    assert parse_budget("cost=0.75,attempts=1")[1].max_cost_usd == 0.75  # US dollars per attempt
+    with pytest.raises(UserError, match="budget 'cost=-1' is out of range"):
+        parse_budget("cost=-1")
+
+
+def test_dollar_options_that_cannot_hold_stop_eval_in_one_line(tmp_path):
+    """Before any image or container: a `--max-cost` without a per-attempt dollar budget, a bad price file, and a
+    dollar budget for a model nobody priced."""
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"scripted-demo": {"output_per_mtok": 1}}')
+    cases = [
+        (("--max-cost", "5"), "error: --max-cost needs a dollar budget per attempt"),
+        (("--prices", prices), "lacks input_per_mtok"),
+        (("--prices", tmp_path / "missing.json"), "--prices " + str(tmp_path / "missing.json") + ": cannot read it"),
+        (("--budget", "cost=1"), "error: no price is known for the model 'scripted-demo'"),
+    ]
+    for extra, message in cases:
+        r = run_cli("eval", DEMO, *extra, "--runs-root", tmp_path / "runs", timeout=300)
+        assert r.returncode == 2, (extra, r.stdout[-1500:], r.stderr)
+        assert message in r.stderr and len(said(r.stderr)) == 1, (extra, r.stderr)
 
 
 @pytest.mark.docker
