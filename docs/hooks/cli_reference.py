@@ -23,3 +23,9 @@ def full_group() -> click.Group:
 
 cli = full_group()
 sys.modules["omnidr_cli_reference"] = sys.modules[__name__]
+
+
+def on_page_content(html: str, **_kwargs) -> str:
+    """mkdocs-click prints Click's marker for "no default" (`Sentinel.UNSET`, Click 8.2 and later) in the Default
+    column; show an empty cell, as `--help` shows nothing."""
+    return html.replace("<td><code>Sentinel.UNSET</code></td>", "<td></td>")

@@ -30,7 +30,9 @@ def sections(page: str) -> dict[str, str]:
 
 
 def test_the_reference_lists_every_command_with_each_of_its_options(site) -> None:
-    found = sections((site / "reference" / "cli" / "index.html").read_text("utf-8"))
+    page = (site / "reference" / "cli" / "index.html").read_text("utf-8")
+    assert "Sentinel" not in page  # Click's "no default" marker is shown as an empty cell (docs/hooks)
+    found = sections(page)
     missing = []
     for path, command in TREE.items():
         anchor = "-".join(path)
