@@ -24,6 +24,9 @@ def test_the_readme_and_the_tutorial_each_mark_a_runnable_block() -> None:
         assert [f for f in fences(page) if f.runnable], f"{page.name} marks no block runnable"
 
 
+# a runnable line may check a snapshot, which probes its videos (ffprobe) and checks it in Chromium
+@pytest.mark.media
+@pytest.mark.browser
 @pytest.mark.parametrize(("where", "line"), runnable_lines(), ids=lambda v: v)
 def test_a_runnable_line_runs_as_written(where: str, line: str) -> None:
     env = dict(os.environ)
