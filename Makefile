@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SNAPSHOT ?= snapshots/demo
-# `make eval` settings (see README, "Evaluating a model"); the defaults run the offline demo.
+# `make eval` settings (docs/guides/evaluate.md); the defaults run the offline demo.
 MODEL ?= scripted
 HARNESS ?= auto
 CAPABILITY ?= full
@@ -19,7 +19,7 @@ SYSTEM_PACKAGES := ffmpeg chromium fonts-noto-cjk debootstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_LOG ?= /tmp/omnidr-apt.log
 
-.PHONY: setup system-deps images test test-durations test-fast eval lock clean mlflow-ui audit
+.PHONY: setup system-deps images test test-durations test-fast docs eval lock clean mlflow-ui audit
 
 setup: system-deps $(STAMP)
 
@@ -74,6 +74,10 @@ test-durations: images
 test-fast: setup $(WHEELHOUSE)
 	$(BIN)/nox -s fast
 
+# The documentation site into site/ (open site/index.html); `make test` builds it too, with --strict.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 eval: setup
 	$(BIN)/omnidr eval '$(SNAPSHOT)' --model '$(MODEL)' --harness '$(HARNESS)' --capability '$(CAPABILITY)' \
 	  --judge '$(JUDGE)' --budget '$(BUDGET)' --parallel '$(PARALLEL)' --executor '$(EXECUTOR)' \
@@ -98,4 +102,4 @@ lock: $(STAMP)
 	$(BIN)/uv pip compile -q --generate-hashes --universal --python-version 3.11 -o requirements-bootstrap.lock requirements-bootstrap.in
 
 clean:
-	rm -rf $(VENV) .nox
+	rm -rf $(VENV) .nox site

@@ -11,6 +11,12 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
 
+def build_docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs.yml), built with --strict: a broken link, a missing page or a page left out of
+    the navigation fails the build. Into site/ (git-ignored); about 3 s."""
+    session.run(sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
+
+
 def test_workers() -> str:
     """pytest-xdist workers: TEST_WORKERS, else one per core, at least 2 and at most 8. Two per core was tried
     on the 2-core CI machine: the end-to-end tests are CPU-bound (Chromium, ffmpeg, the containers' storage
@@ -21,7 +27,8 @@ def test_workers() -> str:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """Lint (ruff) and type check (mypy), both configured in pyproject.toml, then the whole suite, real ffmpeg,
+    """Lint (ruff) and type check (mypy), both configured in pyproject.toml, the docs site (`mkdocs build --strict`),
+    then the whole suite, real ffmpeg,
     yt-dlp against loopback, Docker and Chromium included, on parallel workers; tests that share an expensive
     fixture run together on one worker (tests/conftest.py). Every image is built (`omnidr images build`) in the
     background while the suite starts with the tests that need no Docker engine (tests/scheduling.py): on a fresh
@@ -32,6 +39,7 @@ def tests(session: nox.Session) -> None:
     # type-checked this code before checks only what changed (about 5 s, where a cold run takes 40)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "mypy"
     session.run(sys.executable, "-m", "mypy", env={"MYPY_CACHE_DIR": str(cache)})
+    build_docs(session)
     # the checkout's modules byte-compiled once: the suite starts hundreds of Python processes (every CLI call),
     # and where PYTHONDONTWRITEBYTECODE is set each of them would compile what it imports again
     session.run(sys.executable, "-m", "compileall", "-q", "omnidr", "sandbox", "tests", silent=True)
@@ -58,6 +66,8 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def fast(session: nox.Session) -> None:
-    """Unit tests only: no ffmpeg, network, Docker or browser (`make test-fast`, the edit-test loop)."""
+    """The docs site (`mkdocs build --strict`), then the unit tests only: no ffmpeg, network, Docker or browser
+    (`make test-fast`, the edit-test loop)."""
+    build_docs(session)
     session.run(sys.executable, "-m", "pytest", "-n", test_workers(), "-m",
                 "not media and not network and not docker and not browser", *session.posargs)

@@ -62,7 +62,7 @@ def cli() -> None:
     quiet_libraries()
 
 
-@cli.group()
+@cli.group(short_help="Validate, freeze, verify and complete benchmark snapshots.")
 def snapshot() -> None:
     """Validate, freeze, verify and complete benchmark snapshots."""
 
@@ -75,7 +75,7 @@ def _print_problems(report, problems) -> None:
         out.print(f"[{style}]{escape(p.line())}{escape(note)}[/{style}]", soft_wrap=True)
 
 
-@snapshot.command("validate")
+@snapshot.command("validate", short_help="Run the release checks of a snapshot.")
 @SNAPSHOT_ARG
 @click.option("--no-videos", is_flag=True, help="Skip the presence and checksum checks of source videos (and the browser check).")
 def snapshot_validate(path: Path, no_videos: bool) -> None:
@@ -102,7 +102,7 @@ def snapshot_validate(path: Path, no_videos: bool) -> None:
     out.print(f"[green]{summary}[/green]")
 
 
-@snapshot.command("freeze")
+@snapshot.command("freeze", short_help="Validate, then write MANIFEST.json and the id.")
 @SNAPSHOT_ARG
 def snapshot_freeze(path: Path) -> None:
     """Validate, then write MANIFEST.json (sha256 of every file) and print the snapshot id.
@@ -124,7 +124,7 @@ def snapshot_freeze(path: Path) -> None:
     out.print(f"{path}: froze {len(manifest.files)} files as [bold]{manifest.snapshot_id}[/bold] ({path / 'MANIFEST.json'})")
 
 
-@snapshot.command("import-videoodyssey")
+@snapshot.command("import-videoodyssey", short_help="Make a snapshot from the VideoOdyssey release.")
 @click.argument("annotation", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("folder", metavar="OUT", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--videos", "videos_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
@@ -169,7 +169,7 @@ def snapshot_import_videoodyssey(annotation: Path, folder: Path, videos_dir: Pat
     out.print(f"{folder}: froze {len(manifest.files)} files as [bold]{manifest.snapshot_id}[/bold]")
 
 
-@snapshot.command("add-web")
+@snapshot.command("add-web", short_help="Add recorded web pages to a snapshot.")
 @SNAPSHOT_ARG
 @click.argument("corpora", nargs=-1, required=True, type=click.Path(path_type=Path))
 def snapshot_add_web(path: Path, corpora: tuple[Path, ...]) -> None:
@@ -198,7 +198,7 @@ def snapshot_add_web(path: Path, corpora: tuple[Path, ...]) -> None:
               "snapshot its new id", soft_wrap=True)
 
 
-@snapshot.command("verify")
+@snapshot.command("verify", short_help="Check a snapshot against its MANIFEST.json.")
 @SNAPSHOT_ARG
 def snapshot_verify(path: Path) -> None:
     """Check every file against MANIFEST.json; names each changed, missing or extra file."""
@@ -215,7 +215,7 @@ def snapshot_verify(path: Path) -> None:
     out.print(f"[green]{path}: all {len(manifest.files)} files match {manifest.snapshot_id}[/green]")
 
 
-@snapshot.command("schema")
+@snapshot.command("schema", short_help="Write the contract's data.schema.json.")
 @SNAPSHOT_ARG
 def snapshot_schema(path: Path) -> None:
     """Write the contract's data.schema.json from the ReportData model."""
@@ -229,7 +229,7 @@ def snapshot_schema(path: Path) -> None:
     out.print(f"wrote {target}")
 
 
-@snapshot.command("fetch-videos")
+@snapshot.command("fetch-videos", short_help="Download and check the source videos.")
 @SNAPSHOT_ARG
 @click.option("--task", "tasks", multiple=True, help="Only this task id (repeatable).")
 @click.option("--force", is_flag=True, help="Download even when a file with the right checksum is present.")
@@ -272,12 +272,12 @@ def snapshot_fetch_videos(path: Path, tasks: tuple[str, ...], force: bool, add_c
         sys.exit(1)
 
 
-@cli.group()
+@cli.group(short_help="Build, lock and list the pinned Docker images.")
 def images() -> None:
     """Build and list the pinned, content-tagged Docker images (no registry needed)."""
 
 
-@images.command("build")
+@images.command("build", short_help="Build the images; unchanged ones are reused.")
 @click.argument("names", nargs=-1)
 @click.option("--strict", is_flag=True, default=None,
               help="Refuse to build an image whose locked Debian versions the archive no longer serves "
@@ -313,7 +313,7 @@ def images_build(names: tuple[str, ...], strict: bool | None, jobs: int) -> None
         sys.exit(1)
 
 
-@images.command("lock")
+@images.command("lock", short_help="Rewrite the images' Debian locks.")
 @click.argument("names", nargs=-1)
 def images_lock(names: tuple[str, ...]) -> None:
     """Rewrite the Debian locks of NAMES (default: every image with one) from what the archive serves now."""
@@ -336,7 +336,7 @@ def images_lock(names: tuple[str, ...]) -> None:
                       + (", ..." if len(added) > 8 else ""), soft_wrap=True)
 
 
-@images.command("list")
+@images.command("list", short_help="List the images, their tags and drift.")
 def images_list() -> None:
     """Every image folder, its content tag as last resolved here, and whether the engine has it built."""
     from omnidr.images import list_images
@@ -351,7 +351,7 @@ def images_list() -> None:
     out.print(table)
 
 
-@cli.command("harnesses")
+@cli.command("harnesses", short_help="List the harnesses a system can run under.")
 def harnesses() -> None:
     """List the harnesses a system can run under: API, image and its CLI, levels, tools."""
     from omnidr.harness import HARNESSES
@@ -371,8 +371,10 @@ def harnesses() -> None:
     out.print(table)
 
 
-@cli.command("run", context_settings={"ignore_unknown_options": False})
-@click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True)
+@cli.command("run", context_settings={"ignore_unknown_options": False},
+             short_help="Run agent attempts in the sandbox, without scoring.")
+@click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=Path("snapshots/demo"), show_default=True,
+              help="Snapshot folder whose tasks run.")
 @click.option("--task", "tasks", multiple=True, help="Task id (repeatable); default: every task of the snapshot.")
 # the registry's names (omnidr.harness.HARNESSES; importing it here would slow every command; a test keeps them equal)
 @click.option("--harness", type=click.Choice(["command", "reference", "claude-code", "codex", "openclaw", "direct"]),
@@ -429,9 +431,9 @@ def harnesses() -> None:
 @click.option("--search-key-env", metavar="VAR",
               help="Host environment variable holding the search door's key, which the proxy injects (default "
                    "BRAVE_SEARCH_API_KEY for brave, none for searxng).")
-@click.option("--cpus", type=float, default=2.0, show_default=True)
-@click.option("--memory-mb", type=int, default=4096, show_default=True)
-@click.option("--pids", type=int, default=512, show_default=True)
+@click.option("--cpus", type=float, default=2.0, show_default=True, help="CPUs the agent container may use.")
+@click.option("--memory-mb", type=int, default=4096, show_default=True, help="Memory limit of the agent container (MiB).")
+@click.option("--pids", type=int, default=512, show_default=True, help="Process limit of the agent container.")
 @click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks run at once.")
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --run-dir, wait for it instead of stopping.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)

@@ -105,7 +105,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
     out.print(f"mean score {summary.mean_total:.2f} over {len(summary.tasks)} task(s); evaluations in {out_dir}", soft_wrap=True)
 
 
-@click.command("score")
+@click.command("score", short_help="Score what every task of a run folder delivered.")
 @click.argument("run_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
               help="Snapshot the run used (default: the one named in run.json).")
@@ -201,7 +201,7 @@ def _parse_probe(spec: str) -> Call:
     return Call(name=name.strip(), params=params)
 
 
-@click.command("probe")
+@click.command("probe", short_help="Run browser probes on one report folder.")
 @click.argument("report_dir", type=click.Path(path_type=Path))
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
               help="Snapshot whose task gives the probes (its M atoms) and the source video's duration.")

@@ -23,12 +23,12 @@ class _ArchiveGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group("archive", cls=_ArchiveGroup)
+@click.group("archive", cls=_ArchiveGroup, short_help="Freeze a run root into an archive, or verify one.")
 def archive() -> None:
     """Freeze a run root into an archive (`omnidr archive RUN_ROOT`), or check one (`omnidr archive verify ARCHIVE`)."""
 
 
-@archive.command("make")
+@archive.command("make", short_help="Write a frozen, hashed bundle of a run root.")
 @click.argument("run_root", type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="New archive folder (default: archives/<snapshot id>-<UTC time>).")
@@ -51,7 +51,7 @@ def archive_make(run_root: Path, out_dir: Path | None, snapshot: Path | None, sa
               soft_wrap=True)
 
 
-@archive.command("verify")
+@archive.command("verify", short_help="Check an archive against its ARCHIVE.json.")
 @click.argument("archive_dir", type=click.Path(path_type=Path))
 def archive_verify(archive_dir: Path) -> None:
     """Check every file of ARCHIVE against ARCHIVE.json; names each changed, missing or extra file (exit 1)."""
@@ -66,7 +66,7 @@ def archive_verify(archive_dir: Path) -> None:
     out.print(f"[green]{archive_dir}: all {len(manifest.files)} files match {manifest.archive_id}[/green]", soft_wrap=True)
 
 
-@click.command("rescore")
+@click.command("rescore", short_help="Score an archive's reports again with a judge.")
 @click.argument("archive_dir", type=click.Path(path_type=Path))
 @click.option("--judge", default="offline-baseline", show_default=True,
               help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge).")

@@ -24,7 +24,8 @@ _opts = [
     click.option("--model", default=SCRIPTED, show_default=True, envvar="OMNIDR_MODEL",
                  help="scripted (offline demo; scripted-openai / scripted-anthropic: as that kind of server), openai/NAME, "
                       "anthropic/NAME, NAME@BASE_URL (OpenAI-compatible), or NAME@anthropic+BASE_URL (Anthropic-"
-                      "compatible). Any harness runs on any of them: the gateway translates between the APIs."),
+                      "compatible; NAME@openai-chat+BASE_URL: without /v1/responses). reference, claude-code and codex run on "
+                      "any of them (the gateway translates between the APIs); openclaw needs a real endpoint."),
     click.option("--model-key-env", default=None,
                  help="Variable holding the model key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY / OMNIDR_MODEL_API_KEY)."),
     click.option("--judge", default=BASELINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",
@@ -211,7 +212,7 @@ def open_hints(outcome) -> list[str]:
     return lines
 
 
-@click.command("eval")
+@click.command("eval", short_help="Evaluate a system on a snapshot and write the run root.")
 @click.argument("snapshot", type=click.Path(path_type=Path), default=None, required=False)
 @click.option("--harness", default="auto", show_default=True, envvar="OMNIDR_HARNESS",
               help=f"One of {', '.join(HARNESSES)}; auto: direct for a multiple-choice snapshot, else reference.")
@@ -251,7 +252,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
         sys.exit(1)
 
 
-@click.command("compare")
+@click.command("compare", short_help="Compare systems on the same tasks under one budget.")
 @click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--system", "systems", multiple=True,
               help="HARNESS[:CAPABILITY][@MODEL] to run (repeatable, two or more); MODEL defaults to --model.")

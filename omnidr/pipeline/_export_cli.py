@@ -9,12 +9,12 @@ from omnidr._console import make_console
 out = make_console()
 
 
-@click.group("export")
+@click.group("export", short_help="Write results in a benchmark's own format.")
 def export() -> None:
     """Write a scored system's results in a benchmark's own result format (`omnidr export videoodyssey ...`)."""
 
 
-@export.command("videoodyssey")
+@export.command("videoodyssey", short_help="Write a VideoOdyssey result file.")
 @click.argument("run_root", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("out_file", metavar="OUT.json", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--system", required=True, help="The system: its folder name in RUN_ROOT or its leaderboard label.")

@@ -96,7 +96,7 @@ def _hyperparameters(hyper_path: Path | None, fallback: Hyperparameters | None =
     return fallback or Hyperparameters()
 
 
-@click.command("aggregate")
+@click.command("aggregate", short_help="Score one report from saved atom decisions.")
 @_rubric
 @_decisions
 @_hyper_released
@@ -116,7 +116,7 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
     _emit(report_grids(score), "terminal", report_notes(score))
 
 
-@click.command("na-order")
+@click.command("na-order", short_help="Check the guarded citation N/A of an evaluation.")
 @_rubric
 @_decisions
 @click.option("--score", "score_path", type=click.Path(path_type=Path), default=None,
@@ -161,7 +161,7 @@ def _found_notes(found) -> list[str]:
     return notes
 
 
-@click.command("leaderboard")
+@click.command("leaderboard", short_help="Rank systems from their saved decisions.")
 @click.argument("systems", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_ranking_options
 @click.option("--pairs", is_flag=True, help="Also compare every pair of systems (paired bootstrap).")
@@ -201,7 +201,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     _emit(leaderboard_grids(board), fmt, _found_notes(found))
 
 
-@click.command("compare")
+@click.command("compare", short_help="Compare two systems from their saved decisions.")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @_ranking_options

@@ -21,12 +21,12 @@ from ._store import RELIABILITY_DIR, import_labels, log_reliability, machine_rep
 _ROOT = click.argument("run_root", type=click.Path(path_type=Path))
 
 
-@click.group("labels")
+@click.group("labels", short_help="Import human labels of generated reports.")
 def labels() -> None:
     """Human labels of generated reports (paper App. A.5-A.6)."""
 
 
-@labels.command("import")
+@labels.command("import", short_help="Check a labels file and add it to a run root.")
 @click.argument("file", type=click.Path(path_type=Path))
 @_ROOT
 def labels_import(file: Path, run_root: Path) -> None:
@@ -42,12 +42,12 @@ def labels_import(file: Path, run_root: Path) -> None:
                          f"{len({x.rater for x in new})} rater(s) on {reports} report(s) into {target}", soft_wrap=True)
 
 
-@click.group("judge")
+@click.group("judge", short_help="Measure how far the judge can be trusted.")
 def judge() -> None:
     """How far the judge can be trusted: repeat-scoring stability, agreement with human labels."""
 
 
-@judge.command("stability")
+@judge.command("stability", short_help="Score reports again; measure the judge's stability.")
 @_ROOT
 @click.option("--repeats", default=3, show_default=True, type=click.IntRange(2), help="Times each report is scored.")
 @click.option("--judge", "judge_text", default=None,
@@ -105,7 +105,7 @@ def stability_grids(s: Stability) -> list[Grid]:
     return [reports, directions]
 
 
-@judge.command("agreement")
+@judge.command("agreement", short_help="Compare the judge with human labels.")
 @_ROOT
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
@@ -167,7 +167,7 @@ def agreement_grids(a: Agreement) -> list[Grid]:
     return [main, *groups]
 
 
-@click.command("calibrate")
+@click.command("calibrate", short_help="Check a snapshot's behavioural calibration.")
 @click.argument("snapshot", type=click.Path(path_type=Path))
 @click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
 @eval_options

@@ -60,7 +60,7 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
     return [process, order]
 
 
-@click.command("audit")
+@click.command("audit", short_help="Process statistics and audit pages of a run folder.")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--task", "task", default=None, help="Audit only this task's attempts.")
 def audit(run_dir: Path, task: str | None) -> None:
