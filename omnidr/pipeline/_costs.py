@@ -32,6 +32,8 @@ class SystemCost(BaseModel):
 
     tasks: int = Field(description="Tasks with at least one attempt.")
     attempts: int = Field(description="Attempts over those tasks.")
+    per_task: dict[str, float | None] = Field(default_factory=dict, description="Task id -> what its attempts "
+                                              "cost, USD (None: an attempt of it is unpriced).")
     per_task_median: float | None = Field(description="Median over tasks of what the task's attempts cost, USD.")
     total: float | None = Field(description="What all attempts cost, USD.")
     unpriced_attempts: int = Field(description="Attempts with an exchange that could not be priced.")
@@ -62,7 +64,7 @@ def system_cost(folder: Path, judge_model: str | None = None, judge_base_url: st
     known = [c for c in per_task.values() if c is not None]
     priced = bool(per_task) and len(known) == len(per_task)
     judge, judge_source = _judge_cost(folder, judge_model, judge_base_url, pricing)
-    return SystemCost(tasks=len(per_task), attempts=attempts, per_task_median=float(median(known)) if priced else None,
+    return SystemCost(tasks=len(per_task), attempts=attempts, per_task=per_task, per_task_median=float(median(known)) if priced else None,
                       total=sum(known) if priced else None, unpriced_attempts=unpriced,
                       price_source=pricing.source if pricing else None, judge=judge, judge_price_source=judge_source)
 

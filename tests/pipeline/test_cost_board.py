@@ -40,6 +40,7 @@ def test_the_board_shows_cost_and_the_frontier_and_mlflow_the_verdicts(tmp_path)
             expected += ((usage["input_tokens"] - cached) * 3.0 + cached * 0.3 + usage["output_tokens"] * 15.0) / 1e6
     assert expected > 0 and costs[full]["total"] == pytest.approx(expected)
     assert costs[full]["per_task_median"] == pytest.approx(expected)
+    assert costs[full]["per_task"] == {TASK: pytest.approx(expected)}
     assert costs[video]["total"] == 0.0 and costs[full]["price_source"].startswith("--prices prices-full.json")
     assert costs[full]["judge"] == 0.0  # the offline judge
     md = (root / "leaderboard.md").read_text()
