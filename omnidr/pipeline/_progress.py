@@ -84,8 +84,9 @@ class EvalProgress:
         with self._lock:
             s = self.systems[label]
             s.running.discard(task_id)
-            s.done += 1
-            s.failed += not records or not records[-1].delivered
+            if records:  # a task with no attempt was left unstarted (--max-cost, Ctrl-C): neither done nor failed
+                s.done += 1
+                s.failed += not records[-1].delivered
         log.info("%s %s: done after %d attempt(s), %s", label, task_id, len(records),
                  records[-1].reason.value if records else "no attempt")
 
