@@ -24,8 +24,7 @@ from omnidr._files import write_atomic
 from omnidr.benchmark import OTHER_DURATION, certificate_bin, duration_bin, open_snapshot
 from omnidr.errors import UserError
 from omnidr.media import release_file
-
-LETTERS = ("A", "B", "C", "D")
+from sandbox.models import OPTION_LETTERS
 
 
 @dataclass
@@ -64,7 +63,7 @@ def official_accuracy(annotation: list[dict]) -> OfficialAccuracy:
     for video in annotation:
         for q in video.get("questions", []):
             predicted = str(q.get("predicted_answer") or "").strip().upper()
-            if predicted not in LETTERS:
+            if predicted not in OPTION_LETTERS:  # the authors' scorer counts exactly these as valid
                 out.invalid += 1
                 continue
             hit = int(predicted == str(q.get("answer", "")).strip().upper())

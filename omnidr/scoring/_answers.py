@@ -42,6 +42,7 @@ from omnidr.benchmark import (
     duration_bin,
     duration_group,
 )
+from sandbox.models import OPTION_LETTERS
 
 from ._answer_models import (
     BREAKDOWNS,
@@ -81,7 +82,6 @@ CORRECT_POINTS = 100.0
 """What a correct answer counts for: accuracy is a mean of 100s and 0s, in percent."""
 
 BUDGET_EXHAUSTED = "budget_exhausted"  # sandbox.models.TerminationReason
-_LETTERS = ("A", "B", "C", "D")  # the authors' scorer counts exactly these as valid predictions
 
 BREAKDOWN_GROUPS: dict[str, tuple[str, ...]] = {
     "domain": tuple(d.value for d in Domain),
@@ -312,7 +312,7 @@ def _subsets(scores: np.ndarray, table: list[list[AnswerOutcome | None]], ids: S
             readings = [o.official if o is not None else "API_Error" for o in outcomes]
             known = all(r is not None for r in readings)
             kept = [(r, questions[ids[k]].answer, g) for r, k, g in zip(readings, idx, labels, strict=True)
-                    if r in _LETTERS]
+                    if r in OPTION_LETTERS]  # the authors' scorer counts exactly these as valid
             valid = [(r, key) for r, key, _ in kept]
             right = sum(r == key for r, key in valid)
             out[i].append(SubsetAccuracy(
