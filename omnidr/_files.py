@@ -22,3 +22,14 @@ def write_atomic(path: Path | str, data: str | bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def save_figure(fig, path: Path) -> None:
+    """A matplotlib figure as PNG at `path`, written to a temporary name and renamed (a reader never sees half a
+    file), then closed."""
+    from matplotlib import pyplot as plt
+
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, format="png")
+    plt.close(fig)
+    tmp.replace(path)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from omnidr._files import write_atomic
+from omnidr._files import save_figure, write_atomic
 from omnidr._records import DiskRecord
 from omnidr.benchmark import CCL_BINS, InputSetting
 from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
@@ -241,10 +241,7 @@ def plot_accuracy(board: AnswerLeaderboard, path: Path, subtitle: str) -> None:
     ax.set_title(f"Short-answer leaderboard\n{subtitle}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    save_figure(fig, path)
 
 
 def answer_board(found: list[ScoredAnswers], snapshot: Path, task_ids: list[str],
@@ -409,7 +406,4 @@ def plot_accuracy_by_ccl(board: AnswerLeaderboard, path: Path, subtitle: str) ->
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    save_figure(fig, path)

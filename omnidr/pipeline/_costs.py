@@ -20,6 +20,7 @@ from statistics import median
 
 from pydantic import BaseModel, Field
 
+from omnidr._files import save_figure
 from omnidr.attempts import RunConfig, cost_text, resolve_pricing
 from omnidr.paths import RunPaths
 from sandbox.models import ModelPricing
@@ -148,8 +149,5 @@ def plot_cost(costs: dict[str, SystemCost], scores: dict[str, float], score_name
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    save_figure(fig, path)
     return True

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from omnidr._files import write_atomic
+from omnidr._files import save_figure, write_atomic
 from omnidr._records import DiskRecord
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
@@ -364,10 +364,7 @@ def plot_scores(board, path: Path, subtitle: str) -> None:
     ax.set_title(f"OmniDR leaderboard\n{subtitle}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    save_figure(fig, path)
 
 
 PAGE_STYLE = ("<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;"
