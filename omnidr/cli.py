@@ -401,6 +401,9 @@ def harnesses() -> None:
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None, metavar="USD",
               help="US dollars this invocation may spend: attempts that could pass it are left unstarted, and a "
                    "rerun finishes them. Needs --max-attempt-cost.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Upstream requests in flight at once per model API over all the run's gateways (default 64); a "
+                   "429 or 503 halves the limit and Retry-After pauses them all, successes grow it back.")
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="JSON file of model prices (US dollars per million tokens) that adds to or overrides genai-prices' "
                    "table, e.g. {\"MODEL\": {\"input_per_mtok\": 3.0, \"output_per_mtok\": 15.0}}.")
@@ -439,7 +442,7 @@ def harnesses() -> None:
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, max_attempt_cost,
-        max_cost, prices_file, wall_time_s, attempts,
+        max_cost, max_connections, prices_file, wall_time_s, attempts,
         retry_on, proxy_mode, denylist, provider_tools, outside_network, allow_net, model_policy, search_door,
         search_key_env, cpus, memory_mb, pids, parallel, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
@@ -467,7 +470,8 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                               limits, retry, proxy_mode, list(denylist), provider_tools, outside_network, search_door,
                               search_key_env, parallel=parallel, wait=wait, image=image, argv=list(argv), on_attempt=show,
                               on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"), allow_nets=parse_allow_nets(allow_net),
-                              model_policy=model_policy, prices=prices, spend=spend_cap(max_cost, budget))
+                              model_policy=model_policy, prices=prices, spend=spend_cap(max_cost, budget),
+                              max_connections=max_connections)
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(Path(run_dir)).attempts}/",
               soft_wrap=True)

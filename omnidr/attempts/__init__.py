@@ -3,6 +3,7 @@
 from ._contract import AgentContext, Harness
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
+from ._limiter import DEFAULT_MAX_CONNECTIONS, SharedLimiter
 from ._models import (
     NOT_COUNTED,
     WEB_MODES,
@@ -39,6 +40,6 @@ __all__ = [
     "is_loopback_url", "relay_loopback_urls", "unanswered_from_network",
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "DoorPolicy", "RetryPolicy",
     "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_allow_nets", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
-    "run_task_attempts", "stop_run", "web_closed", "PRICE_FILE_KEYS", "load_prices", "resolve_pricing", "SpendCap", "cost_text", "spend_cap",
+    "run_task_attempts", "stop_run", "web_closed", "PRICE_FILE_KEYS", "load_prices", "resolve_pricing", "SpendCap", "cost_text", "spend_cap", "DEFAULT_MAX_CONNECTIONS", "SharedLimiter",
     "SpendCapReached",
 ]

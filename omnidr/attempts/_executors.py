@@ -93,9 +93,11 @@ class RayExecutor:
                   on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
                   reach: dict[str, str],
                   on_task: Callable[[str, list[AttemptRecord]], None],
-                  spend: object = None) -> dict[str, list[AttemptRecord]]:
+                  spend: object = None, max_connections: object = None) -> dict[str, list[AttemptRecord]]:
         """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own, and
-        `spend` (`--max-cost`) is refused before (`run_attempts`): the dollars are counted in the driver's process."""
+        `spend` (`--max-cost`) is refused before (`run_attempts`): the dollars are counted in the driver's process. The
+        workers' gateways are on other hosts, where the driver's shared upstream limiter is not: they run without it
+        (`max_connections` is not used)."""
         ray = self._connect()
         started_here = not self.address
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)

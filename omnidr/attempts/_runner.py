@@ -25,6 +25,7 @@ from ._contract import Harness
 from ._executors import record_lost_attempt, records_on_disk
 from ._helpers import HelperPool, reuse_helpers
 from ._instruction import answer_instruction, instruction
+from ._limiter import DEFAULT_MAX_CONNECTIONS, SharedLimiter
 from ._models import (
     NOT_COUNTED,
     AttemptReason,
@@ -34,6 +35,7 @@ from ._models import (
     Upstream,
     default_provider_tools,
 )
+from ._relay import network_host_ip
 from ._sandbox import (
     INTERRUPTED,
     LABEL_DRIVER,
@@ -262,6 +264,7 @@ def run_task_attempts(
     driver: str | None = None,
     pool: HelperPool | None = None,
     spend: SpendCap | None = None,
+    limiter: SharedLimiter | None = None,
 ) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
@@ -269,7 +272,8 @@ def run_task_attempts(
     invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
     `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
     `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy.
-    `spend` (`--max-cost`) may leave the task's next attempt unstarted; the task then ends here, resumable."""
+    `spend` (`--max-cost`) may leave the task's next attempt unstarted; the task then ends here, resumable.
+    `limiter`: the run's shared upstream limit, which every attempt's gateway asks before each upstream request."""
     reach = reach or {}
     kind_fields = _kind_fields(snap, task_id, config, harness)
     task_dir = RunPaths(run_dir).task_attempts(task_id)
@@ -300,6 +304,7 @@ def run_task_attempts(
                 capability=config.capability, model_policy=config.model_policy, pricing=config.pricing,
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
                 extra_labels={LABEL_DRIVER: driver} if driver else {},
+                upstream_limit=(limiter.url, limiter.token) if limiter is not None else None,
             )
             folder.mkdir(parents=True, exist_ok=True)
             log.info("%s attempt %d: starting in %s", task_id, n, folder)
@@ -384,13 +389,21 @@ class LocalExecutor:
                   on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
                   parallel: int, reach: dict[str, str],
                   on_task: Callable[[str, list[AttemptRecord]], None],
-                  spend: SpendCap | None = None) -> dict[str, list[AttemptRecord]]:
+                  spend: SpendCap | None = None, max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                  ) -> dict[str, list[AttemptRecord]]:
         helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
+        # one limit per upstream for every gateway of the run, on the network the gateways reach out on
+        try:
+            limiter: SharedLimiter | None = SharedLimiter(network_host_ip(client, config.outside_network),
+                                                          max_connections)
+        except (RuntimeError, UserError) as exc:  # a courtesy to the provider, never a reason not to run
+            log.warning("no shared upstream limit for this run: %s", exc)
+            limiter = None
 
         def one(task_id: str) -> list[AttemptRecord]:
             try:
                 records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                            on_start, reach, pool=helpers, spend=spend)
+                                            on_start, reach, pool=helpers, spend=spend, limiter=limiter)
             except OSError:
                 raise  # the machine's fault (a full disk, a lost engine socket): the run stops with one line
             except Exception as exc:  # noqa: BLE001 - a fault of the driver's code is that task's, never the run's
@@ -413,6 +426,8 @@ class LocalExecutor:
             pool.shutdown(wait=not INTERRUPTED.is_set(), cancel_futures=True)
             if helpers is not None:
                 helpers.close()
+            if limiter is not None:
+                limiter.close()
         return out
 
 
@@ -433,12 +448,14 @@ def run_attempts(
     reach: dict[str, str] | None = None,
     on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
     spend: SpendCap | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
     interrupted run are removed first. `executor` places each task's attempts: threads of this process
     (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
     are over. With `spend` (`--max-cost`), attempts that could take the invocation past it are left unstarted and
-    the run ends with `SpendCapReached` once the others are over."""
+    the run ends with `SpendCapReached` once the others are over. `max_connections` caps the upstream requests
+    in flight at once per upstream over all the run's gateways (`SharedLimiter`; the local executor only)."""
     if spend is not None and not isinstance(executor, LocalExecutor):
         raise UserError("--max-cost runs with the local executor only (the dollars are counted in this process); "
                         "drop --executor ray, or drop --max-cost")
@@ -449,7 +466,7 @@ def run_attempts(
     cleanup_run(client, config.run_id())
     try:
         out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
-                                 parallel, reach or {}, on_task, spend)
+                                 parallel, reach or {}, on_task, spend, max_connections)
     except KeyboardInterrupt:
         stop_run(client, config.run_id())  # this node's containers (the local executor stopped its threads' too)
         raise

@@ -132,6 +132,7 @@ class AttemptSpec:
     capability: str | None = None  # the system's capability level; below text_web the caller closed the web
     model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model than `model`
     pricing: ModelPricing | None = None  # the price the gateway charges every exchange at; None: unpriced
+    upstream_limit: tuple[str, str] | None = None  # the run's shared upstream limiter (URL, token); None: none
     gateway_backoff_s: float = 1.0
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
@@ -437,7 +438,7 @@ class AttemptSandbox:
         return (spec.run_id, spec.gateway_image, spec.egress_image, spec.outside_network, spec.proxy_mode,
                 spec.replay_dir, spec.denylist, spec.upstreams, spec.search_door, spec.upstream_ca, spec.allow_nets,
                 spec.provider_tools.model_dump_json(), spec.gateway_backoff_s,
-                spec.pricing.model_dump_json() if spec.pricing else None,
+                spec.pricing.model_dump_json() if spec.pricing else None, spec.upstream_limit,
                 self.pool.root if self.pool else None)
 
     def _helpers(self, dirs: AttemptPaths, internal, threads: ThreadPoolExecutor) -> None:
@@ -547,6 +548,8 @@ class AttemptSandbox:
             "denylist": list(spec.denylist), "agent_address": self.agent_ip,
             "model": spec.model, "model_policy": spec.model_policy,
             "pricing": json.loads(spec.pricing.model_dump_json()) if spec.pricing else None,
+            "upstream_limit": ({"url": spec.upstream_limit[0], "token": spec.upstream_limit[1]}
+                               if spec.upstream_limit else None),
             "web_log_path": self._helper_path(logs / PROVIDER_WEB_LOG, f"/logs/{PROVIDER_WEB_LOG}"),
         }
         config_file = dirs.control / "gateway.json"

@@ -201,6 +201,7 @@ def run_system(
     model_policy: ModelPolicy = "rewrite",
     prices: dict[str, ModelPricing] | None = None,
     spend: SpendCap | None = None,
+    max_connections: int | None = None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -217,7 +218,8 @@ def run_system(
     omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
     `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). Every exchange is
     priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
-    omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends."""
+    omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends; `max_connections` the
+    upstream requests in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter)."""
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import (
@@ -349,7 +351,8 @@ def run_system(
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
             out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
                                        parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
-                                       on_task=on_task, spend=spend)
+                                       on_task=on_task, spend=spend,
+                                       **({"max_connections": max_connections} if max_connections else {}))
         finally:
             for relay in relays:
                 relay.close()
@@ -443,7 +446,8 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
                         on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
                         search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
-                        prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None) -> dict:
+                        prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None,
+                        max_connections: int | None = None) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -456,7 +460,7 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
                      provider_tools=provider_tools, wait=wait, search_door=search_door, allow_nets=allow_nets,
-                     model_policy=model_policy, prices=prices, spend=spend)
+                     model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections)
     return ran.records
 
 
@@ -476,7 +480,8 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
                 parallel: int = 1, wait: bool = False, image: str | None = None, argv: list[str] | None = None,
                 on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None,
                 allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
-                prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None) -> dict:
+                prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None,
+                max_connections: int | None = None) -> dict:
     """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
     or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
     attempt records."""
@@ -498,7 +503,7 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
             snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
             proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
             provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door, allow_nets=allow_nets,
-            model_policy=model_policy, prices=prices, spend=spend)
+            model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections)
     if e.openai_base_url and e.anthropic_base_url:
         raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
                         "--anthropic-base-url, not both (the gateway translates between their APIs)")
@@ -511,6 +516,6 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
         proxy_mode=proxy_mode, denylist=denylist, outside_network=None if outside_network == "bridge" else outside_network,
         parallel=parallel, on_attempt=on_attempt, on_note=on_note,
         provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
-        allow_nets=allow_nets, model_policy=model_policy, prices=prices, spend=spend,
+        allow_nets=allow_nets, model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections,
     ).records
 

@@ -38,6 +38,9 @@ _opts = [
     click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
                  help="JSON file of model prices (US dollars per million tokens) that adds to or overrides "
                       "genai-prices' table, e.g. {\"MODEL\": {\"input_per_mtok\": 3.0, \"output_per_mtok\": 15.0}}."),
+    click.option("--max-connections", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Upstream requests in flight at once per model API over all the run's gateways (default 64); "
+                      "a 429 or 503 halves the limit and Retry-After pauses them all, successes grow it back."),
     click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None, metavar="USD",
                  help="US dollars this invocation may spend: attempts that could pass it are left unstarted, and a "
                       "rerun finishes them. Needs cost=USD in --budget."),
@@ -121,7 +124,7 @@ def eval_options(f):
 def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
              tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
              outside_network=None, upstream_ca=(), allow_net=(), model_policy="rewrite", evaluator="docker",
-             prices_file=None, max_cost=None):
+             prices_file=None, max_cost=None, max_connections=None):
     from omnidr.attempts import (
         WEB_MODES,
         load_prices,
@@ -145,7 +148,7 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
                        outside_network=outside_network, upstream_ca=list(upstream_ca),
                        allow_nets=parse_allow_nets(allow_net), model_policy=model_policy, evaluator=evaluator,
                        prices=load_prices(prices_file) if prices_file else None,
-                       spend=spend_cap(max_cost, parsed_budget))
+                       spend=spend_cap(max_cost, parsed_budget), max_connections=max_connections)
 
 
 def run_with_progress(request, check_examples: bool = True):
@@ -225,8 +228,8 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
           judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
-          allow_net: tuple, model_policy: str, prices_file: Path | None, max_cost: float | None,
-          skip_agents: bool) -> None:
+          allow_net: tuple, model_policy: str, prices_file: Path | None, max_connections: int | None,
+          max_cost: float | None, skip_agents: bool) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
@@ -245,7 +248,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
     system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy, evaluator, prices_file, max_cost)
+                       upstream_ca, allow_net, model_policy, evaluator, prices_file, max_cost, max_connections)
     outcome = run_with_progress(request)
     _where(outcome)
     if outcome.result.failed:
@@ -263,7 +266,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
-            outside_network, upstream_ca, allow_net, model_policy, prices_file, max_cost) -> None:
+            outside_network, upstream_ca, allow_net, model_policy, prices_file, max_connections, max_cost) -> None:
     """Run two or more systems on the same tasks under the same budget, then pair each other system with
     the first (A minus B, A the higher-ranked of the two, as the paper reads a pair: paired difference,
     task-bootstrap interval, wins/ties/losses per task) and print the per-task scores, as the paper's
@@ -314,7 +317,7 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
     request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy, evaluator, prices_file, max_cost)
+                       upstream_ca, allow_net, model_policy, evaluator, prices_file, max_cost, max_connections)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)

@@ -70,6 +70,7 @@ class EvalRequest:
     evaluator: Literal["docker", "host"] = "docker"  # where scores are computed (--evaluator)
     prices: dict[str, ModelPricing] | None = None  # --prices: the lab's rates, before genai-prices' table
     spend: SpendCap | None = None  # --max-cost: what this invocation may spend, over all its systems
+    max_connections: int | None = None  # --max-connections: the shared upstream limit's cap (None: its default)
 
     @property
     def proxy_mode(self):
@@ -285,6 +286,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
         allow_nets=request.allow_nets, model_policy=request.model_policy, prices=request.prices, spend=request.spend,
+        max_connections=request.max_connections,
     )
     return ran.records
 

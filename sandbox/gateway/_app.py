@@ -39,6 +39,7 @@ from sandbox.gateway._config import GatewayConfig, UpstreamConfig
 from sandbox.gateway._cost import Pricer
 from sandbox.gateway._exchange import REDACTED
 from sandbox.gateway._finalize import finalization_body, judge_answer, keep_tool_blocks_valid, question_body
+from sandbox.gateway._limit import SharedLimit
 from sandbox.gateway._model_policy import decide
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
 from sandbox.gateway._scope import INITIAL, AttemptScope, ResearchRequest
@@ -119,6 +120,12 @@ class Gateway:
         self._backoff = {"backoff_s": config.retry_backoff_s, "backoff_max_s": config.retry_backoff_max_s,
                          "retry_after_max_s": config.retry_after_max_s}
         self.denylist = Denylist(config.denylist)
+        # the run's shared limit per upstream (omnidr.attempts._limiter), asked before each upstream try
+        self.limits: dict[Family, SharedLimit] = {
+            family: SharedLimit(config.upstream_limit, upstream.shown_url)
+            for family, upstream in self.upstreams.items()} if config.upstream_limit is not None else {}
+        if config.upstream_limit is not None:
+            self._secrets.append(config.upstream_limit.token.get_secret_value())
         # the run's price for its model: every attempt's exchanges are priced at it (None: unpriced)
         self.pricer = Pricer(config.pricing) if config.pricing is not None else None
         # the attempt served now (see _scope): the one of the config file until the controller opens another
@@ -313,7 +320,7 @@ class Gateway:
         usage: TokenUsage | None = None
         try:
             answer = await send(self.session, "POST", url, headers, json.dumps(body, ensure_ascii=False).encode(),
-                                scope.policy)
+                                scope.policy, self.limits.get(family))
         except UpstreamUnreachable as exc:
             unreachable = f"the upstream could not be reached after {exc.retries + 1} tries ({exc.reason})"
             record.update(status=502, outcome="upstream_unreachable", error=unreachable, retries=exc.retries,
@@ -338,6 +345,7 @@ class Gateway:
         if translation is not None:
             given = translation.response(parsed) if ok else translation.error(parsed, status)
             record["client_response_body"] = given
+        record.update(self._limit_note(family, answer))
         record.update(status=status, upstream_status=status, outcome="ok" if ok else "upstream_error", usage=usage,
                       tool_calls=tool_calls, retries=answer.retries, retry_reasons=answer.retry_reasons,
                       response_headers=dict(_relayed_headers(answer.response.headers)), response_body=parsed)
@@ -520,7 +528,8 @@ class Gateway:
         else:
             headers = self._upstream_headers(request.headers, family, upstream)
         try:
-            answer = await send(self.session, request.method, url, headers, payload, scope.policy)
+            answer = await send(self.session, request.method, url, headers, payload, scope.policy,
+                                self.limits.get(family))
         except UpstreamUnreachable as exc:
             exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
             exchange.account(None, 0, exc.retries, failed=True)
@@ -530,13 +539,25 @@ class Gateway:
             )
             return await exchange.refuse(family, 502, "upstream_unreachable", "upstream_unreachable", message)
 
-        exchange.record.update(retries=answer.retries, retry_reasons=answer.retry_reasons)
+        exchange.record.update(retries=answer.retries, retry_reasons=answer.retry_reasons,
+                               **self._limit_note(family, answer))
         try:
             if answer.body is None:
                 return await exchange.relay_stream(answer, edits.hide_usage_chunk)
             return await exchange.relay_body(answer)
         finally:
             answer.response.release()
+            await answer.done(self.session)
+
+    def _limit_note(self, family: Family, answer: UpstreamAnswer) -> dict[str, Any]:
+        """What the run's shared upstream limit did to the request, for its log line."""
+        limit = self.limits.get(family)
+        if limit is None:
+            return {}
+        note: dict[str, Any] = {"upstream_wait_s": answer.waited_s}
+        if limit.unreachable:
+            note["upstream_limit_error"] = f"the run's upstream limiter was not reached ({limit.unreachable}); sent anyway"
+        return note
 
     async def _admit(self, exchange: "_Exchange", family: Family, body: Any,
                      cap: Cap = NO_CAP) -> web.StreamResponse | None:

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_serializer, model_validator
 
 from sandbox.egress import parse_entry
 from sandbox.models import PROVIDER_WEB_LOG, Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy
@@ -82,6 +82,19 @@ class Upstreams(BaseModel):
     )
 
 
+class SharedLimitConfig(BaseModel):
+    """Where the run's shared upstream limit is asked (`omnidr.attempts._limiter`), and the token it wants."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    url: str = Field(description="The limiter's base URL, on the helpers' outside network.")
+    token: SecretStr = Field(min_length=8, description="Bearer token of the limiter (redacted from the logs).")
+
+    @field_serializer("token", when_used="json")
+    def _reveal(self, token: SecretStr) -> str:
+        return token.get_secret_value()
+
+
 class GatewayConfig(BaseModel):
     """Everything one gateway process needs for one attempt. Frozen: it does not change while the agent runs."""
 
@@ -141,6 +154,9 @@ class GatewayConfig(BaseModel):
         "allow", description="What a model request naming another model than `model` gets: `rewrite` (sent with "
         "`model`; the sandbox's default), `refuse` (400 model_refused) or `allow` (sent as named). A provider's "
         "search model is refused whatever this says while provider-side web search is deny.")
+    upstream_limit: SharedLimitConfig | None = Field(
+        None, description="The run's shared concurrency limit per upstream, asked before each upstream request; "
+        "None: this gateway sends as it is asked.")
     pricing: ModelPricing | None = Field(
         None, description="The run's price for its model, resolved by the host when the run started: every exchange "
         "is priced at it (`cost_usd`), and a `max_cost_usd` budget needs it. None: exchanges are unpriced.")

@@ -9,6 +9,8 @@ from email.utils import parsedate_to_datetime
 import aiohttp
 from multidict import CIMultiDictProxy
 
+from sandbox.gateway._limit import SharedLimit, Ticket
+
 
 def is_retryable(status: int) -> bool:
     return status == 429 or status >= 500
@@ -57,6 +59,14 @@ class UpstreamAnswer:
     body: bytes | None  # None for an event stream, which the caller relays as it arrives
     retries: int
     retry_reasons: list[str] = field(default_factory=list)
+    waited_s: float = 0.0  # time spent waiting for the run's shared upstream limit, over the tries
+    ticket: Ticket | None = None  # an event stream's ticket of the shared limit, released by `done` once relayed
+    limit: SharedLimit | None = None
+
+    async def done(self, session: aiohttp.ClientSession) -> None:
+        """The answer is relayed (or abandoned): its place under the shared limit is given back."""
+        if self.limit is not None:
+            await self.limit.release(session, self.ticket, self.response.status, None)
 
 
 class UpstreamUnreachable(Exception):
@@ -76,28 +86,42 @@ async def send(
     headers: Mapping[str, str],
     payload: bytes | None,
     policy: RetryPolicy,
+    limit: SharedLimit | None = None,
 ) -> UpstreamAnswer:
     """Send, re-sending on 5xx, 429, connection failures and timeouts, up to `policy.retries` times.
 
     A non-stream answer is read whole here, so a connection lost mid-body is retried too. After the
     last try a 5xx/429 answer is returned as it is; a connection failure raises `UpstreamUnreachable`.
+    With `limit`, each try first waits for a ticket of the run's shared upstream limit and gives it back with its
+    status (an event stream's when the caller calls `UpstreamAnswer.done`).
     """
     reasons: list[str] = []
+    waited = 0.0
     for attempt in range(policy.retries + 1):
         last = attempt == policy.retries
         response = None
+        ticket = await limit.acquire(session) if limit is not None else None
+        waited += ticket.waited_s if ticket is not None else 0.0
         try:
             response = await session.request(method, url, headers=headers, data=payload, allow_redirects=False)
             if is_retryable(response.status) and not last:
                 reasons.append(f"upstream status {response.status}")
+                if limit is not None:
+                    await limit.release(session, ticket, response.status, retry_after_s(response.headers))
                 await _discard(response)
                 await asyncio.sleep(policy.wait_s(attempt + 1, response.headers))
                 continue
-            body = None if is_event_stream(response.headers) else await response.read()
-            return UpstreamAnswer(response, body, attempt, reasons)
+            stream = is_event_stream(response.headers)
+            body = None if stream else await response.read()
+            if limit is not None and not stream:
+                await limit.release(session, ticket, response.status, retry_after_s(response.headers))
+            return UpstreamAnswer(response, body, attempt, reasons, round(waited, 3), ticket if stream else None,
+                                  limit)
         except (TimeoutError, aiohttp.ClientError) as exc:
             if response is not None:
                 response.release()
+            if limit is not None:
+                await limit.release(session, ticket, 0, None)
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             if last:
                 raise UpstreamUnreachable(reason, attempt, reasons) from None

@@ -109,6 +109,12 @@ class GatewayExchange(BaseModel):
                           "end, gave the usage; `cap` when it gave none and the request was charged its size and "
                           "output cap (then `usage` holds that charge).")
     tool_calls: int = Field(0, description="Tool-use blocks in the model's answer (counted toward max_tool_calls).")
+    upstream_wait_s: float | None = Field(
+        None, description="Seconds the request waited for the run's shared upstream limit (all its tries); None: the "
+                          "gateway has no shared limit.")
+    upstream_limit_error: str | None = Field(
+        None, description="Why the run's upstream limiter could not be asked, when it could not (the request went "
+                          "anyway).")
     cost_usd: float | None = Field(
         None, description="What the exchange cost in US dollars, its usage priced at the run's price for its model; "
                           "None when nothing was priced: no price for the model, no usage reported, or no upstream "

@@ -35,6 +35,8 @@ def test_a_dollar_budget_ends_the_attempt_at_the_request_that_spends_it(tmp_path
     lines = read_jsonl(attempt / "logs" / "gateway.jsonl")
     assert [line["cost_usd"] for line in lines] == [pytest.approx(PER_REQUEST)] * 2 + [None]
     assert lines[-1]["budget_exhausted"] == "max_cost_usd"
+    # the gateway in its container asked the run's shared upstream limiter (on the host) before each request
+    assert all(line["upstream_wait_s"] is not None and not line["upstream_limit_error"] for line in lines[:2])
     saved = json.loads((attempt / "attempt.json").read_text())
     assert saved["budget_use"]["cost_usd"] == pytest.approx(0.05) and saved["budget_use"]["unpriced_requests"] == 0
     run = json.loads((tmp_path / "run" / "run.json").read_text())

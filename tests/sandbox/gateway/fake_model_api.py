@@ -75,6 +75,9 @@ class FakeModelApi:
     cached_tokens: int = 0
     cache_write_tokens: int = 0  # Anthropic only
     omit_usage: bool = False  # Chat Completions answers carry no usage (as some compatible servers do)
+    answer_delay_s: float = 0.0  # a model answer (not a failure) takes this long
+    in_flight: int = 0  # requests being answered now
+    starts: list[tuple[float, int, int | None]] = field(default_factory=list)  # (monotonic, in flight, failed with)
     output_tokens: int = 20
     tool_calls: int = 0  # tool-use blocks put in each answer
     web_searches: int = 0  # provider-side searches each answer reports (server_tool_use / web_search_call)
@@ -134,6 +137,14 @@ class FakeModelApi:
         return web.json_response(body, status=status, headers=headers)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.in_flight += 1
+        try:
+            self.starts.append((time.monotonic(), self.in_flight, self.fail_next[0] if self.fail_next else None))
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         if request.content_type == "multipart/form-data":  # speech-to-text: the fields, and the file's bytes
             body = {}
@@ -154,6 +165,8 @@ class FakeModelApi:
         path = request.path.removeprefix("/v1")
         if path == "/messages" and isinstance(body, dict) and (problem := messages_problem(body)) is not None:
             return self._error(400, problem)
+        if self.answer_delay_s:
+            await asyncio.sleep(self.answer_delay_s)
         if path in ("/chat/completions", "/responses", "/messages") and self.next_answers:
             return await dataclasses.replace(self, next_answers=[], **self.next_answers.pop(0))._model(path, request, body)
         return await self._model(path, request, body)
