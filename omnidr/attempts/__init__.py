@@ -30,11 +30,11 @@ from ._runner import (
     run_task_attempts,
     stop_run,
 )
-from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
+from ._sandbox import LABEL_RUN, LABEL_RUN_DIR, AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure, run_labels
 
 __all__ = [
     "is_loopback_url", "relay_loopback_urls", "unanswered_from_network",
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "DoorPolicy", "RetryPolicy",
     "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_allow_nets", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
-    "run_task_attempts", "stop_run", "web_closed",
+    "run_task_attempts", "stop_run", "web_closed", "LABEL_RUN", "LABEL_RUN_DIR", "run_labels",
 ]

@@ -178,7 +178,7 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException,
         from omnidr.images import docker_client
 
         if remove_containers:
-            cleanup_run(docker_client(), config.run_id())
+            cleanup_run(docker_client(), config.run_id(), run_dir=run_dir)
     except (UserError, OSError, DockerException):  # no engine here: the next run's start cleans up on the worker's
         pass
     if not open_:

@@ -40,6 +40,7 @@ from ._sandbox import (
     AttemptSandbox,
     AttemptSpec,
     cleanup_run,
+    run_labels,
 )
 
 if TYPE_CHECKING:
@@ -284,7 +285,7 @@ def run_task_attempts(
                 upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
                 capability=config.capability, model_policy=config.model_policy,
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
-                extra_labels={LABEL_DRIVER: driver} if driver else {},
+                extra_labels={**run_labels(run_dir), **({LABEL_DRIVER: driver} if driver else {})},
             )
             folder.mkdir(parents=True, exist_ok=True)
             log.info("%s attempt %d: starting in %s", task_id, n, folder)
@@ -330,7 +331,8 @@ def run_task_attempts(
     return records
 
 
-def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0) -> None:
+def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0,
+             run_dir: Path | None = None) -> None:
     """Ctrl-C: no queued attempt starts, the running ones' containers are removed (by the run's label),
     and their threads are given `wait_s` to notice; a second Ctrl-C stops waiting. Finished attempts
     stay as they are; the stopped ones are left unfinished for the next invocation."""
@@ -343,12 +345,12 @@ def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s
     if in_main:
         signal.signal(signal.SIGINT, lambda *_: hurry.set())
     try:
-        cleanup_run(client, run_id, mine=True)
+        cleanup_run(client, run_id, mine=True, run_dir=run_dir)
         deadline = time.monotonic() + wait_s
         workers = list(getattr(pool, "_threads", ())) if pool is not None else []
         while any(t.is_alive() for t in workers) and time.monotonic() < deadline and not hurry.is_set():
             time.sleep(0.2)
-            cleanup_run(client, run_id, mine=True)  # an attempt that was starting its helpers just now
+            cleanup_run(client, run_id, mine=True, run_dir=run_dir)  # an attempt that was starting its helpers just now
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
@@ -385,7 +387,7 @@ class LocalExecutor:
         try:
             out = {t: f.result() for t, f in futures.items()}
         except KeyboardInterrupt:
-            stop_run(client, config.run_id(), pool)
+            stop_run(client, config.run_id(), pool, run_dir=run_dir)
             raise
         finally:
             # the helpers go only once no task can use them any more (a task's error no longer ends the others)
@@ -420,15 +422,15 @@ def run_attempts(
     reuse_helpers()  # a bad OMNIDR_FRESH_HELPERS is refused before anything is made
     open_run(run_dir, config)
     INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
-    cleanup_run(client, config.run_id())
+    cleanup_run(client, config.run_id(), run_dir=run_dir)
     try:
         out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
                                  parallel, reach or {}, on_task)
     except KeyboardInterrupt:
-        stop_run(client, config.run_id())  # this node's containers (the local executor stopped its threads' too)
+        stop_run(client, config.run_id(), run_dir=run_dir)  # this node's containers (the local executor stopped its threads' too)
         raise
     # a lost Ray worker's request the engine finished after the worker died leaves a container nobody owns
-    cleanup_run(client, config.run_id())
+    cleanup_run(client, config.run_id(), run_dir=run_dir)
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     return out

@@ -83,6 +83,9 @@ LABEL_ATTEMPT = "org.omnidr.attempt"
 # is gone left behind, never what a live driver (on another run root with the same run id) is using.
 LABEL_OWNER = "org.omnidr.owner"
 LABEL_DRIVER = "org.omnidr.driver"
+# The run folder (absolute path) an object serves. Identical systems share a run id, so drivers on other run
+# folders share the LABEL_RUN value; cleanup never touches an object labelled with another run folder.
+LABEL_RUN_DIR = "org.omnidr.run-dir"
 GATEWAY_PORT = 8080
 PROXY_PORT = 3128
 SANDBOX_POOL = ipaddress.ip_network("198.18.0.0/15")
@@ -925,35 +928,63 @@ class AttemptSandbox:
         self.pool.later(lambda: remove_all(networks))
 
 
-def cleanup_run(client, run_id: str, mine: bool = False) -> int:
+def run_labels(run_dir: Path) -> dict[str, str]:
+    """The labels every container, network and volume of an attempt in `run_dir` carries beyond its run id."""
+    return {LABEL_RUN_DIR: str(Path(run_dir).resolve())}
+
+
+def cleanup_run(client, run_id: str, mine: bool = False, run_dir: Path | None = None) -> int:
     """Remove the containers, volumes and networks of `run_id` that a process which is gone left behind (a
     killed driver, a lost Ray worker), and with `mine` also those of this driver's run (Ctrl-C), its Ray
-    workers' included. Objects of a live driver's run are never touched. Returns how many were removed."""
+    workers' included. Objects of a live driver's run are never touched. Returns how many were removed.
+
+    With `run_dir`, only objects of that run folder (LABEL_RUN_DIR) are candidates: drivers of identical systems
+    in other run folders share the run id, and their objects are left alone whoever made them. (An object made
+    before the label existed has none, and is judged by its owner alone.)
+
+    Other drivers create and remove objects of the same run id while this one lists them: the listing reads the
+    engine's list answer alone (no inspect per object, which fails for an object removed meanwhile), and an object
+    already gone when it is removed is skipped."""
     me = owner_id()
+    folder = str(Path(run_dir).resolve()) if run_dir is not None else None
 
     def leftover(labels: dict | None) -> bool:
         labels = labels or {}
+        if folder is not None and labels.get(LABEL_RUN_DIR, folder) != folder:
+            return False  # another run folder's: its own driver cleans it
         owner, driver = labels.get(LABEL_OWNER), labels.get(LABEL_DRIVER)
         return (mine and me in (owner, driver)) or not owner_alive(owner) or not owner_alive(driver)
 
     removed = 0
-    # another driver of the same run id may remove its own containers while the list is read
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}, ignore_removed=True):
-        if not leftover(container.labels):
+    selector = {"label": f"{LABEL_RUN}={run_id}"}
+    try:
+        containers = client.containers.list(all=True, filters=selector, sparse=True)
+    except NotFound:  # the engine answers 404 for a filter racing a removal on some versions: nothing to read
+        containers = []
+    for container in containers:
+        if not leftover(container.attrs.get("Labels")):
             continue
         try:
             container.remove(force=True, v=True)
             removed += 1
-        except (APIError, NotFound):
+        except NotFound:
+            pass  # removed meanwhile (by its own driver, or by Docker's auto-removal)
+        except APIError as exc:  # "removal already in progress": someone else is removing it
+            log.debug("container %s not removed: %s", container.id[:12], _short(exc))
+    found: list = []
+    for collection in (client.volumes, client.networks):
+        try:
+            found += collection.list(filters=selector)
+        except NotFound:
             pass
-    found = client.volumes.list(filters={"label": f"{LABEL_RUN}={run_id}"})
-    found += client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
     for item in found:
         if not leftover(item.attrs.get("Labels")):
             continue
         try:
             item.remove()
             removed += 1
-        except (APIError, NotFound):
+        except NotFound:
             pass
+        except APIError as exc:  # in use (a container is being removed), or being removed by another process
+            log.debug("%s not removed: %s", item.id[:12], _short(exc))
     return removed

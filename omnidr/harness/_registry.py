@@ -217,6 +217,7 @@ def run_system(
         open_run,
         relay_loopback_urls,
         run_attempts,
+        run_labels,
     )
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
     from omnidr.images import build_images, docker_client
@@ -292,7 +293,7 @@ def run_system(
             out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
             on_note(SCRIPTED_NOTE)
             scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
-                                            api=endpoint_family or "all")
+                                            api=endpoint_family or "all", labels=run_labels(Path(run_dir)))
             upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
