@@ -1,5 +1,6 @@
 """Attempts stage: each agent attempt in a network-logged sandbox, under budgets, with retries."""
 
+from ._admission import STALL_TIMEOUT_S, Admission, HostPolicy, RunStopped, StartBreaker, StartGate, retry_delay_s
 from ._contract import AgentContext, Harness
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
@@ -37,4 +38,5 @@ __all__ = [
     "AgentContext", "EXECUTORS", "Harness", "NOT_COUNTED", "RayExecutor", "make_executor", "AttemptReason", "AttemptRecord", "AttemptSandbox", "AttemptSpec", "BudgetUse", "DoorPolicy", "RetryPolicy",
     "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_allow_nets", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run", "web_closed", "LABEL_RUN", "LABEL_RUN_DIR", "run_labels",
+    "STALL_TIMEOUT_S", "Admission", "HostPolicy", "RunStopped", "StartBreaker", "StartGate", "retry_delay_s",
 ]

@@ -21,6 +21,7 @@ from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import Budget, ModelPolicy, ProviderToolsPolicy, ProxyMode, SearchDoor
 
+from ._admission import Admission, HostPolicy, NotStarted, RunStopped
 from ._contract import Harness
 from ._executors import record_lost_attempt, records_on_disk
 from ._helpers import HelperPool, reuse_helpers
@@ -253,14 +254,18 @@ def run_task_attempts(
     reach: dict[str, str] | None = None,
     driver: str | None = None,
     pool: HelperPool | None = None,
+    admission: Admission | None = None,
 ) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
     Infra and upstream errors do not count against the attempts; their retries are counted per
     invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
     `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
-    `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy."""
+    `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy.
+    `admission` holds the start slots and the run's stop rule (see `_admission`): no attempt starts once the run
+    is stopped, and an infra_error is retried after a jittered, growing delay."""
     reach = reach or {}
+    admission = admission or Admission()
     kind_fields = _kind_fields(snap, task_id, config, harness)
     task_dir = RunPaths(run_dir).task_attempts(task_id)
     records: list[AttemptRecord] = []
@@ -270,8 +275,8 @@ def run_task_attempts(
         n += 1
         folder = task_dir / str(n)
         record = _finished(folder)
-        if record is None and INTERRUPTED.is_set():
-            break
+        if record is None and (INTERRUPTED.is_set() or admission.breaker.stopped):
+            break  # an attempt not started leaves no folder: the next invocation runs it
         if record is None:
             if folder.exists():
                 _set_aside(folder)
@@ -290,7 +295,11 @@ def run_task_attempts(
             folder.mkdir(parents=True, exist_ok=True)
             log.info("%s attempt %d: starting in %s", task_id, n, folder)
             on_start(task_id, n)
-            record = AttemptSandbox(client, spec, harness, pool).run()
+            try:
+                record = AttemptSandbox(client, spec, harness, pool, admission).run()
+            except NotStarted:  # the run was stopped while it waited for a start slot: it leaves no trace
+                shutil.rmtree(folder, ignore_errors=True)
+                break
             if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
                 log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
                 break
@@ -320,11 +329,14 @@ def run_task_attempts(
                 log.warning("%s: %d infrastructure failure(s), more than the %d retries allowed; given up", task_id,
                             infra, config.retry.max_infra_retries)
                 break
-            log.info("%s: retrying after %s (infrastructure retry %d of %d; it does not count)", task_id,
-                     record.reason.value, infra, config.retry.max_infra_retries)
+            delay = admission.retry_delay_s(infra) if fresh and record.reason is AttemptReason.infra_error else 0.0
+            log.info("%s: retrying after %s in %.1f s (infrastructure retry %d of %d; it does not count)", task_id,
+                     record.reason.value, delay, infra, config.retry.max_infra_retries)
+            if delay and INTERRUPTED.wait(delay):
+                break
             continue
         counted += 1
-        if record.reason not in config.retry.retry_on or counted >= config.budget.attempts_per_task:
+        if not config.retry.retries(record.reason) or counted >= config.budget.attempts_per_task:
             break
         log.info("%s: retrying after %s (attempt %d of %d)", task_id, record.reason.value, counted + 1,
                  config.budget.attempts_per_task)
@@ -365,13 +377,15 @@ class LocalExecutor:
     def run_tasks(self, client, run_dir: Path, config: RunConfig, snap: Snapshot, harness: Harness,
                   on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
                   parallel: int, reach: dict[str, str],
-                  on_task: Callable[[str, list[AttemptRecord]], None]) -> dict[str, list[AttemptRecord]]:
+                  on_task: Callable[[str, list[AttemptRecord]], None],
+                  admission: Admission | None = None) -> dict[str, list[AttemptRecord]]:
         helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
+        admission = admission or Admission()
 
         def one(task_id: str) -> list[AttemptRecord]:
             try:
                 records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                            on_start, reach, pool=helpers)
+                                            on_start, reach, pool=helpers, admission=admission)
             except OSError:
                 raise  # the machine's fault (a full disk, a lost engine socket): the run stops with one line
             except Exception as exc:  # noqa: BLE001 - a fault of the driver's code is that task's, never the run's
@@ -413,19 +427,22 @@ def run_attempts(
     executor: "LocalExecutor | RayExecutor" = LOCAL_EXECUTOR,
     reach: dict[str, str] | None = None,
     on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
+    host: HostPolicy | None = None,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
     interrupted run are removed first. `executor` places each task's attempts: threads of this process
     (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
-    are over."""
+    are over. `host` sets the start slots, the infra retries' backoff, the stop rule and the stall timeout (see
+    `_admission`); a run stopped by the rule raises `RunStopped` once its running attempts have ended."""
     run_dir = Path(run_dir).resolve()
     reuse_helpers()  # a bad OMNIDR_FRESH_HELPERS is refused before anything is made
     open_run(run_dir, config)
     INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
     cleanup_run(client, config.run_id(), run_dir=run_dir)
     try:
+        admission = Admission(host)
         out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
-                                 parallel, reach or {}, on_task)
+                                 parallel, reach or {}, on_task, admission)
     except KeyboardInterrupt:
         stop_run(client, config.run_id(), run_dir=run_dir)  # this node's containers (the local executor stopped its threads' too)
         raise
@@ -433,4 +450,7 @@ def run_attempts(
     cleanup_run(client, config.run_id(), run_dir=run_dir)
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
+    if admission.breaker.reason is not None:
+        log.error("%s", admission.breaker.reason)
+        raise RunStopped(admission.breaker.reason)
     return out

@@ -191,6 +191,7 @@ def run_system(
     upstream_ca: Sequence[Path] = (),
     allow_nets: Sequence[str] = (),
     model_policy: ModelPolicy = "rewrite",
+    host=None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -205,7 +206,8 @@ def run_system(
     denylist beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools
     policy (deny in replay). A loopback `model_base_url` is reached through a relay on the host (see
     omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
-    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3)."""
+    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). `host` (a
+    `HostPolicy`) sets the start slots, the infra retries' backoff, the stop rule and the stall timeout."""
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import (
@@ -328,7 +330,7 @@ def run_system(
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
             out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
                                        parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
-                                       on_task=on_task)
+                                       on_task=on_task, host=host)
         finally:
             for relay in relays:
                 relay.close()
@@ -421,7 +423,8 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
                         gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
                         on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
-                        search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite") -> dict:
+                        search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
+                        host=None) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -434,7 +437,7 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
                      provider_tools=provider_tools, wait=wait, search_door=search_door, allow_nets=allow_nets,
-                     model_policy=model_policy)
+                     model_policy=model_policy, host=host)
     return ran.records
 
 
@@ -453,7 +456,7 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
                 provider_tools: str, outside_network: str, search_door: str | None, search_key_env: str | None,
                 parallel: int = 1, wait: bool = False, image: str | None = None, argv: list[str] | None = None,
                 on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None,
-                allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite") -> dict:
+                allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite", host=None) -> dict:
     """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
     or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
     attempt records."""
@@ -475,7 +478,7 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
             snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
             proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
             provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door, allow_nets=allow_nets,
-            model_policy=model_policy)
+            model_policy=model_policy, host=host)
     if e.openai_base_url and e.anthropic_base_url:
         raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
                         "--anthropic-base-url, not both (the gateway translates between their APIs)")
@@ -488,6 +491,6 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
         proxy_mode=proxy_mode, denylist=denylist, outside_network=None if outside_network == "bridge" else outside_network,
         parallel=parallel, on_attempt=on_attempt, on_note=on_note,
         provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
-        allow_nets=allow_nets, model_policy=model_policy,
+        allow_nets=allow_nets, model_policy=model_policy, host=host,
     ).records
 

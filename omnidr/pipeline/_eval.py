@@ -20,7 +20,7 @@ from typing import Literal
 from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
-from omnidr.attempts import LocalExecutor, RayExecutor, is_loopback_url
+from omnidr.attempts import HostPolicy, LocalExecutor, RayExecutor, is_loopback_url
 from omnidr.benchmark import ANSWER_KINDS, SNAPSHOT_CORPUS_FILE, InputSetting, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
@@ -68,6 +68,7 @@ class EvalRequest:
     allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
     model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model (--model-policy)
     evaluator: Literal["docker", "host"] = "docker"  # where scores are computed (--evaluator)
+    host: HostPolicy | None = None  # start slots, infra backoff, stop rule, stall timeout (--max-starts, --stall-timeout)
 
     @property
     def proxy_mode(self):
@@ -281,7 +282,7 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
         wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
-        allow_nets=request.allow_nets, model_policy=request.model_policy,
+        allow_nets=request.allow_nets, model_policy=request.model_policy, host=request.host,
     )
     return ran.records
 

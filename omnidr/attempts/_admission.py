@@ -1,0 +1,205 @@
+"""Admission control for sandbox starts: how many attempts of this driver start their sandbox at once, how an
+attempt whose sandbox failed is retried, and when a run whose starts keep failing stops.
+
+Why: starting an attempt (a network, the model gateway and the egress proxy, two Python services that must
+listen, the output keeper, the agent) is CPU-bound work for the host and the Docker engine. With every attempt
+of a `--parallel 60` run starting at once on two cores, each start took longer than the helpers' start timeout,
+failed as `infra_error`, was retried at once, and failed again (issue 41). Decisions:
+
+- **Start slots.** An attempt takes one of `max_starts` slots (default `STARTS_PER_CORE` per core of this
+  host, at least 2) from before it makes its first object until its agent has started, then gives it back. The
+  rest wait in arrival order. `--parallel` says how many attempts may *run* at once; the slots say how many may
+  *start* at once, so any `--parallel` is safe and only the waiting grows. The helpers' start timeout
+  (`HELPER_START_TIMEOUT_S`) runs inside the slot, so it counts from the slot, never from the queue. The slots
+  are shared by every run of this process (one per size), so that `omnidr compare` systems started one after the
+  other, or a Ray worker's tasks, draw on one budget; separate driver processes on one host each have their own.
+- **Backoff.** An attempt that ended `infra_error` is retried after an exponential delay with jitter
+  (`retry_delay_s`): half of the delay is fixed, half drawn at random, so attempts that failed together do
+  not come back together.
+- **The stop rule.** `StartBreaker`: when `max_failed_starts` sandbox starts in a row have failed, whichever
+  attempts they belonged to, no further attempt starts; the attempts already running finish, and the run stops
+  with one line (`RunStopped`) saying how many failed and the last reason. A single start that succeeds resets
+  the count, so occasional failures amid successes never stop a run. Default: twice the start slots, at least 6
+  (two full rounds of every slot failing). Attempts that never started leave no folder, so rerunning the same
+  command resumes them.
+"""
+
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnidr.errors import UserError
+
+STARTS_PER_CORE = 2
+STALL_TIMEOUT_S = 900.0
+"""An attempt with no model request, no proxy request and no change under /output for this long ends `stalled`."""
+
+
+def default_max_starts() -> int:
+    """Start slots of this host: `STARTS_PER_CORE` per core the process may use, at least 2."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(2, STARTS_PER_CORE * cores)
+
+
+class HostPolicy(BaseModel):
+    """How one driver process uses its host: start slots, the backoff of infra retries, the stop rule and the
+    stall timeout. Set per invocation (`--max-starts`, `--stall-timeout`), not part of run.json: a rerun may change
+    them without changing the run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_starts: int | None = Field(None, ge=1, description="Attempts that start their sandbox at once "
+                                   "(`--max-starts`); None: `STARTS_PER_CORE` per core of the host they start on.")
+    retry_base_s: float = Field(2.0, ge=0, description="Delay before the first retry of an infra_error, seconds "
+                                                       "(doubled for each further one, half of it jittered).")
+    retry_cap_s: float = Field(60.0, ge=0, description="Longest delay between infra retries, seconds.")
+    max_failed_starts: int | None = Field(
+        None, ge=1, description="Sandbox starts failed in a row after which the run stops; None: twice "
+        "`max_starts`, at least 6.")
+    stall_timeout_s: float = Field(STALL_TIMEOUT_S, gt=0, description="Seconds without a model request, a proxy "
+                                   "request or a change under /output after which an attempt ends `stalled`.")
+
+    @property
+    def start_slots(self) -> int:
+        return self.max_starts or default_max_starts()
+
+    @property
+    def failed_starts_limit(self) -> int:
+        return self.max_failed_starts or max(6, 2 * self.start_slots)
+
+
+class RunStopped(UserError):
+    """A run that cannot go on on this host (its sandbox starts keep failing): one line, exit code 1. What was
+    finished is kept; rerunning the same command resumes the rest."""
+
+    exit_code = 1
+
+
+class StartGate:
+    """`slots` start slots, handed out in arrival order (a FIFO of waiters, so no attempt waits forever while later
+    ones are let through)."""
+
+    def __init__(self, slots: int):
+        if slots < 1:
+            raise ValueError("a start gate needs at least one slot")
+        self.slots = slots
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._queue: list[threading.Event] = []
+
+    @property
+    def busy(self) -> int:
+        """Slots in use now."""
+        return self._busy
+
+    @property
+    def waiting(self) -> int:
+        """Attempts queued for a slot now."""
+        return len(self._queue)
+
+    @contextmanager
+    def slot(self, cancel: threading.Event | None = None) -> Iterator[float]:
+        """Hold a slot for the body; yields the seconds spent waiting for it. When `cancel` is set while waiting
+        (Ctrl-C), the wait ends with `Cancelled`."""
+        t0 = time.monotonic()
+        turn = threading.Event()
+        with self._lock:
+            if self._busy < self.slots and not self._queue:
+                self._busy += 1
+                turn.set()
+            else:
+                self._queue.append(turn)
+        while not turn.wait(0.2):
+            if cancel is not None and cancel.is_set():
+                with self._lock:
+                    if turn.is_set():  # handed a slot just now: pass it on
+                        self._release_locked()
+                    else:
+                        self._queue.remove(turn)
+                raise Cancelled("the run was interrupted while this attempt waited for a start slot")
+        try:
+            yield time.monotonic() - t0
+        finally:
+            with self._lock:
+                self._release_locked()
+
+    def _release_locked(self) -> None:
+        if self._queue:
+            self._queue.pop(0).set()  # the slot goes straight to the next in line
+        else:
+            self._busy -= 1
+
+
+class NotStarted(Exception):
+    """An attempt that got its start slot after its run had been stopped: nothing of it was started or recorded."""
+
+
+class Cancelled(Exception):
+    """The wait for a start slot was cut short by a Ctrl-C."""
+
+
+_GATES: dict[int, StartGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def start_gate(slots: int) -> StartGate:
+    """This process's gate of `slots` slots (one per size, shared by every run of the process)."""
+    with _GATES_LOCK:
+        return _GATES.setdefault(slots, StartGate(slots))
+
+
+def retry_delay_s(retry: int, base_s: float, cap_s: float, rng: random.Random | None = None) -> float:
+    """The wait before infra retry number `retry` (from 1): `min(cap, base * 2**(retry-1))`, half of it fixed and
+    half uniform at random, so that attempts that failed together spread out instead of failing together again."""
+    if retry < 1:
+        return 0.0
+    delay = min(cap_s, base_s * 2 ** min(retry - 1, 30))
+    return delay / 2 + (rng or random).uniform(0, delay / 2)
+
+
+class StartBreaker:
+    """The stop rule of one run: `limit` sandbox starts failed in a row, across all its attempts, stop it."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self.failed_in_a_row = 0
+        self.last_failure: str | None = None
+        self.reason: str | None = None  # set once the run is stopped
+
+    def started(self) -> None:
+        with self._lock:
+            self.failed_in_a_row = 0
+
+    def failed(self, detail: str) -> None:
+        with self._lock:
+            self.failed_in_a_row += 1
+            self.last_failure = detail
+            if self.reason is None and self.failed_in_a_row >= self.limit:
+                self.reason = (f"{self.failed_in_a_row} sandbox starts failed in a row (the last: {detail[:300]}); "
+                               "the run stopped instead of retrying: check the Docker engine (`docker info`) and the "
+                               "host's load, then rerun the same command to resume (finished attempts are kept)")
+
+    @property
+    def stopped(self) -> bool:
+        return self.reason is not None
+
+
+class Admission:
+    """What the attempts of one run share on this host: the process's start slots, the run's stop rule, the policy."""
+
+    def __init__(self, policy: HostPolicy | None = None):
+        self.policy = policy or HostPolicy()
+        self.gate = start_gate(self.policy.start_slots)
+        self.breaker = StartBreaker(self.policy.failed_starts_limit)
+
+    def retry_delay_s(self, retry: int) -> float:
+        return retry_delay_s(retry, self.policy.retry_base_s, self.policy.retry_cap_s)
