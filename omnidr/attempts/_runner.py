@@ -329,6 +329,8 @@ def run_task_attempts(
                 log.warning("%s: %d infrastructure failure(s), more than the %d retries allowed; given up", task_id,
                             infra, config.retry.max_infra_retries)
                 break
+            if admission.breaker.stopped:
+                break  # the run stops: no retry waits for it
             delay = admission.retry_delay_s(infra) if fresh and record.reason is AttemptReason.infra_error else 0.0
             log.info("%s: retrying after %s in %.1f s (infrastructure retry %d of %d; it does not count)", task_id,
                      record.reason.value, delay, infra, config.retry.max_infra_retries)
