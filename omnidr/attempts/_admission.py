@@ -10,9 +10,15 @@ failed as `infra_error`, was retried at once, and failed again (issue 41). Decis
   host, at least 2) from before it makes its first object until its agent has started, then gives it back. The
   rest wait in arrival order. `--parallel` says how many attempts may *run* at once; the slots say how many may
   *start* at once, so any `--parallel` is safe and only the waiting grows. The helpers' start timeout
-  (`HELPER_START_TIMEOUT_S`) runs inside the slot, so it counts from the slot, never from the queue. The slots
-  are shared by every run of this process (one per size), so that `omnidr compare` systems started one after the
-  other, or a Ray worker's tasks, draw on one budget; separate driver processes on one host each have their own.
+  (`HELPER_START_TIMEOUT_S`) runs inside the slot, so it counts from the slot, never from the queue.
+- **The slots are the host's.** Within a process, a gate per size hands its slots out first come, first served
+  (so every run of the process, and a Ray worker's tasks, draw on one budget). Each slot taken is then also one
+  of the host's: slot files `slot-0.lock` ... `slot-<K-1>.lock` in `start_slots_dir()`, held with `flock`. So
+  drivers in other processes of the same user on this host (several `omnidr eval`, `run` or `compare` at once)
+  share the slots instead of each starting its own K: the host never starts more than the largest `--max-starts`
+  among them at once. The kernel drops a slot when its holder exits however it ends, so a killed driver holds
+  none. Between processes the order is not first come, first served: a waiting process tries the files again
+  every 50 to 150 ms.
 - **Backoff.** An attempt that ended `infra_error` is retried after an exponential delay with jitter
   (`retry_delay_s`): half of the delay is fixed, half drawn at random, so attempts that failed together do
   not come back together.
@@ -24,18 +30,21 @@ failed as `infra_error`, was retried at once, and failed again (issue 41). Decis
   command resumes them.
 """
 
+import fcntl
 import os
 import random
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.errors import UserError
 
 STARTS_PER_CORE = 2
+SLOTS_DIR_ENV = "OMNIDR_START_SLOTS_DIR"
 STALL_TIMEOUT_S = 900.0
 """An attempt with no model request, no proxy request and no change under /output for this long ends `stalled`."""
 
@@ -47,6 +56,40 @@ def default_max_starts() -> int:
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
     return max(2, STARTS_PER_CORE * cores)
+
+
+def start_slots_dir() -> Path:
+    """Where this host's start slot files are: $OMNIDR_START_SLOTS_DIR, else the user's cache (one set per user
+    and host)."""
+    if os.environ.get(SLOTS_DIR_ENV):
+        return Path(os.environ[SLOTS_DIR_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "start-slots"
+
+
+class HostSlot:
+    """One of the host's start slots, held by an open, `flock`ed slot file (see the module's docstring)."""
+
+    def __init__(self, folder: Path, slots: int):
+        self.folder, self.slots = folder, slots
+        self.fd: int | None = None
+
+    def try_take(self) -> bool:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for k in range(self.slots):
+            fd = os.open(self.folder / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.fd = fd
+            return True
+        return False
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor drops the lock
+            self.fd = None
 
 
 class HostPolicy(BaseModel):
@@ -85,12 +128,13 @@ class RunStopped(UserError):
 
 class StartGate:
     """`slots` start slots, handed out in arrival order (a FIFO of waiters, so no attempt waits forever while later
-    ones are let through)."""
+    ones are let through); with `folder`, each holder also takes one of the host's slot files there."""
 
-    def __init__(self, slots: int):
+    def __init__(self, slots: int, folder: Path | None = None):
         if slots < 1:
             raise ValueError("a start gate needs at least one slot")
         self.slots = slots
+        self.folder = folder  # the host's slot files (None: this process's slots only)
         self._lock = threading.Lock()
         self._busy = 0
         self._queue: list[threading.Event] = []
@@ -107,8 +151,8 @@ class StartGate:
 
     @contextmanager
     def slot(self, cancel: threading.Event | None = None) -> Iterator[float]:
-        """Hold a slot for the body; yields the seconds spent waiting for it. When `cancel` is set while waiting
-        (Ctrl-C), the wait ends with `Cancelled`."""
+        """Hold a slot of this gate and one of the host's for the body; yields the seconds spent waiting for them.
+        When `cancel` is set while waiting (Ctrl-C), the wait ends with `Cancelled`."""
         t0 = time.monotonic()
         turn = threading.Event()
         with self._lock:
@@ -125,9 +169,16 @@ class StartGate:
                     else:
                         self._queue.remove(turn)
                 raise Cancelled("the run was interrupted while this attempt waited for a start slot")
+        host = HostSlot(self.folder, self.slots) if self.folder is not None else None
         try:
+            while host is not None and not host.try_take():
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("the run was interrupted while this attempt waited for a start slot")
+                time.sleep(random.uniform(0.05, 0.15))  # other processes hold them all
             yield time.monotonic() - t0
         finally:
+            if host is not None:
+                host.release()
             with self._lock:
                 self._release_locked()
 
@@ -151,9 +202,14 @@ _GATES_LOCK = threading.Lock()
 
 
 def start_gate(slots: int) -> StartGate:
-    """This process's gate of `slots` slots (one per size, shared by every run of the process)."""
+    """This process's gate of `slots` slots (one per size, shared by every run of the process), on the host's slot
+    files in `start_slots_dir()`."""
+    folder = start_slots_dir()
     with _GATES_LOCK:
-        return _GATES.setdefault(slots, StartGate(slots))
+        gate = _GATES.get(slots)
+        if gate is None or gate.folder != folder:
+            gate = _GATES[slots] = StartGate(slots, folder)
+        return gate
 
 
 def retry_delay_s(retry: int, base_s: float, cap_s: float, rng: random.Random | None = None) -> float:

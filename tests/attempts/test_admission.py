@@ -126,3 +126,60 @@ def test_stalled_is_its_own_outcome_retried_whenever_timeouts_are():
     assert not RetryPolicy(retry_on=[AttemptReason.stalled]).retries(AttemptReason.timeout)
     # run.json of a run started before `stalled` existed keeps its run id: the default policy dumps as before
     assert "stalled" not in RetryPolicy().model_dump_json()
+
+
+def test_drivers_on_one_host_share_its_start_slots(tmp_path):
+    """Two drivers (two gates of 2 slots on one slot folder, as two processes have) start at most 2 at once between
+    them, not 2 each."""
+    gates = [StartGate(2, tmp_path), StartGate(2, tmp_path)]
+    lock = threading.Lock()
+    inside, peak = [0], [0]
+
+    def attempt(gate: StartGate) -> None:
+        with gate.slot():
+            with lock:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            time.sleep(0.1)
+            with lock:
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=attempt, args=(gates[n % 2],)) for n in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert peak[0] == 2 and inside[0] == 0
+
+
+def test_a_killed_driver_holds_no_start_slot(tmp_path):
+    """Another process holds every slot of the host: this one waits; once that process is killed (no clean exit),
+    the kernel drops its slots and this one starts."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fds = [os.open({str(tmp_path)!r} + f'/slot-{{k}}.lock', os.O_RDWR | os.O_CREAT) for k in range(2)]\n"
+        "[fcntl.flock(fd, fcntl.LOCK_EX) for fd in fds]\n"
+        "print('held', flush=True)\n"
+        "time.sleep(600)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        gate = StartGate(2, tmp_path)
+        got: list[float] = []
+        waiter = threading.Thread(target=lambda: got.extend([_hold(gate)]))
+        waiter.start()
+        time.sleep(0.8)
+        assert not got  # both of the host's slots are taken by the other process
+        holder.kill()
+        waiter.join(10)
+        assert got and got[0] >= 0.8
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _hold(gate: StartGate) -> float:
+    with gate.slot() as waited_s:
+        return waited_s
