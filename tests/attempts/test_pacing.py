@@ -82,3 +82,21 @@ def test_a_working_agent_is_not_stalled_by_a_short_timeout(tmp_path, images, ups
                            host=HostPolicy(stall_timeout_s=3))
     [record] = results[task]
     assert record.reason.value == "success", record.detail
+
+
+def test_stall_timeout_on_the_command_line(tmp_path, images, upstream_factory):
+    """`omnidr run --stall-timeout 5`: the stalled attempt is printed and recorded as such, and is retried as a
+    timeout is (here --attempts 2: two stalled attempts, then the task has failed)."""
+    network, _ = upstream_factory()
+    task = first_task()
+    run_dir = tmp_path / "run"
+    result = run_cli("run", "--snapshot", DEMO, "--harness", "command", "--image", images["base"], "--task", task,
+                     "--openai-base-url", "http://upstream:9000/v1", "--model", "fake-model",
+                     "--outside-network", network, "--run-dir", run_dir, "--attempts", "2", "--wall-time", "300",
+                     "--stall-timeout", "5", "--", *agent_argv("chat:1", "sleep:100000"), timeout=600)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert result.stdout.count("stalled") >= 2 and "0 of 1 task(s) delivered a report" in result.stdout
+    reasons = [json.loads((run_dir / "attempts" / task / str(n) / "attempt.json").read_text())["reason"]
+               for n in (1, 2)]
+    assert reasons == ["stalled", "stalled"]
