@@ -31,6 +31,7 @@ failed as `infra_error`, was retried at once, and failed again (issue 41). Decis
 """
 
 import fcntl
+import logging
 import os
 import random
 import threading
@@ -42,6 +43,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr.errors import UserError
+
+log = logging.getLogger(__name__)
 
 STARTS_PER_CORE = 2
 SLOTS_DIR_ENV = "OMNIDR_START_SLOTS_DIR"
@@ -66,6 +69,9 @@ def start_slots_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "start-slots"
 
 
+_UNUSABLE: set[str] = set()  # slot folders already said to be unusable
+
+
 class HostSlot:
     """One of the host's start slots, held by an open, `flock`ed slot file (see the module's docstring)."""
 
@@ -74,17 +80,32 @@ class HostSlot:
         self.fd: int | None = None
 
     def try_take(self) -> bool:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for k in range(self.slots):
-            fd = os.open(self.folder / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.fd = fd
+        """Take a free slot file; False when others hold them all. A slot folder that cannot be written (a
+        read-only home) leaves this process's own slots alone in force: said once in the log, never a failure."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            # in no fixed order: a driver with fewer slots (which tries only the first files) is not always beaten
+            # to them by drivers with more
+            for k in random.sample(range(self.slots), self.slots):
+                fd = os.open(self.folder / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                if self._lock(fd):
+                    self.fd = fd
+                    return True
+        except OSError as exc:
+            if str(self.folder) not in _UNUSABLE:
+                _UNUSABLE.add(str(self.folder))
+                log.warning("start slots: %s cannot be used (%s); this process's own slots alone apply", self.folder, exc)
             return True
         return False
+
+    @staticmethod
+    def _lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            os.close(fd)
+            return False
 
     def release(self) -> None:
         if self.fd is not None:

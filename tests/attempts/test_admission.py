@@ -183,3 +183,12 @@ def test_a_killed_driver_holds_no_start_slot(tmp_path):
 def _hold(gate: StartGate) -> float:
     with gate.slot() as waited_s:
         return waited_s
+
+
+def test_a_slot_folder_that_cannot_be_made_leaves_the_process_slots_in_force(tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the slot folder should be")
+    gate = StartGate(1, blocked / "slots")
+    with gate.slot() as waited_s:  # no error: the process's own slot alone
+        assert waited_s < 0.5 and gate.busy == 1
+    assert gate.busy == 0
