@@ -13,6 +13,7 @@ from rich.table import Table
 
 from omnidr._console import make_console
 from omnidr._offline import quiet_libraries
+from omnidr._options import host_options
 from omnidr._runlog import run_log
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
@@ -409,8 +410,10 @@ def harnesses() -> None:
                    "table, e.g. {\"MODEL\": {\"input_per_mtok\": 3.0, \"output_per_mtok\": 15.0}}.")
 @click.option("--wall-time", "wall_time_s", type=click.FloatRange(min=0.1), default=36000.0, show_default=True, help="Seconds per attempt.")
 @click.option("--attempts", type=click.IntRange(min=1), default=3, show_default=True, help="Attempts per task.")
-@click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "invalid_report", "timeout", "agent_error", "budget_exhausted"]),
-              help="Failure reasons that earn another attempt (repeatable; default: all). infra_error is always retried.")
+@click.option("--retry-on", multiple=True, type=click.Choice(["no_report", "invalid_report", "timeout", "stalled", "agent_error",
+                                                              "budget_exhausted"]),
+              help="Failure reasons that earn another attempt (repeatable; default: all). infra_error is always retried; "
+                   "stalled is retried whenever timeout is.")
 @click.option("--proxy-mode", type=click.Choice(["log", "intercept", "record", "replay", "deny"]), default="replay",
               show_default=True,
               help="Egress proxy mode; replay serves the snapshot's web corpus offline.")
@@ -438,15 +441,24 @@ def harnesses() -> None:
 @click.option("--memory-mb", type=int, default=4096, show_default=True, help="Memory limit of the agent container (MiB).")
 @click.option("--pids", type=int, default=512, show_default=True, help="Process limit of the agent container.")
 @click.option("--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks run at once.")
+@host_options
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --run-dir, wait for it instead of stopping.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
         anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, max_attempt_cost,
         max_cost, max_connections, prices_file, wall_time_s, attempts,
         retry_on, proxy_mode, denylist, provider_tools, outside_network, allow_net, model_policy, search_door,
-        search_key_env, cpus, memory_mb, pids, parallel, wait, argv) -> None:
+        search_key_env, cpus, memory_mb, pids, parallel, max_starts, stall_timeout_s, wait, argv) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import RetryPolicy, SandboxLimits, cost_text, load_prices, parse_allow_nets, spend_cap
+    from omnidr.attempts import (
+        HostPolicy,
+        RetryPolicy,
+        SandboxLimits,
+        cost_text,
+        load_prices,
+        parse_allow_nets,
+        spend_cap,
+    )
     from omnidr.harness import Endpoints, run_harness
     from sandbox.models import Budget
 
@@ -471,7 +483,8 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                               search_key_env, parallel=parallel, wait=wait, image=image, argv=list(argv), on_attempt=show,
                               on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"), allow_nets=parse_allow_nets(allow_net),
                               model_policy=model_policy, prices=prices, spend=spend_cap(max_cost, budget),
-                              max_connections=max_connections)
+                              max_connections=max_connections,
+                              host=HostPolicy(max_starts=max_starts, stall_timeout_s=stall_timeout_s))
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
     out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(Path(run_dir)).attempts}/",
               soft_wrap=True)

@@ -1,5 +1,6 @@
 """Attempts stage: each agent attempt in a network-logged sandbox, under budgets, with retries."""
 
+from ._admission import STALL_TIMEOUT_S, Admission, HostPolicy, RunStopped, StartBreaker, StartGate, retry_delay_s
 from ._contract import AgentContext, Harness
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
@@ -33,7 +34,7 @@ from ._runner import (
     run_task_attempts,
     stop_run,
 )
-from ._sandbox import AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure
+from ._sandbox import LABEL_RUN, LABEL_RUN_DIR, AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure, run_labels
 from ._spend import SpendCap, SpendCapReached, spend_cap
 
 __all__ = [
@@ -42,4 +43,6 @@ __all__ = [
     "LOCAL_EXECUTOR", "LocalExecutor", "RunConfig", "SandboxLimits", "Upstream", "changed_settings", "default_provider_tools", "parse_provider_tools", "parse_allow_nets", "parse_search_door", "WEB_MODES", "cleanup_run", "dns_exposure", "instruction", "open_run", "run_attempts",
     "run_task_attempts", "stop_run", "web_closed", "PRICE_FILE_KEYS", "load_prices", "resolve_pricing", "SpendCap", "cost_text", "spend_cap", "DEFAULT_MAX_CONNECTIONS", "SharedLimiter",
     "SpendCapReached",
+    "LABEL_RUN", "LABEL_RUN_DIR", "run_labels",
+    "STALL_TIMEOUT_S", "Admission", "HostPolicy", "RunStopped", "StartBreaker", "StartGate", "retry_delay_s",
 ]

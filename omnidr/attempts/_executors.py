@@ -17,6 +17,7 @@ from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
 
+from ._admission import Admission, HostPolicy
 from ._helpers import HelperPool, reuse_helpers
 from ._models import AttemptReason, AttemptRecord
 from ._sandbox import owner_id
@@ -28,9 +29,11 @@ EXECUTORS = ("local", "ray")
 
 
 def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harness,
-              backoff_s: float, reach: dict[str, str], driver: str | None = None) -> tuple[list[str], list[int]]:
+              backoff_s: float, reach: dict[str, str], driver: str | None = None,
+              host_json: str | None = None) -> tuple[list[str], list[int]]:
     """Body of one Ray task (runs on a worker node): every attempt of one benchmark task. Returns the
-    records and the numbers of the attempts run now (the others were finished before)."""
+    records and the numbers of the attempts run now (the others were finished before). The worker process's
+    start slots are shared by its tasks; the stop rule counts this task's starts (see `_admission`)."""
     from omnidr.benchmark import open_snapshot
     from omnidr.images import docker_client
 
@@ -42,7 +45,8 @@ def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harne
     try:
         records = run_task_attempts(docker_client(), Path(run_dir), config, open_snapshot(Path(snapshot)), task_id,
                                     harness, on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=backoff_s,
-                                    reach=reach, driver=driver, pool=helpers)
+                                    reach=reach, driver=driver, pool=helpers,
+                                    admission=Admission(HostPolicy.model_validate_json(host_json) if host_json else None))
     finally:
         if helpers is not None:
             helpers.close()
@@ -93,11 +97,13 @@ class RayExecutor:
                   on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
                   reach: dict[str, str],
                   on_task: Callable[[str, list[AttemptRecord]], None],
-                  spend: object = None, max_connections: object = None) -> dict[str, list[AttemptRecord]]:
-        """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own, and
-        `spend` (`--max-cost`) is refused before (`run_attempts`): the dollars are counted in the driver's process. The
-        workers' gateways are on other hosts, where the driver's shared upstream limiter is not: they run without it
-        (`max_connections` is not used)."""
+                  admission: Admission | None = None, spend: object = None,
+                  max_connections: object = None) -> dict[str, list[AttemptRecord]]:
+        """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own,
+        and its own start slots (`admission`'s policy travels with each task). `spend` (`--max-cost`) is refused
+        before (`run_attempts`): the dollars are counted in the driver's process. The workers' gateways are on other
+        hosts, where the driver's shared upstream limiter is not: they run without it (`max_connections` is not
+        used)."""
         ray = self._connect()
         started_here = not self.address
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
@@ -107,13 +113,14 @@ class RayExecutor:
             out: dict[str, list[AttemptRecord]] = {}
             config_json = config.model_dump_json()
             driver = owner_id()  # the workers' containers carry this driver's identity too
+            host_json = admission.policy.model_dump_json() if admission is not None else None
             lost: dict[str, int] = {}  # task id -> workers lost while running it
             while queue or pending:
                 while queue and len(pending) < max(1, parallel):
                     task_id = queue.pop(0)
                     on_start(task_id, 0)
                     ref = remote.remote(str(run_dir), config_json, str(snap.root.resolve()), task_id, harness, backoff_s,
-                                        reach, driver)
+                                        reach, driver, host_json)
                     pending[ref] = task_id
                 try:
                     done, _ = ray.wait(list(pending), num_returns=1)
@@ -182,7 +189,7 @@ def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException,
         from omnidr.images import docker_client
 
         if remove_containers:
-            cleanup_run(docker_client(), config.run_id())
+            cleanup_run(docker_client(), config.run_id(), run_dir=run_dir)
     except (UserError, OSError, DockerException):  # no engine here: the next run's start cleans up on the worker's
         pass
     if not open_:

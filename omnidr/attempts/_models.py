@@ -28,6 +28,7 @@ class AttemptReason(str, Enum):
     invalid_report = "invalid_report"  # a report folder whose data does not validate, or an unfilled skeleton (App. F)
     no_report = "no_report"  # the agent exited 0 without a report
     timeout = "timeout"  # killed at the wall-clock limit
+    stalled = "stalled"  # killed after --stall-timeout with no model request, no proxy request, no change in /output
     budget_exhausted = "budget_exhausted"  # the gateway refused further requests and no report exists
     agent_error = "agent_error"  # the agent exited non-zero without a report
     infra_error = "infra_error"  # the sandbox itself failed (engine, image, helper container)
@@ -53,6 +54,13 @@ class RetryPolicy(BaseModel):
     max_infra_retries: int = Field(
         2, ge=0, description="Extra attempts per invocation allowed for infra_error and upstream_error, beyond attempts_per_task."
     )
+
+    def retries(self, reason: AttemptReason) -> bool:
+        """Whether an attempt that ended `reason` earns another (within Budget.attempts_per_task). A `stalled`
+        attempt is retried when named, and also whenever `timeout` is: a stall is a wall-clock kill that came
+        early, and run folders started before `stalled` existed (whose retry_on cannot name it) keep their run id
+        and retry it as they retried timeouts."""
+        return reason in self.retry_on or (reason is AttemptReason.stalled and AttemptReason.timeout in self.retry_on)
 
 
 class SandboxLimits(BaseModel):
@@ -206,6 +214,10 @@ class AttemptRecord(DiskRecord):
     proxy_mode: ProxyMode = Field(description="Mode of the egress proxy.")
     doors: DoorPolicy | None = Field(None, description="What the egress proxy and the gateway enforced (None: an "
                                                        "attempt.json written before the field existed).")
+    start_wait_s: float = Field(0.0, ge=0, description="Seconds the attempt waited for a start slot (admission "
+                                "control, `--max-starts`) before its sandbox began to start.")
+    setup_s: float | None = Field(None, ge=0, description="Seconds from the start slot to the agent's start: network, "
+                                  "helpers listening, output keeper, agent container (None: the start failed).")
     helpers_served_before: int = Field(
         0, ge=0, description="Attempts the gateway and proxy pair had served (each sealed, then reopened clean) "
         "before this one: 0 when the pair was started for it.")

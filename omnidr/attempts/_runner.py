@@ -21,6 +21,7 @@ from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, ProxyMode, SearchDoor
 
+from ._admission import Admission, HostPolicy, NotStarted, RunStopped
 from ._contract import Harness
 from ._executors import record_lost_attempt, records_on_disk
 from ._helpers import HelperPool, reuse_helpers
@@ -42,6 +43,7 @@ from ._sandbox import (
     AttemptSandbox,
     AttemptSpec,
     cleanup_run,
+    run_labels,
 )
 from ._spend import SpendCap
 
@@ -265,6 +267,7 @@ def run_task_attempts(
     pool: HelperPool | None = None,
     spend: SpendCap | None = None,
     limiter: SharedLimiter | None = None,
+    admission: Admission | None = None,
 ) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
@@ -272,9 +275,12 @@ def run_task_attempts(
     invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
     `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
     `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy.
+    `admission` holds the start slots and the run's stop rule (see `_admission`): no attempt starts once the run
+    is stopped, and an infra_error is retried after a jittered, growing delay.
     `spend` (`--max-cost`) may leave the task's next attempt unstarted; the task then ends here, resumable.
     `limiter`: the run's shared upstream limit, which every attempt's gateway asks before each upstream request."""
     reach = reach or {}
+    admission = admission or Admission()
     kind_fields = _kind_fields(snap, task_id, config, harness)
     task_dir = RunPaths(run_dir).task_attempts(task_id)
     records: list[AttemptRecord] = []
@@ -284,8 +290,8 @@ def run_task_attempts(
         n += 1
         folder = task_dir / str(n)
         record = _finished(folder)
-        if record is None and INTERRUPTED.is_set():
-            break
+        if record is None and (INTERRUPTED.is_set() or admission.breaker.stopped):
+            break  # an attempt not started leaves no folder: the next invocation runs it
         if record is None:
             if spend is not None and not spend.admit(task_id):
                 log.warning("%s attempt %d: not started, as it could take the run past --max-cost $%g", task_id, n,
@@ -303,18 +309,25 @@ def run_task_attempts(
                 upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
                 capability=config.capability, model_policy=config.model_policy, pricing=config.pricing,
                 outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
-                extra_labels={LABEL_DRIVER: driver} if driver else {},
+                extra_labels={**run_labels(run_dir), **({LABEL_DRIVER: driver} if driver else {})},
                 upstream_limit=(limiter.url, limiter.token) if limiter is not None else None,
             )
             folder.mkdir(parents=True, exist_ok=True)
             log.info("%s attempt %d: starting in %s", task_id, n, folder)
             on_start(task_id, n)
             try:
-                record = AttemptSandbox(client, spec, harness, pool).run()
-            finally:
+                record = AttemptSandbox(client, spec, harness, pool, admission).run()
+            except NotStarted:  # the run was stopped while it waited for a start slot: it leaves no trace
+                if spend is not None:
+                    spend.settle(0.0)  # and spent nothing
+                shutil.rmtree(folder, ignore_errors=True)
+                break
+            except BaseException:
                 if spend is not None:  # an attempt that never returned (Ctrl-C, a fault) is counted at its budget
-                    spend.settle(record.budget_use.cost_usd if record is not None
-                                 and not record.budget_use.unpriced_requests else None)
+                    spend.settle(None)
+                raise
+            if spend is not None:
+                spend.settle(record.budget_use.cost)  # unpriced (None): counted at its budget
             if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
                 log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
                 break
@@ -344,18 +357,24 @@ def run_task_attempts(
                 log.warning("%s: %d infrastructure failure(s), more than the %d retries allowed; given up", task_id,
                             infra, config.retry.max_infra_retries)
                 break
-            log.info("%s: retrying after %s (infrastructure retry %d of %d; it does not count)", task_id,
-                     record.reason.value, infra, config.retry.max_infra_retries)
+            if admission.breaker.stopped:
+                break  # the run stops: no retry waits for it
+            delay = admission.retry_delay_s(infra) if fresh and record.reason is AttemptReason.infra_error else 0.0
+            log.info("%s: retrying after %s in %.1f s (infrastructure retry %d of %d; it does not count)", task_id,
+                     record.reason.value, delay, infra, config.retry.max_infra_retries)
+            if delay and INTERRUPTED.wait(delay):
+                break
             continue
         counted += 1
-        if record.reason not in config.retry.retry_on or counted >= config.budget.attempts_per_task:
+        if not config.retry.retries(record.reason) or counted >= config.budget.attempts_per_task:
             break
         log.info("%s: retrying after %s (attempt %d of %d)", task_id, record.reason.value, counted + 1,
                  config.budget.attempts_per_task)
     return records
 
 
-def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0) -> None:
+def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0,
+             run_dir: Path | None = None) -> None:
     """Ctrl-C: no queued attempt starts, the running ones' containers are removed (by the run's label),
     and their threads are given `wait_s` to notice; a second Ctrl-C stops waiting. Finished attempts
     stay as they are; the stopped ones are left unfinished for the next invocation."""
@@ -368,12 +387,12 @@ def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s
     if in_main:
         signal.signal(signal.SIGINT, lambda *_: hurry.set())
     try:
-        cleanup_run(client, run_id, mine=True)
+        cleanup_run(client, run_id, mine=True, run_dir=run_dir)
         deadline = time.monotonic() + wait_s
         workers = list(getattr(pool, "_threads", ())) if pool is not None else []
         while any(t.is_alive() for t in workers) and time.monotonic() < deadline and not hurry.is_set():
             time.sleep(0.2)
-            cleanup_run(client, run_id, mine=True)  # an attempt that was starting its helpers just now
+            cleanup_run(client, run_id, mine=True, run_dir=run_dir)  # an attempt that was starting its helpers just now
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
@@ -389,9 +408,10 @@ class LocalExecutor:
                   on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
                   parallel: int, reach: dict[str, str],
                   on_task: Callable[[str, list[AttemptRecord]], None],
-                  spend: SpendCap | None = None, max_connections: int = DEFAULT_MAX_CONNECTIONS,
-                  ) -> dict[str, list[AttemptRecord]]:
+                  admission: Admission | None = None, spend: SpendCap | None = None,
+                  max_connections: int = DEFAULT_MAX_CONNECTIONS) -> dict[str, list[AttemptRecord]]:
         helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
+        admission = admission or Admission()
         # one limit per upstream for every gateway of the run, on the network the gateways reach out on
         try:
             limiter: SharedLimiter | None = SharedLimiter(network_host_ip(client, config.outside_network),
@@ -403,7 +423,8 @@ class LocalExecutor:
         def one(task_id: str) -> list[AttemptRecord]:
             try:
                 records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                            on_start, reach, pool=helpers, spend=spend, limiter=limiter)
+                                            on_start, reach, pool=helpers, admission=admission, spend=spend,
+                                            limiter=limiter)
             except OSError:
                 raise  # the machine's fault (a full disk, a lost engine socket): the run stops with one line
             except Exception as exc:  # noqa: BLE001 - a fault of the driver's code is that task's, never the run's
@@ -419,7 +440,7 @@ class LocalExecutor:
         try:
             out = {t: f.result() for t, f in futures.items()}
         except KeyboardInterrupt:
-            stop_run(client, config.run_id(), pool)
+            stop_run(client, config.run_id(), pool, run_dir=run_dir)
             raise
         finally:
             # the helpers go only once no task can use them any more (a task's error no longer ends the others)
@@ -447,15 +468,18 @@ def run_attempts(
     executor: "LocalExecutor | RayExecutor" = LOCAL_EXECUTOR,
     reach: dict[str, str] | None = None,
     on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
+    host: HostPolicy | None = None,
     spend: SpendCap | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> dict[str, list[AttemptRecord]]:
     """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
     interrupted run are removed first. `executor` places each task's attempts: threads of this process
     (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
-    are over. With `spend` (`--max-cost`), attempts that could take the invocation past it are left unstarted and
-    the run ends with `SpendCapReached` once the others are over. `max_connections` caps the upstream requests
-    in flight at once per upstream over all the run's gateways (`SharedLimiter`; the local executor only)."""
+    are over. `host` sets the start slots, the infra retries' backoff, the stop rule and the stall timeout (see
+    `_admission`); a run stopped by the rule raises `RunStopped` once its running attempts have ended. With `spend`
+    (`--max-cost`), attempts that could take the invocation past it are left unstarted and the run ends with
+    `SpendCapReached` once the others are over. `max_connections` caps the upstream requests in flight at once per
+    upstream over all the run's gateways (`SharedLimiter`; the local executor only)."""
     if spend is not None and not isinstance(executor, LocalExecutor):
         raise UserError("--max-cost runs with the local executor only (the dollars are counted in this process); "
                         "drop --executor ray, or drop --max-cost")
@@ -463,17 +487,21 @@ def run_attempts(
     reuse_helpers()  # a bad OMNIDR_FRESH_HELPERS is refused before anything is made
     open_run(run_dir, config)
     INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
-    cleanup_run(client, config.run_id())
+    cleanup_run(client, config.run_id(), run_dir=run_dir)
     try:
+        admission = Admission(host)
         out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
-                                 parallel, reach or {}, on_task, spend, max_connections)
+                                 parallel, reach or {}, on_task, admission, spend, max_connections)
     except KeyboardInterrupt:
-        stop_run(client, config.run_id())  # this node's containers (the local executor stopped its threads' too)
+        stop_run(client, config.run_id(), run_dir=run_dir)  # this node's containers (the local executor stopped its threads' too)
         raise
     # a lost Ray worker's request the engine finished after the worker died leaves a container nobody owns
-    cleanup_run(client, config.run_id())
+    cleanup_run(client, config.run_id(), run_dir=run_dir)
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
+    if admission.breaker.reason is not None:
+        log.error("%s", admission.breaker.reason)
+        raise RunStopped(admission.breaker.reason)
     if spend is not None:
         spend.check()
     return out

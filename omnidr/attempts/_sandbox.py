@@ -60,6 +60,7 @@ from sandbox.models import (
     read_web_log,
 )
 
+from ._admission import Admission, Cancelled, NotStarted
 from ._contract import AgentContext, Harness
 from ._helpers import EGRESS_ADMIN_ENV, HelperPair, HelperPool, PairFailed, ca_digest, direct_session
 from ._models import (
@@ -84,6 +85,9 @@ LABEL_ATTEMPT = "org.omnidr.attempt"
 # is gone left behind, never what a live driver (on another run root with the same run id) is using.
 LABEL_OWNER = "org.omnidr.owner"
 LABEL_DRIVER = "org.omnidr.driver"
+# The run folder (absolute path) an object serves. Identical systems share a run id, so drivers on other run
+# folders share the LABEL_RUN value; cleanup never touches an object labelled with another run folder.
+LABEL_RUN_DIR = "org.omnidr.run-dir"
 GATEWAY_PORT = 8080
 PROXY_PORT = 3128
 SANDBOX_POOL = ipaddress.ip_network("198.18.0.0/15")
@@ -231,6 +235,14 @@ def _vanished(gone: list[str]) -> str | None:
     return text
 
 
+def _mtime(path: Path) -> float:
+    """When a file was last written (epoch seconds), 0 when there is none."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def _outage_requests(gateway_log: Path) -> int:
     """Exchanges that failed on the upstream's side (`GatewayExchange.upstream_outage`)."""
     n = 0
@@ -249,8 +261,10 @@ def _outage_requests(gateway_log: Path) -> int:
 class AttemptSandbox:
     """Creates, runs and tears down the containers and networks of one attempt."""
 
-    def __init__(self, client, spec: AttemptSpec, harness: Harness, pool: HelperPool | None = None):
+    def __init__(self, client, spec: AttemptSpec, harness: Harness, pool: HelperPool | None = None,
+                 admission: Admission | None = None):
         self.client = client
+        self.admission = admission or Admission()  # start slots and the run's stop rule (see _admission)
         self.spec = dataclasses.replace(spec, folder=spec.folder.resolve())  # bind mounts need absolute paths
         self.harness = harness
         # a pool of reused helper pairs (see _helpers); record mode writes its corpus into the attempt's folder
@@ -320,30 +334,35 @@ class AttemptSandbox:
         )
         image_ids: dict[str, str] = {}
         exit_code = None
+        admission = self.admission
         try:
+            # the sandbox starts in a start slot (see _admission): from its first object to its agent's start
             try:
-                command = self.harness.command(ctx)
-                record["command"] = command
-                image_ids, record["image_packages"] = self._images()
-                internal, output = self._setup(dirs)
-                agent = self._create_agent(dirs, internal, ctx, command, output)
-            except (DockerException, RuntimeError, OSError) as exc:
-                return self._finish(record, AttemptReason.infra_error, f"sandbox setup failed: {exc}", None, t0, image_ids, dirs)
-            run_t0 = time.monotonic()
-            timed_out, fault = False, None
-            try:
-                agent.start()
-                try:
-                    result = agent.wait(timeout=spec.budget.wall_time_s)
-                    exit_code = int(result.get("StatusCode", -1))
-                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-                    if time.monotonic() - run_t0 < spec.budget.wall_time_s - 1:  # the engine went away, not the clock
-                        raise
-                    timed_out = True
+                with admission.gate.slot(INTERRUPTED) as waited_s:
+                    if admission.breaker.stopped:  # the run stopped while this attempt waited: it never starts
+                        raise NotStarted(admission.breaker.reason)
+                    record["start_wait_s"] = round(waited_s, 3)
+                    setup_t0 = time.monotonic()
                     try:
-                        agent.kill()
-                    except APIError:
-                        pass
+                        command = self.harness.command(ctx)
+                        record["command"] = command
+                        image_ids, record["image_packages"] = self._images()
+                        internal, output = self._setup(dirs)
+                        agent = self._create_agent(dirs, internal, ctx, command, output)
+                        agent.start()
+                    except (DockerException, RuntimeError, OSError, requests.exceptions.RequestException) as exc:
+                        detail = f"sandbox setup failed: {exc}"
+                        admission.breaker.failed(detail)
+                        return self._finish(record, AttemptReason.infra_error, detail, None, t0, image_ids, dirs)
+                    record["setup_s"] = round(time.monotonic() - setup_t0, 3)
+                    admission.breaker.started()
+            except Cancelled:  # Ctrl-C while queued: INTERRUPTED is set, so nothing is written
+                return self._finish(record, AttemptReason.infra_error, "interrupted while waiting for a start slot",
+                                    None, t0, image_ids, dirs)
+            run_t0 = time.monotonic()
+            timed_out, fault, stalled = False, None, None
+            try:
+                exit_code, timed_out, stalled = self._wait(agent, dirs, run_t0)
             except (DockerException, requests.exceptions.RequestException) as exc:
                 fault = f"the Docker engine failed while the agent ran: {_short(exc)}"
             wall = time.monotonic() - run_t0
@@ -366,21 +385,77 @@ class AttemptSandbox:
                     vanished = None
                 fault = fault or vanished or f"the attempt's output could not be copied from the Docker engine: {_short(exc)}"
             if spec.task_kind in ANSWER_KIND_VALUES and fault is None:
-                self._settle_answer(dirs, record, timed_out, exit_code)
+                self._settle_answer(dirs, record, timed_out or stalled is not None, exit_code)
             self._end_helpers(dirs)
             use = self._gateway_state(dirs)
             if fault is not None:
                 return self._finish(record, AttemptReason.infra_error, fault, exit_code, t0, image_ids, dirs,
                                     wall_s=wall, use=use)
             if spec.task_kind in ANSWER_KIND_VALUES:
-                reason, detail = self._answer_reason(dirs, record, use)
+                reason, detail = self._answer_reason(dirs, record, use, stalled)
             else:
-                reason, detail = self._reason(dirs, timed_out, exit_code, wall, use)
+                reason, detail = self._reason(dirs, timed_out, exit_code, wall, use, stalled)
             return self._finish(record, reason, detail, exit_code, t0, image_ids, dirs, wall_s=wall, use=use)
         finally:
             self.cleanup()
 
     # -- pieces ------------------------------------------------------------------------------
+    def _wait(self, agent, dirs: AttemptPaths, run_t0: float) -> tuple[int | None, bool, str | None]:
+        """Wait for the agent to exit; kill it at the wall-clock limit, or when it has stalled. Returns its exit
+        code (None when killed), whether the wall clock killed it, and the stall's detail (None: no stall).
+
+        A stall is `stall_timeout_s` (HostPolicy) with no model request (no write to gateway.jsonl), no proxy
+        request (no write to network.jsonl) and no change under /output (the newest modification time there, read
+        through the output keeper). The engine is asked every `poll_s`; the two logs' times are read on the host
+        each time, and /output only when they alone would call the attempt stalled (at most once per timeout
+        while nothing changes there), so a working agent costs no exec at all."""
+        wall_s = self.spec.budget.wall_time_s
+        stall_s = self.admission.policy.stall_timeout_s
+        poll_s = min(60.0, max(0.5, stall_s / 10))
+        started = time.time()
+        output_at = started  # the newest change under /output seen so far (epoch seconds)
+        while True:
+            left = run_t0 + wall_s - time.monotonic()
+            if left <= 0:
+                self._kill(agent)
+                return None, True, None
+            step = min(left, poll_s)
+            asked = time.monotonic()
+            try:
+                result = agent.wait(timeout=step)
+                return int(result.get("StatusCode", -1)), False, None
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                if time.monotonic() - asked < step / 2:  # answered at once: the engine went away, not the clock
+                    raise
+            now = time.time()
+            last = max(output_at, *(_mtime(dirs.logs / name) for name in (GATEWAY_LOG, NETWORK_LOG)))
+            if now - last < stall_s:
+                continue
+            output_at = max(output_at, self._output_changed_at() or output_at)
+            quiet = now - max(last, output_at)
+            if quiet >= stall_s:
+                self._kill(agent)
+                return None, False, (
+                    f"stalled: no model request, no proxy request and no change under /output for {quiet:.0f} s "
+                    f"(stall timeout {stall_s:g} s), {now - started:.0f} s after the agent started; killed")
+
+    @staticmethod
+    def _kill(agent) -> None:
+        try:
+            agent.kill()
+        except APIError:
+            pass  # exited meanwhile
+
+    def _output_changed_at(self) -> float | None:
+        """The newest modification time under /output (epoch seconds: the keeper's tmpfs runs on the host's
+        clock), read in the output keeper; None when it cannot be read."""
+        try:
+            code, out = self.keeper.exec_run(["find", "/output", "-printf", "%T@\\n"])
+        except (DockerException, requests.exceptions.RequestException):
+            return None
+        times = [float(t) for t in (out or b"").split() if t.replace(b".", b"").isdigit()]
+        return max(times) if code == 0 and times else None
+
     def _images(self) -> tuple[dict[str, str], dict[str, ImagePackages]]:
         """Role -> image ID, and role -> the package versions the image records."""
         ids, packages = {}, {}
@@ -825,12 +900,15 @@ class AttemptSandbox:
                         self.spec.attempt, _short(exc))
             return None
 
-    def _answer_reason(self, dirs: AttemptPaths, record: dict, state: BudgetUse) -> tuple[AttemptReason, str]:
+    def _answer_reason(self, dirs: AttemptPaths, record: dict, state: BudgetUse,
+                       stalled: str | None = None) -> tuple[AttemptReason, str]:
         final = read_answer_file(dirs.answer)
         termination = record.get("termination") or "execution_error"
         if final is not None and final.has_answer:
             stage = "research" if final.source == "research" else "the finalization stage"
             return AttemptReason.success, f"answer from {stage} (research ended: {termination})"
+        if stalled is not None:
+            return AttemptReason.stalled, stalled
         outages = _outage_requests(dirs.gateway_log) if state.failed_requests else 0
         if outages:
             return AttemptReason.upstream_error, (
@@ -842,7 +920,7 @@ class AttemptSandbox:
         return AttemptReason.no_answer, f"no answer (research ended: {termination}){why}"
 
     def _reason(self, dirs: AttemptPaths, timed_out: bool, exit_code: int | None, wall_s: float,
-                state: BudgetUse) -> tuple[AttemptReason, str]:
+                state: BudgetUse, stalled: str | None = None) -> tuple[AttemptReason, str]:
         report = dirs.report / self.spec.report_entry
         check = check_report(report.parent, self.spec.report_data_file) if report.is_file() else None
         problem = check.problem if check is not None else None
@@ -851,6 +929,8 @@ class AttemptSandbox:
                                                      *check.warnings])
         if timed_out:
             return AttemptReason.timeout, f"killed at the wall-clock limit of {self.spec.budget.wall_time_s:g} s"
+        if stalled is not None:
+            return AttemptReason.stalled, stalled
         if state.exhausted:
             return AttemptReason.budget_exhausted, f"budget {state.exhausted} spent and no report"
         if problem is not None:  # counted and retried as any failure; the folder stays for the audit
@@ -932,35 +1012,63 @@ class AttemptSandbox:
         self.pool.later(lambda: remove_all(networks))
 
 
-def cleanup_run(client, run_id: str, mine: bool = False) -> int:
+def run_labels(run_dir: Path) -> dict[str, str]:
+    """The labels every container, network and volume of an attempt in `run_dir` carries beyond its run id."""
+    return {LABEL_RUN_DIR: str(Path(run_dir).resolve())}
+
+
+def cleanup_run(client, run_id: str, mine: bool = False, run_dir: Path | None = None) -> int:
     """Remove the containers, volumes and networks of `run_id` that a process which is gone left behind (a
     killed driver, a lost Ray worker), and with `mine` also those of this driver's run (Ctrl-C), its Ray
-    workers' included. Objects of a live driver's run are never touched. Returns how many were removed."""
+    workers' included. Objects of a live driver's run are never touched. Returns how many were removed.
+
+    With `run_dir`, only objects of that run folder (LABEL_RUN_DIR) are candidates: drivers of identical systems
+    in other run folders share the run id, and their objects are left alone whoever made them. (An object made
+    before the label existed has none, and is judged by its owner alone.)
+
+    Other drivers create and remove objects of the same run id while this one lists them: the listing reads the
+    engine's list answer alone (no inspect per object, which fails for an object removed meanwhile), and an object
+    already gone when it is removed is skipped."""
     me = owner_id()
+    folder = str(Path(run_dir).resolve()) if run_dir is not None else None
 
     def leftover(labels: dict | None) -> bool:
         labels = labels or {}
+        if folder is not None and labels.get(LABEL_RUN_DIR, folder) != folder:
+            return False  # another run folder's: its own driver cleans it
         owner, driver = labels.get(LABEL_OWNER), labels.get(LABEL_DRIVER)
         return (mine and me in (owner, driver)) or not owner_alive(owner) or not owner_alive(driver)
 
     removed = 0
-    # another driver of the same run id may remove its own containers while the list is read
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}, ignore_removed=True):
-        if not leftover(container.labels):
+    selector = {"label": f"{LABEL_RUN}={run_id}"}
+    try:
+        containers = client.containers.list(all=True, filters=selector, sparse=True)
+    except NotFound:  # the engine answers 404 for a filter racing a removal on some versions: nothing to read
+        containers = []
+    for container in containers:
+        if not leftover(container.attrs.get("Labels")):
             continue
         try:
             container.remove(force=True, v=True)
             removed += 1
-        except (APIError, NotFound):
+        except NotFound:
+            pass  # removed meanwhile (by its own driver, or by Docker's auto-removal)
+        except APIError as exc:  # "removal already in progress": someone else is removing it
+            log.debug("container %s not removed: %s", container.id[:12], _short(exc))
+    found: list = []
+    for collection in (client.volumes, client.networks):
+        try:
+            found += collection.list(filters=selector)
+        except NotFound:
             pass
-    found = client.volumes.list(filters={"label": f"{LABEL_RUN}={run_id}"})
-    found += client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"})
     for item in found:
         if not leftover(item.attrs.get("Labels")):
             continue
         try:
             item.remove()
             removed += 1
-        except (APIError, NotFound):
+        except NotFound:
             pass
+        except APIError as exc:  # in use (a container is being removed), or being removed by another process
+            log.debug("%s not removed: %s", item.id[:12], _short(exc))
     return removed

@@ -165,7 +165,9 @@ def score_in_container(
     package = {str(PACKAGE_DIR): {"bind": "/opt/omnidr/omnidr", "mode": "ro"}} if mounted else {}
     task_args = [a for t in tasks or () for a in ("--task", t)]
     suffix = secrets.token_hex(4)
-    labels = {LABEL: suffix}
+    from omnidr.attempts import LABEL_RUN_DIR
+
+    labels = {LABEL: suffix, LABEL_RUN_DIR: str(run_dir)}  # the run folder scored, as an attempt's objects carry
     here = f"{os.getuid()}:{os.getgid()}"
     made: list = []
     probe_dir: Path | None = None

@@ -125,12 +125,13 @@ def _network_lock() -> AbstractContextManager[None]:
 
 
 def start_scripted_model(client, network: str | None = None, image: str | None = None, alias: str | None = None,
-                         scripts_dir: Path | None = None, timeout_s: float = 30.0, api: str = "all") -> ScriptedModel:
+                         scripts_dir: Path | None = None, timeout_s: float = 30.0, api: str = "all",
+                         labels: dict[str, str] | None = None) -> ScriptedModel:
     """Start the scripted model (in the gateway image, which carries the `sandbox` package) on `network`
     (default: a shared bridge network, created if missing and removed by the last stop) under the DNS
     alias `alias` (default `upstream`, or `upstream-<api>` when it speaks one `api` only: `openai`,
     `openai-chat`, `anthropic`). Scripted models of concurrent runs with the same API answer alike, so
-    sharing the alias is harmless."""
+    sharing the alias is harmless. `labels` are added to the container's (the run folder it serves)."""
     alias = alias or ("upstream" if api == "all" else f"upstream-{api}")
     from docker.errors import NotFound
 
@@ -158,7 +159,8 @@ def start_scripted_model(client, network: str | None = None, image: str | None =
             created = net  # ours: removed on stop when nothing else uses it
         container = client.containers.create(
             image, command=command, entrypoint=["python", "-m", "sandbox.scripted_model"],
-            name=f"omnidr-scripted-model-{secrets.token_hex(4)}", labels={LABEL_SCRIPTED: "1"}, detach=True,
+            name=f"omnidr-scripted-model-{secrets.token_hex(4)}", labels={LABEL_SCRIPTED: "1", **(labels or {})},
+            detach=True,
             read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit="1g", volumes=volumes,
             network=net_name, networking_config={net_name: client.api.create_endpoint_config(aliases=[alias])},
         )

@@ -202,6 +202,7 @@ def run_system(
     prices: dict[str, ModelPricing] | None = None,
     spend: SpendCap | None = None,
     max_connections: int | None = None,
+    host=None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -216,8 +217,9 @@ def run_system(
     denylist beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools
     policy (deny in replay). A loopback `model_base_url` is reached through a relay on the host (see
     omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
-    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). Every exchange is
-    priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
+    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). `host` (a
+    `HostPolicy`) sets the start slots, the infra retries' backoff, the stop rule and the stall timeout. Every
+    exchange is priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
     omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends; `max_connections` the
     upstream requests in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter)."""
     from docker.errors import ImageNotFound
@@ -232,6 +234,7 @@ def run_system(
         relay_loopback_urls,
         resolve_pricing,
         run_attempts,
+        run_labels,
     )
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
     from omnidr.images import build_images, docker_client
@@ -315,7 +318,7 @@ def run_system(
             out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
             on_note(SCRIPTED_NOTE)
             scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
-                                            api=endpoint_family or "all")
+                                            api=endpoint_family or "all", labels=run_labels(Path(run_dir)))
             upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
@@ -351,7 +354,7 @@ def run_system(
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
             out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
                                        parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
-                                       on_task=on_task, spend=spend,
+                                       on_task=on_task, host=host, spend=spend,
                                        **({"max_connections": max_connections} if max_connections else {}))
         finally:
             for relay in relays:
@@ -447,7 +450,7 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                         on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
                         search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
                         prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None,
-                        max_connections: int | None = None) -> dict:
+                        max_connections: int | None = None, host=None) -> dict:
     """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
     given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
 
@@ -460,7 +463,8 @@ def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: li
                      parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
                      argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
                      provider_tools=provider_tools, wait=wait, search_door=search_door, allow_nets=allow_nets,
-                     model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections)
+                     model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections,
+                     host=host)
     return ran.records
 
 
@@ -481,7 +485,7 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
                 on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None,
                 allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
                 prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None,
-                max_connections: int | None = None) -> dict:
+                max_connections: int | None = None, host=None) -> dict:
     """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
     or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
     attempt records."""
@@ -503,7 +507,7 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
             snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
             proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
             provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door, allow_nets=allow_nets,
-            model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections)
+            model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections, host=host)
     if e.openai_base_url and e.anthropic_base_url:
         raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
                         "--anthropic-base-url, not both (the gateway translates between their APIs)")
@@ -517,5 +521,6 @@ def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | 
         parallel=parallel, on_attempt=on_attempt, on_note=on_note,
         provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
         allow_nets=allow_nets, model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections,
+        host=host,
     ).records
 

@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, host_options
 from omnidr.errors import UserError
 from sandbox.models import ModelPolicy
 
@@ -118,15 +118,17 @@ def auto_harness(harness: str, snapshot: Path) -> str:
 def eval_options(f):
     for opt in reversed(_opts):
         f = opt(f)
-    return f
+    return host_options(f)
 
 
 def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
              tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
              outside_network=None, upstream_ca=(), allow_net=(), model_policy="rewrite", evaluator="docker",
-             prices_file=None, max_cost=None, max_connections=None):
+             prices_file=None, max_cost=None, max_connections=None, max_starts=None, stall_timeout_s=None):
     from omnidr.attempts import (
+        STALL_TIMEOUT_S,
         WEB_MODES,
+        HostPolicy,
         load_prices,
         make_executor,
         parse_allow_nets,
@@ -148,7 +150,8 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
                        outside_network=outside_network, upstream_ca=list(upstream_ca),
                        allow_nets=parse_allow_nets(allow_net), model_policy=model_policy, evaluator=evaluator,
                        prices=load_prices(prices_file) if prices_file else None,
-                       spend=spend_cap(max_cost, parsed_budget), max_connections=max_connections)
+                       spend=spend_cap(max_cost, parsed_budget), max_connections=max_connections,
+                       host=HostPolicy(max_starts=max_starts, stall_timeout_s=stall_timeout_s or STALL_TIMEOUT_S))
 
 
 def run_with_progress(request, check_examples: bool = True):
@@ -229,7 +232,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
           allow_net: tuple, model_policy: str, prices_file: Path | None, max_connections: int | None,
-          max_cost: float | None, skip_agents: bool) -> None:
+          max_cost: float | None, skip_agents: bool, max_starts: int | None, stall_timeout_s: float) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
@@ -248,7 +251,8 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
     system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy, evaluator, prices_file, max_cost, max_connections)
+                       upstream_ca, allow_net, model_policy, evaluator, prices_file=prices_file, max_cost=max_cost,
+                       max_connections=max_connections, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
     outcome = run_with_progress(request)
     _where(outcome)
     if outcome.result.failed:
@@ -266,7 +270,8 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
-            outside_network, upstream_ca, allow_net, model_policy, prices_file, max_connections, max_cost) -> None:
+            outside_network, upstream_ca, allow_net, model_policy, prices_file, max_connections, max_cost, max_starts,
+            stall_timeout_s) -> None:
     """Run two or more systems on the same tasks under the same budget, then pair each other system with
     the first (A minus B, A the higher-ranked of the two, as the paper reads a pair: paired difference,
     task-bootstrap interval, wins/ties/losses per task) and print the per-task scores, as the paper's
@@ -317,7 +322,8 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
     request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy, evaluator, prices_file, max_cost, max_connections)
+                       upstream_ca, allow_net, model_policy, evaluator, prices_file=prices_file, max_cost=max_cost,
+                       max_connections=max_connections, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)

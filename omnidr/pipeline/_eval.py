@@ -20,7 +20,7 @@ from typing import Literal
 from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
-from omnidr.attempts import LocalExecutor, RayExecutor, SpendCap, is_loopback_url
+from omnidr.attempts import HostPolicy, LocalExecutor, RayExecutor, SpendCap, is_loopback_url
 from omnidr.benchmark import ANSWER_KINDS, SNAPSHOT_CORPUS_FILE, InputSetting, TaskKind
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
@@ -71,6 +71,7 @@ class EvalRequest:
     prices: dict[str, ModelPricing] | None = None  # --prices: the lab's rates, before genai-prices' table
     spend: SpendCap | None = None  # --max-cost: what this invocation may spend, over all its systems
     max_connections: int | None = None  # --max-connections: the shared upstream limit's cap (None: its default)
+    host: HostPolicy | None = None  # start slots, infra backoff, stop rule, stall timeout (--max-starts, --stall-timeout)
 
     @property
     def proxy_mode(self):
@@ -285,8 +286,8 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
         executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
         wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
         search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
-        allow_nets=request.allow_nets, model_policy=request.model_policy, prices=request.prices, spend=request.spend,
-        max_connections=request.max_connections,
+        allow_nets=request.allow_nets, model_policy=request.model_policy, host=request.host, prices=request.prices,
+        spend=request.spend, max_connections=request.max_connections,
     )
     return ran.records
 

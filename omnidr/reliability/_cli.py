@@ -173,7 +173,8 @@ def agreement_grids(a: Agreement) -> list[Grid]:
 @eval_options
 def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
               evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
-              tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
+              tracking_uri: str | None, provider_tools: str, wait: bool, max_starts: int | None,
+              stall_timeout_s: float) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
     reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
     full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
@@ -194,7 +195,7 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     systems = calibration_systems(harness, parse_model(model, model_key_env))
     request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
                            Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
-                           wait, evaluator=evaluator)
+                           wait, evaluator=evaluator, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
     outcome = run_with_progress(request, check_examples=False)
     if outcome.run_root is None:
         sys.exit(1)

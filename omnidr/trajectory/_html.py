@@ -123,6 +123,8 @@ def completion(traj: Trajectory, record: Any) -> str:
     reason = record.reason.value
     if reason == "timeout":
         return "cut off at the time limit (the agent was killed)"
+    if reason == "stalled":
+        return "stalled: no model request, proxy request or output change for the stall timeout (the agent was killed)"
     if record.exit_code == 0:
         return "finished: the agent exited 0 (this log format has no end marker)"
     if record.exit_code is None:

@@ -26,7 +26,7 @@ def run_attempts(run_dir: Path, images: dict, network: str, actions: list[str], 
         budget=budget, limits=limits, retry=overrides.pop("retry", RetryPolicy()),
         proxy_mode=overrides.pop("proxy_mode", "replay"), denylist=overrides.pop("denylist", []),
         outside_network=network, gateway_backoff_s=0.05, allow_nets=overrides.pop("allow_nets", ()),
-        parallel=overrides.pop("parallel", 1), prices=overrides.pop("prices", None),
+        parallel=overrides.pop("parallel", 1), prices=overrides.pop("prices", None), host=overrides.pop("host", None),
     )
 
 

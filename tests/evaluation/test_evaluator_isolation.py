@@ -122,6 +122,9 @@ def test_the_probe_step_holds_no_key_and_the_judge_step_reads_only_what_it_wrote
     judge_mounts = {m["Destination"]: m["RW"] for m in watcher.seen["judge"]["Mounts"]}
     assert judge_mounts == {"/data/probe": False, "/data/snapshot": False, "/data/out": True}
     assert judge.calls > 0 and {r["auth"] for r in judge.requests} == {f"Bearer {key}"}
+    # both steps name the run folder they score, as an attempt's containers do
+    assert {watcher.seen[s]["Config"]["Labels"].get("org.omnidr.run-dir") for s in ("probe", "judge")} == \
+        {str(run.resolve())}
 
     # the record says where it was computed, and that Chromium ran with its sandbox; the page's tries were refused
     _, [ev] = read_scored_run(tmp_path / "out")

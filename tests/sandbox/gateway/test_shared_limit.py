@@ -3,7 +3,6 @@ upstream that answers a burst with 429 and Retry-After. After the first 429 the 
 reaches the upstream until the Retry-After has passed, it resumes at half the limit and grows back, every request
 still completes, and each gateway's log says how long it waited."""
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
