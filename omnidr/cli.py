@@ -11,7 +11,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import make_console
+from omnidr._console import TABLE_FORMATS, make_console, print_tables
 from omnidr._offline import quiet_libraries
 from omnidr._runlog import run_log
 from omnidr.errors import UserError
@@ -336,8 +336,13 @@ def images_lock(names: tuple[str, ...]) -> None:
                       + (", ..." if len(added) > 8 else ""), soft_wrap=True)
 
 
+FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="terminal", show_default=True,
+                             help="How the table prints: fitted to the terminal, Markdown, or JSON.")
+
+
 @images.command("list")
-def images_list() -> None:
+@FORMAT_OPTION
+def images_list(fmt: str) -> None:
     """Every image folder, its content tag as last resolved here, and whether the engine has it built."""
     from omnidr.images import list_images
 
@@ -348,11 +353,12 @@ def images_list() -> None:
         drift = len(row["packages"]["drift"])
         table.add_row(row["name"], row["parent"] or "-", row["tag"] or "(not resolved here yet)",
                       "yes" if row["image_id"] else "no", str(drift) if drift else "-", row["description"])
-    out.print(table)
+    print_tables(out, [table], fmt, prose={0: frozenset({5})})
 
 
 @cli.command("harnesses")
-def harnesses() -> None:
+@FORMAT_OPTION
+def harnesses(fmt: str) -> None:
     """List the harnesses a system can run under: API, image and its CLI, levels, tools."""
     from omnidr.harness import HARNESSES
     from omnidr.images import load_specs
@@ -368,7 +374,7 @@ def harnesses() -> None:
                       f"{cli_spec.command} {cli_spec.version}" if cli_spec else "-",
                       "input settings (MODALITY-NNNf-WINDOW)" if h.settings else ", ".join(h.capabilities),
                       "yes" if h.scripted else "no", h.skills + (f"; {h.note}" if h.note else ""))
-    out.print(table)
+    print_tables(out, [table], fmt, prose={0: frozenset({4, 6})})
 
 
 @cli.command("run", context_settings={"ignore_unknown_options": False})
