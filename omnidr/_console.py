@@ -8,8 +8,9 @@ set, wins in both cases.
 
 import os
 import sys
+from collections.abc import Callable
 
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.table import Table
 
 UNBOUNDED = 100_000
@@ -117,6 +118,16 @@ def fit_table(table: Table, width: int, prose: frozenset[int] = frozenset()) -> 
     for column, w in zip(table.columns, widths, strict=True):
         column.width, column.min_width, column.no_wrap, column.overflow = w, w, False, "fold"
     return table
+
+
+class Fitted:
+    """A table that fits itself to the width it is printed at (`fit_table`), built anew for each printing."""
+
+    def __init__(self, make: Callable[[], Table], prose: frozenset[int] = frozenset()):
+        self.make, self.prose = make, prose
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        yield fit_table(self.make(), options.max_width, self.prose)
 
 
 def vertical(table: Table) -> RenderableType:

@@ -156,14 +156,19 @@ def _stages(result) -> None:
 
 
 def _where(outcome) -> None:
-    from omnidr.scoring import AnswerLeaderboard, leaderboard_grids
+    from omnidr.scoring import AnswerLeaderboard, by_folder, leaderboard_grids
 
     from ._answer_results import print_answer_board
 
     if isinstance(outcome.board, AnswerLeaderboard):  # the accuracy leaderboard and the paper's breakdowns
         print_answer_board(outcome.board, out)
     elif outcome.board is not None:
-        out.print(leaderboard_grids(outcome.board)[0].rich())
+        from ._results import system_folders
+
+        grids, legend = by_folder(leaderboard_grids(outcome.board)[:1], system_folders(outcome.run_root))
+        out.print(grids[0].rich())
+        for line in legend:
+            out.print(line, soft_wrap=True, markup=False)
     if outcome.run_root is None:
         return
     root = outcome.run_root

@@ -213,7 +213,7 @@ def comparison_name(folders: list[str]) -> str:
 
 
 def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
-    from omnidr.scoring import comparisons_grid, paired_comparisons, score_systems, snapshot_trees
+    from omnidr.scoring import Grid, by_folder, comparisons_grid, paired_comparisons, score_systems, snapshot_trees
 
     trees, hp = snapshot_trees(snapshot)
     scored = score_systems([f.decisions for f in chosen], trees, hp, task_ids=task_ids)
@@ -225,14 +225,15 @@ def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     if refresh_index(root):  # the run root's page lists its comparisons
         files.append(root / "index.html")
-    console.print(comparisons_grid(comparisons).rich())
-    table = Table(title=f"scores per task (budget: {budget_label})")
-    table.add_column("task")
-    for s in scored:
-        table.add_column(s.system.label, justify="right")
-    for t, row in per_task.items():
-        table.add_row(t, *(f"{v:.1f}" for v in row.values()))
-    console.print(table)
+    folders = {s.system.label: c.folder.name for s, c in zip(scored, chosen, strict=True)}
+    per_task_grid = Grid(f"scores per task (budget: {budget_label})", ["task", *(s.system.label for s in scored)],
+                         [[t, *(f"{v:.1f}" for v in row.values())] for t, row in per_task.items()],
+                         frozenset(range(1, len(scored) + 1)))
+    grids, legend = by_folder([comparisons_grid(comparisons), per_task_grid], folders)
+    for grid in grids:
+        console.print(grid.rich())
+    for line in legend:
+        console.print(line, soft_wrap=True, markup=False)
     for path in files:
         console.print(f"wrote {path}", soft_wrap=True)
     return comparisons, files

@@ -473,6 +473,18 @@ def _comparisons_section(root_dir: Path) -> list[str]:
     return out
 
 
+def system_folders(root: Path | None) -> dict[str, str]:
+    """Leaderboard label -> system folder name, from the run root's leaderboard.json (empty when it has none)."""
+    path = (root or Path()) / RESULT_FILES[0]
+    if root is None or not path.is_file():
+        return {}
+    try:
+        return {label: Path(folder).name for label, folder in
+                Results.model_validate_json(path.read_text("utf-8")).systems.items()}
+    except ValueError:
+        return {}
+
+
 def refresh_index(root: Path) -> bool:
     """Render the run root's index.html again from its leaderboard.json (after a comparison was added);
     False when the root has no leaderboard yet."""

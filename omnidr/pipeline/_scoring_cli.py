@@ -23,6 +23,7 @@ from omnidr.scoring import (
     ScoringInputError,
     analysis_grids,
     build_leaderboard,
+    by_folder,
     check_na_order,
     compare_systems,
     comparisons_grid,
@@ -73,7 +74,11 @@ def _console() -> Console:
     return make_console()
 
 
-def _emit(grids: list[Grid], fmt: str, notes: Sequence[str] = ()) -> None:
+def _emit(grids: list[Grid], fmt: str, notes: Sequence[str] = (), folders: dict[str, Path] | None = None) -> None:
+    """Print grids; in the terminal each system is named by its folder (`folders`: label -> folder), with a legend."""
+    if fmt == "terminal" and folders:
+        grids, legend = by_folder(grids, {label: Path(f).name for label, f in folders.items()})
+        notes = [*legend, *notes]
     if fmt == "markdown":
         click.echo("\n\n".join(g.markdown() for g in grids))
         for n in notes:
@@ -198,7 +203,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     if fmt == "json":
         _dump(board)
         return
-    _emit(leaderboard_grids(board), fmt, _found_notes(found))
+    _emit(leaderboard_grids(board), fmt, _found_notes(found), found.folders)
 
 
 @click.command("compare")
@@ -229,6 +234,6 @@ def compare_two(a: Path, b: Path, snapshot_path: Path, tasks: Sequence[str] = ()
     if fmt == "json":
         _dump(result)
         return
-    _emit([comparisons_grid([result])], fmt, _found_notes(found))
+    _emit([comparisons_grid([result])], fmt, _found_notes(found), found.folders)
 CLI_COMMANDS = (aggregate, leaderboard, compare, na_order)
 """The commands, for a test group (the `omnidr` group registers them through STAGE_COMMANDS)."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from omnidr._console import Fitted
 from omnidr.benchmark import Difficulty, direction_inventory
 
 from ._na_order import NaOrderCheck
@@ -25,7 +26,12 @@ class Grid:
     rows: list[list[str]]
     right: frozenset[int] = frozenset()  # right-aligned column indices
 
-    def rich(self) -> Table:
+    def rich(self) -> Fitted:
+        """The grid for a console: laid out in the width it is printed at, ids and numbers never broken (a block
+        per row when the width is too small for the grid)."""
+        return Fitted(self.table)
+
+    def table(self) -> Table:
         table = Table(title=self.title)
         for i, h in enumerate(self.headers):
             table.add_column(h, justify="right" if i in self.right else "left", overflow="fold")
@@ -53,6 +59,30 @@ class Grid:
         lines = [f"**{self.title}**", "", "| " + " | ".join(self.headers) + " |", "| " + " | ".join(align) + " |"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.rows]
         return "\n".join(lines)
+
+
+def by_folder(grids: list[Grid], folders: dict[str, str]) -> tuple[list[Grid], list[str]]:
+    """The grids with each system named by its folder (`folders`: label -> folder name), the name a user passes
+    to every command, and a legend line per system that says which label (model / harness / capability /
+    budget) the folder holds. Unchanged when the folder names are not distinct."""
+    folders = {label: name for label, name in folders.items() if name != label}
+    if not folders or len(set(folders.values())) < len(folders):
+        return grids, []
+
+    def rename(cell: str) -> str:
+        for label, name in folders.items():
+            if cell == label or cell.startswith(label + " ("):
+                return name + cell[len(label):]
+        return cell
+
+    def title(text: str) -> str:
+        for label, name in folders.items():
+            text = text.replace(label, name)
+        return text
+
+    renamed = [Grid(title(g.title), [rename(h) for h in g.headers], [[rename(c) for c in row] for row in g.rows], g.right)
+               for g in grids]
+    return renamed, [f"system {name}: {label}" for label, name in folders.items()]
 
 
 def pts(x: float | None) -> str:
