@@ -75,7 +75,7 @@ test-fast: setup $(WHEELHOUSE)
 	$(BIN)/nox -s fast
 
 eval: setup
-	$(BIN)/omnidr eval '$(SNAPSHOT)' --model '$(MODEL)' --harness '$(HARNESS)' --capability '$(CAPABILITY)' \
+	$(BIN)/omnidr eval --snapshot '$(SNAPSHOT)' --model '$(MODEL)' --harness '$(HARNESS)' --capability '$(CAPABILITY)' \
 	  --judge '$(JUDGE)' --budget '$(BUDGET)' --parallel '$(PARALLEL)' --executor '$(EXECUTOR)' \
 	  --runs-root '$(RUNS_ROOT)' $(EVAL_ARGS)
 

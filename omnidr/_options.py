@@ -1,7 +1,12 @@
 """Command-line options that several stages' commands share (light: click only, so that a command's module loads
 no stage it does not run)."""
 
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
 import click
+
+from omnidr.errors import UserError
 
 EVALUATORS = ("docker", "host")
 """Where scores are computed: the evaluator image (default) or this machine (development)."""
@@ -11,3 +16,75 @@ EVALUATOR_OPTION = click.option(
     help="Where scores are computed: docker, the evaluator image (the report's JavaScript in a container with no "
          "network and no judge key, the judge in another); host, this machine (for development; recorded in "
          "evaluation.json).")
+
+
+# --- the judge, one spelling for every command ------------------------------------------------------------------
+
+OFFLINE_JUDGE = "offline-baseline"
+"""The offline lexical judge (no endpoint, no key): every command's default."""
+JUDGE_KEY_ENV = "OMNIDR_JUDGE_API_KEY"
+"""Where a NAME@BASE_URL judge's key is read unless --judge-key-env names another variable."""
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+JUDGE_SPELLINGS = f"{OFFLINE_JUDGE}, openai/NAME, or NAME@BASE_URL"
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A judge endpoint as spelled on the command line (`--judge`, `--judge-key-env`)."""
+
+    name: str
+    base_url: str
+    key_env: str
+
+
+def check_url(url: str, what: str) -> str:
+    """An http(s) base URL without its trailing slash, or a UserError naming `what`."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{what} endpoint {url!r} is not an http(s) URL; write NAME@http://HOST:PORT/v1")
+    return url.rstrip("/")
+
+
+def parse_judge_spec(text: str | None, key_env: str | None = None) -> JudgeSpec | None:
+    """`--judge`: None for the offline baseline, else the endpoint (OpenAI-compatible) and where its key is."""
+    text = (text or "").strip()
+    if text in ("", OFFLINE_JUDGE):
+        return None
+    if "@" in text:
+        name, url = text.split("@", 1)
+        if not name:
+            raise UserError(f"judge {text!r} has no model name before '@'; write NAME@BASE_URL")
+        family, plus, _ = url.partition("+")
+        if plus and not url.startswith(("http://", "https://")):
+            raise UserError(f"judge endpoint {url!r}: unknown API {family!r} before '+'; use none for a judge")
+        return JudgeSpec(name, check_url(url, "judge"), key_env or JUDGE_KEY_ENV)
+    provider, _, name = text.partition("/")
+    if provider == "openai" and name:
+        return JudgeSpec(name, OPENAI_BASE_URL, key_env or OPENAI_KEY_ENV)
+    raise UserError(f"unknown judge {text!r}; use {JUDGE_SPELLINGS}")
+
+
+JUDGE_OPTION = click.option("--judge", default=OFFLINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",
+                            help=f"The judge: {JUDGE_SPELLINGS} (OpenAI-compatible).")
+JUDGE_KEY_ENV_OPTION = click.option("--judge-key-env", default=None, metavar="VAR",
+                                    help=f"Variable holding the judge key (default: {JUDGE_KEY_ENV}; {OPENAI_KEY_ENV} "
+                                         "for openai/NAME).")
+
+
+# --- old spellings, kept for one release ------------------------------------------------------------------------
+
+def deprecated(old: str, new: str) -> None:
+    """The one-line notice on stderr that an old spelling still works, and what replaces it."""
+    click.echo(f"warning: {old} is deprecated and goes in the next release; use {new}", err=True)
+
+
+def snapshot_given(option, positional, command: str):
+    """`--snapshot`, the one spelling of the snapshot for every command that takes one besides its subject; the
+    positional SNAPSHOT that `eval` and `calibrate` took before is kept for one release with a notice."""
+    if positional is None:
+        return option
+    if option is not None and option != positional:
+        raise UserError(f"two snapshots given ({positional} and --snapshot {option}); pass one, with --snapshot")
+    deprecated(f"the positional SNAPSHOT of `omnidr {command}`", f"--snapshot {positional}")
+    return positional

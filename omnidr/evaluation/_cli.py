@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION, deprecated, parse_judge_spec
 from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
 
@@ -29,15 +29,21 @@ out = make_console()
 err = make_console(stderr=True)
 
 
-def judge_settings(base_url: str | None, model: str | None, key_env: str, concurrency: int, timeout_s: float) -> JudgeSettings | None:
-    """Judge settings from the options, or None (offline baseline) when no endpoint is given."""
-    if not base_url:
-        if model:
-            raise UserError("--judge-model needs --judge-base-url (or OMNIDR_JUDGE_BASE_URL)")
+def judge_settings(judge: str | None, key_env: str | None, concurrency: int, timeout_s: float, base_url: str | None = None,
+                   model: str | None = None) -> JudgeSettings | None:
+    """Judge settings from `--judge` and `--judge-key-env`, or None for the offline baseline. `base_url` and `model`
+    are the old `--judge-base-url` and `--judge-model`, kept for one release with a notice."""
+    if base_url or model:
+        if not (base_url and model):
+            raise UserError("--judge-base-url and --judge-model go together (better: --judge MODEL@BASE_URL)")
+        deprecated("--judge-base-url URL --judge-model NAME (and OMNIDR_JUDGE_BASE_URL, OMNIDR_JUDGE_MODEL)",
+                   f"--judge {model}@{base_url}")
+        judge = f"{model}@{base_url}"
+    spec = parse_judge_spec(judge, key_env)
+    if spec is None:
         return None
-    if not model:
-        raise UserError("--judge-base-url needs --judge-model (or OMNIDR_JUDGE_MODEL)")
-    return JudgeSettings(base_url=base_url, model=model, api_key_env=key_env, concurrency=concurrency, timeout_s=timeout_s)
+    return JudgeSettings(base_url=spec.base_url, model=spec.name, api_key_env=spec.key_env, concurrency=concurrency,
+                         timeout_s=timeout_s)
 
 
 def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
@@ -112,11 +118,12 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output folder for evaluation.json files (default: RUN_DIR/evaluation).")
 @click.option("--task", "tasks", multiple=True, help="Only this task id (repeatable).")
-@click.option("--judge-base-url", envvar="OMNIDR_JUDGE_BASE_URL", default=None,
-              help="OpenAI-compatible judge endpoint; without it the offline baseline judge decides J atoms.")
-@click.option("--judge-model", envvar="OMNIDR_JUDGE_MODEL", default=None, help="Judge model name.")
-@click.option("--judge-key-env", default="OMNIDR_JUDGE_API_KEY", show_default=True,
-              help="Environment variable holding the judge API key.")
+@JUDGE_OPTION
+@JUDGE_KEY_ENV_OPTION
+@click.option("--judge-base-url", envvar="OMNIDR_JUDGE_BASE_URL", default=None, hidden=True,
+              help="Deprecated: --judge MODEL@BASE_URL.")
+@click.option("--judge-model", envvar="OMNIDR_JUDGE_MODEL", default=None, hidden=True,
+              help="Deprecated: --judge MODEL@BASE_URL.")
 @click.option("--judge-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls in flight.")
 @click.option("--judge-timeout", "judge_timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
               help="Seconds per judge call.")
@@ -129,7 +136,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing OUT, wait for it instead of stopping.")
 def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...],
-          judge_base_url: str | None, judge_model: str | None, judge_key_env: str, judge_concurrency: int,
+          judge: str, judge_key_env: str | None, judge_base_url: str | None, judge_model: str | None, judge_concurrency: int,
           judge_timeout_s: float, cache_dir: Path | None, evaluator: str, step: str | None, probe_dir: Path | None,
           as_json: bool, wait: bool) -> None:
     """Evaluate what every task of RUN_DIR delivered and write one evaluation.json per task.
@@ -141,7 +148,7 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
     a refusal or a failed execution is incorrect. A result that is not final (the judge did not
     answer, or the last attempt was ended by an outage) is marked so, and the command exits 1.
     """
-    settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
+    settings = judge_settings(judge, judge_key_env, judge_concurrency, judge_timeout_s, judge_base_url, judge_model)
     note = lambda m: err.print(f"  {m}", soft_wrap=True, markup=False)  # noqa: E731
     if step is not None:  # inside the evaluator image: one step, in this process, output folder given
         if out_dir is None or (step == "judge") != (run_dir is None):
@@ -163,7 +170,7 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
     if settings is not None:
         from omnidr._reach import require_answer
 
-        require_answer(settings.base_url, "judge", "--judge-base-url")
+        require_answer(settings.base_url, "judge", "--judge")
     if evaluator == "docker" and cache_dir is not None:
         raise UserError("--cache-dir applies to `--evaluator host` only: the evaluator image keeps its cache in "
                         "OUT/judge-cache")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION
 
 from ._archive import archive_run, rescore_archive, verify_archive
 
@@ -68,9 +68,8 @@ def archive_verify(archive_dir: Path) -> None:
 
 @click.command("rescore")
 @click.argument("archive_dir", type=click.Path(path_type=Path))
-@click.option("--judge", default="offline-baseline", show_default=True,
-              help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge).")
-@click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
+@JUDGE_OPTION
+@JUDGE_KEY_ENV_OPTION
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New results folder.")
 @EVALUATOR_OPTION
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --out, wait for it instead of stopping.")

@@ -12,11 +12,11 @@ import click
 from rich.table import Table
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION, snapshot_given
 from omnidr.errors import UserError
 from sandbox.models import ModelPolicy
 
-from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
+from ._specs import CAPABILITIES, HARNESSES, SCRIPTED
 
 out = make_console()
 
@@ -27,9 +27,8 @@ _opts = [
                       "compatible). Any harness runs on any of them: the gateway translates between the APIs."),
     click.option("--model-key-env", default=None,
                  help="Variable holding the model key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY / OMNIDR_MODEL_API_KEY)."),
-    click.option("--judge", default=BASELINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",
-                 help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge)."),
-    click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY)."),
+    JUDGE_OPTION,
+    JUDGE_KEY_ENV_OPTION,
     EVALUATOR_OPTION,
     click.option("--budget", default="default", show_default=True,
                  help="default, or KEY=VALUE,... over iterations, output_tokens, total_tokens, tool_calls, wall_time, "
@@ -120,7 +119,7 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
     from ._specs import parse_budget, parse_judge
 
     label, parsed_budget = parse_budget(budget)
-    # The snapshot is recorded by absolute path, so `make eval` and `omnidr eval PATH` resume the same run.
+    # The snapshot is recorded by absolute path, so `make eval` and `omnidr eval --snapshot PATH` resume the same run.
     return EvalRequest(snapshot=Path(snapshot).absolute(), systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
                        budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
                        executor=make_executor(executor, ray_address), tracking_uri=tracking_uri,
@@ -200,7 +199,9 @@ def open_hints(outcome) -> list[str]:
 
 
 @click.command("eval")
-@click.argument("snapshot", type=click.Path(path_type=Path), default=None, required=False)
+@click.argument("old_snapshot", metavar="[SNAPSHOT]", type=click.Path(path_type=Path), default=None, required=False)
+@click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
+              help="Snapshot folder (default: snapshots/demo, the bundled demo, offline).")
 @click.option("--harness", default="auto", show_default=True, envvar="OMNIDR_HARNESS",
               help=f"One of {', '.join(HARNESSES)}; auto: direct for a multiple-choice snapshot, else reference.")
 @click.option("--capability", default="full", show_default=True,
@@ -208,7 +209,7 @@ def open_hints(outcome) -> list[str]:
 @eval_options
 @_with_web_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
-def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
+def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
           judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
@@ -216,11 +217,12 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
-    Rerunning the same command resumes; other settings for an existing system folder are refused.
+    Rerunning the same command resumes; other settings for an existing system folder are refused. The positional
+    SNAPSHOT is the old spelling of --snapshot (kept for one release, with a notice).
     """
     from ._specs import make_system, parse_model
 
-    snapshot = snapshot or default_snapshot()
+    snapshot = snapshot_given(snapshot, old_snapshot, "eval") or default_snapshot()
     if skip_agents:
         from ._checks import EvalResult, check_snapshot
 
@@ -243,7 +245,7 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.option("--system", "systems", multiple=True,
               help="HARNESS[:CAPABILITY][@MODEL] to run (repeatable, two or more); MODEL defaults to --model.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
-              help="Snapshot folder (default: snapshots/demo).")
+              help="Snapshot folder (default: with FOLDERS, the one their run.json names; else snapshots/demo).")
 @eval_options
 @_with_web_opts
 @click.pass_context
@@ -261,11 +263,13 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     running nothing (a run root stands for all its system folders). Two folders holding system.json and
     decisions get the scoring stage's comparison of the two.
     """
-    snapshot_path = snapshot_path or default_snapshot()
     if folders:
         if systems:
             raise UserError("give either system folders or --system options, not both")
         from ._compare import compare_folders, evaluated_folders, expand_run_roots
+        from ._inputs import recorded_snapshot
+
+        snapshot_path = snapshot_path or recorded_snapshot(folders) or default_snapshot()
 
         missing = [f for f in folders if not Path(f).is_dir()]
         if missing:
@@ -288,6 +292,7 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
             raise UserError(f"decisions folders are compared two at a time; got {len(folders)}")
         compare_two(folders[0], folders[1], snapshot_path, tasks)
         return
+    snapshot_path = snapshot_path or default_snapshot()
     if len(systems) < 2:
         raise UserError("compare needs two or more --system options (e.g. --system reference:full --system reference:video)")
     from ._compare import run_comparison

@@ -454,7 +454,7 @@ def _comparisons_section(root_dir: Path) -> list[str]:
         return []
     out = ["<h2>Comparisons</h2><p>Each row is A minus B with A the higher-ranked system of the pair (paper App. "
            "F.2), as <code>omnidr compare</code> writes it; the paired differences above read the same way.</p>"
-           "<table id='comparisons'><tr><th>comparison</th><th>A</th><th>B</th><th>A - B</th><th>interval</th>"
+           "<table id='comparisons'><tr><th>comparison</th><th>A</th><th>B</th><th>Δ = A − B</th><th>interval</th>"
            "<th>wins / ties / losses</th><th>budget</th></tr>"]
     for path in files:
         try:

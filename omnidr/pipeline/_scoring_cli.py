@@ -17,6 +17,7 @@ from rich.console import Console
 
 from omnidr._console import make_console
 from omnidr.benchmark import Hyperparameters
+from omnidr.errors import UserError
 from omnidr.scoring import (
     DEFAULT_SEED,
     Grid,
@@ -39,7 +40,7 @@ from omnidr.scoring import (
     snapshot_trees,
 )
 
-from ._inputs import read_any_decisions, read_any_score, read_any_systems
+from ._inputs import read_any_decisions, read_any_score, read_any_systems, recorded_snapshot
 
 FORMATS = click.Choice(["terminal", "markdown", "json"])
 
@@ -54,8 +55,9 @@ _hyper = click.option("--hyperparameters", "hyper_path", type=click.Path(path_ty
 _hyper_released = click.option("--hyperparameters", "hyper_path", type=click.Path(path_type=Path), default=None,
                                help="Hyperparameters JSON (lambda, tau, kappa); default: the released values.")
 _no_guard = click.option("--no-na-guard", is_flag=True, help="Keep every failed citation atom (no guarded N/A).")
-_snapshot = click.option("--snapshot", "snapshot_path", required=True, type=click.Path(path_type=Path),
-                         help="Snapshot folder whose rubric trees the decisions were made on.")
+_snapshot = click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
+                         help="Snapshot folder whose rubric trees the decisions were made on (default: the one the "
+                              "systems' run.json names; required for hand-made decisions folders).")
 _tasks = click.option("--task", "tasks", multiple=True, help="Restrict the task set to this task id (repeatable).")
 _replicates = click.option("--replicates", type=click.IntRange(min=1), default=None,
                            help="Task-bootstrap replicates (default: the hyperparameters' value, 20000).")
@@ -145,7 +147,19 @@ def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, h
         sys.exit(1)
 
 
+def snapshot_for(paths, snapshot_path: Path | None) -> Path:
+    """--snapshot, else the snapshot the systems' records name."""
+    if snapshot_path is not None:
+        return Path(snapshot_path)
+    recorded = recorded_snapshot(paths)
+    if recorded is None:
+        read_any_systems(paths)  # a folder that holds no system says so first
+        raise UserError("no run.json under the folders given names the snapshot they ran on; pass --snapshot PATH")
+    return recorded
+
+
 def _scored(paths, snapshot_path, tasks, hyper_path, no_na_guard):
+    snapshot_path = snapshot_for(paths, snapshot_path)
     trees, snap_hp = snapshot_trees(snapshot_path)
     hp = _hyperparameters(hyper_path, snap_hp)
     found = read_any_systems(paths, restrict=bool(tasks))
@@ -175,7 +189,7 @@ def _found_notes(found) -> list[str]:
               help="Also write the paper's analysis tables (paired, breakdowns, pass rates, sensitivity) as CSV and "
                    "Markdown into this folder, as `omnidr eval` does in a run root's tables/.")
 @_format
-def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None,
+def leaderboard(systems: tuple[Path, ...], snapshot_path: Path | None, tasks: tuple[str, ...], hyper_path: Path | None,
                 no_na_guard: bool, replicates: int | None, seed: int, pairs: bool, sensitivity: bool,
                 tables_dir: Path | None, fmt: str) -> None:
     """Rank systems over the snapshot's tasks: Avg with task-bootstrap 95% interval, Success,
@@ -188,6 +202,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     decisions, or whose decisions set "failure", scores 0 and counts as a failure; a task of an
     eval folder whose score is not final makes that row provisional and unranked.
     """
+    snapshot_path = snapshot_for(systems, snapshot_path)
     found, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
     board = build_leaderboard(scored, task_ids or sorted(trees), replicates=replicates or hp.bootstrap_replicates,
                               seed=seed, with_comparisons=pairs or tables_dir is not None, incomplete=found.incomplete)
@@ -211,7 +226,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
 @click.argument("b", type=click.Path(path_type=Path))
 @_ranking_options
 @_format
-def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
+def compare(a: Path, b: Path, snapshot_path: Path | None, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
             replicates: int | None, seed: int, fmt: str) -> None:
     """Paired comparison of A and B over the same tasks, read as the higher-ranked minus the other (paper
     App. F.2): mean difference, its task-bootstrap 95% interval (tasks resampled jointly for both) and
@@ -222,7 +237,7 @@ def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper
     compare_two(a, b, snapshot_path, tasks, hyper_path, no_na_guard, replicates, seed, fmt)
 
 
-def compare_two(a: Path, b: Path, snapshot_path: Path, tasks: Sequence[str] = (), hyper_path: Path | None = None,
+def compare_two(a: Path, b: Path, snapshot_path: Path | None, tasks: Sequence[str] = (), hyper_path: Path | None = None,
                 no_na_guard: bool = False, replicates: int | None = None, seed: int = DEFAULT_SEED,
                 fmt: str = "terminal") -> None:
     """The pair of A and B over the same tasks, the higher-ranked minus the other, printed (see `compare`)."""

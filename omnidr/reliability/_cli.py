@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_SPELLINGS, snapshot_given
 from omnidr.errors import UserError
 from omnidr.harness import HARNESSES
 from omnidr.pipeline import eval_options
@@ -51,9 +51,9 @@ def judge() -> None:
 @_ROOT
 @click.option("--repeats", default=3, show_default=True, type=click.IntRange(2), help="Times each report is scored.")
 @click.option("--judge", "judge_text", default=None,
-              help="offline-baseline, openai/NAME or NAME@BASE_URL, as for `omnidr eval` (default: the judge the run "
-                   "root was scored with).")
-@click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
+              help=f"The judge: {JUDGE_SPELLINGS}, as for `omnidr eval` (default: the judge the run root was scored "
+                   "with).")
+@JUDGE_KEY_ENV_OPTION
 @click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
               help="The snapshot the run used (default: the path its run.json names).")
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
@@ -168,10 +168,12 @@ def agreement_grids(a: Agreement) -> list[Grid]:
 
 
 @click.command("calibrate")
-@click.argument("snapshot", type=click.Path(path_type=Path))
+@click.argument("old_snapshot", metavar="[SNAPSHOT]", type=click.Path(path_type=Path), default=None, required=False)
+@click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
+              help="The snapshot to calibrate (required).")
 @click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
 @eval_options
-def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
+def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
               evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
               tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
@@ -181,7 +183,8 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
 
     The runs go to RUNS_ROOT/calibration/<snapshot id>/ (rerunning resumes). The result is written to
     SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
-    root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
+    root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check. The positional
+    SNAPSHOT is the old spelling of --snapshot (kept for one release, with a notice).
     """
     from omnidr.benchmark import MANIFEST_FILE
     from omnidr.pipeline import eval_request, judge_key, parse_model, run_with_progress
@@ -189,6 +192,9 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     from ._calibration import calibration_grid, calibration_systems, conclude_calibration, systems_line
 
     out = make_console()
+    snapshot = snapshot_given(snapshot, old_snapshot, "calibrate")
+    if snapshot is None:
+        raise UserError("give --snapshot PATH, the snapshot to calibrate")
     if not Path(snapshot).is_dir():
         raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
     systems = calibration_systems(harness, parse_model(model, model_key_env))

@@ -174,11 +174,15 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
     return grids
 
 
+DIFFERENCE = "Δ = A − B"
+"""The header of every paired difference: A minus B, A the higher-ranked system of the pair (paper App. F.2)."""
+
+
 def comparisons_grid(comparisons: list[PairedComparison], title: str = "Paired comparisons (A - B, A the higher-ranked; task bootstrap)") -> Grid:
     level = int(round(100 * comparisons[0].confidence)) if comparisons else 95
     return Grid(
         title,
-        ["A", "B", "A - B", f"{level}% CI", "wins", "ties", "losses"],
+        ["A", "B", DIFFERENCE, f"{level}% CI", "wins", "ties", "losses"],
         [[c.a, c.b, f"{c.mean_difference:+.1f}", f"[{c.ci_low:.1f}, {c.ci_high:.1f}]", str(c.wins), str(c.ties),
           str(c.losses)] for c in comparisons],
         frozenset({2, 3, 4, 5, 6}),

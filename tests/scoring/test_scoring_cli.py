@@ -352,3 +352,37 @@ def test_entry_point_aggregate(files):
     r = run_cli("aggregate", "--rubric", rubric, "--decisions", decisions, "--json")
     assert r.returncode == 0, r.stderr
     assert round(ReportScore.model_validate_json(r.stdout).total, 1) == 64.4
+
+
+def test_leaderboard_asks_for_the_snapshot_when_no_run_json_names_it(runs):
+    snap, folder = runs
+    assert "no run.json under the folders given names the snapshot they ran on; pass --snapshot PATH" in user_error(
+        "leaderboard", folder, "--replicates", 200)  # hand-made decisions folders record none
+    assert "no such folder" in user_error("leaderboard", folder / "nope")  # a wrong folder says so first
+
+
+def test_the_snapshot_a_run_root_ran_on_is_read_from_its_run_json(runs, tmp_path):
+    from omnidr.pipeline._inputs import recorded_snapshot
+
+    snap, _ = runs
+    root = tmp_path / "root"
+    for system in ("a", "b"):  # system folders as `omnidr eval` writes them (eval.json marks one)
+        write(root / system / "eval.json", {})
+        write(root / system / "run.json", {"snapshot": str(snap)})
+    assert recorded_snapshot([root]) == snap.resolve() == recorded_snapshot([root / "a", root / "b"])
+    other = mini_snapshot(tmp_path / "other", [])
+    write(root / "b" / "run.json", {"snapshot": str(other)})
+    with pytest.raises(UserError, match="ran on different snapshots"):
+        recorded_snapshot([root])
+    write(root / "b" / "run.json", {"snapshot": str(tmp_path / "gone")})
+    with pytest.raises(UserError, match="is not found from here; pass --snapshot PATH"):
+        recorded_snapshot([root])
+
+
+def test_the_terminal_names_each_system_by_its_folder_with_a_legend(runs):
+    snap, folder = runs
+    r = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 200, "--pairs")
+    assert r.exit_code == 0, r.output
+    assert "system good: good / h" in r.output and "system weak: weak / h" in r.output
+    assert "│ good " in r.output and "│ good / h" not in r.output  # in the tables, the folder's name
+    assert "Δ = A − B" in r.output
