@@ -33,8 +33,6 @@ def make_console(stderr: bool = False) -> Console:
 # folds "100./0"). A table is printed as a grid when every column gets at least its widest unbreakable cell (and
 # prose columns their longest word); otherwise each row becomes a block of "header: value" lines.
 
-TABLE_FORMATS = ("terminal", "markdown", "json")
-
 
 def _plain(cell: object) -> str:
     from rich.text import Text
@@ -91,22 +89,18 @@ def _compact(table: Table) -> None:
     table.box, table.show_edge, table.padding, table.pad_edge = box.SIMPLE_HEAD, False, (0, 0, 0, 0), False
 
 
-def fit_table(table: Table, width: int, prose: frozenset[int] = frozenset()) -> RenderableType:
-    """`table` laid out in `width` columns with no cell broken inside (see above). The first layout that fits: rich's
-    frame with every header on one line, the same without the frame's rules and padding, either of the two with
-    headers wrapped at spaces (and prose cells at spaces), else the rows as blocks."""
-    if not table.columns:
-        return table
+def _laid_out(table: Table, width: int, prose: frozenset[int]) -> bool:
+    """Lay `table` out in `width` columns (see `fit_table`), or say that it cannot be."""
     narrow, natural = grid_width(table, prose)
     frame, compact = _frame(table), len(table.columns) - 1
     if sum(natural) <= width - frame:
-        return table
+        return True
     if sum(natural) <= width - compact:
         _compact(table)
-        return table
+        return True
     if sum(narrow) > width - frame:
         if sum(narrow) > width - compact:
-            return vertical(table)
+            return False
         _compact(table)
     extra = width - _frame(table) - sum(narrow)
     widths = list(narrow)
@@ -117,17 +111,45 @@ def fit_table(table: Table, width: int, prose: frozenset[int] = frozenset()) -> 
         extra -= give
     for column, w in zip(table.columns, widths, strict=True):
         column.width, column.min_width, column.no_wrap, column.overflow = w, w, False, "fold"
-    return table
+    return True
+
+
+def fit_table(table: Table, width: int, prose: frozenset[int] = frozenset(),
+              short: dict[str, str] | None = None) -> RenderableType:
+    """`table` laid out in `width` columns with no cell broken inside (see above). The first layout that fits: rich's
+    frame with every header on one line, the same without the frame's rules and padding, either of the two with
+    headers wrapped at spaces (and prose cells at spaces); then the same with the `short` labels of some headers and
+    a legend line under the table; else the rows as blocks (with the full headers)."""
+    if not table.columns:
+        return table
+    full = [c.header for c in table.columns]
+    if _laid_out(table, width, prose):
+        return table
+    used: dict[str, str] = {}
+    for header, label in (short or {}).items():  # one short label more at a time, in the order given
+        shortened = next((c for c in table.columns if c.header == header), None)
+        if shortened is None:
+            continue
+        shortened.header, used[header] = label, label
+        if _laid_out(table, width, prose):
+            from rich.console import Group
+            from rich.text import Text
+
+            return Group(table, Text("; ".join(f"{s}: {h}" for h, s in used.items()), overflow="fold"))
+    for restored, original in zip(table.columns, full, strict=True):
+        restored.header = original
+    return vertical(table)
 
 
 class Fitted:
     """A table that fits itself to the width it is printed at (`fit_table`), built anew for each printing."""
 
-    def __init__(self, make: Callable[[], Table], prose: frozenset[int] = frozenset()):
-        self.make, self.prose = make, prose
+    def __init__(self, make: Callable[[], Table], prose: frozenset[int] = frozenset(),
+                 short: dict[str, str] | None = None):
+        self.make, self.prose, self.short = make, prose, short
 
     def __rich_console__(self, console: Console, options: ConsoleOptions):
-        yield fit_table(self.make(), options.max_width, self.prose)
+        yield fit_table(self.make(), options.max_width, self.prose, self.short)
 
 
 def vertical(table: Table) -> RenderableType:
@@ -171,9 +193,10 @@ def table_records(table: Table) -> dict:
 
 
 def print_tables(console: Console, tables: list[Table], fmt: str = "terminal",
-                 prose: dict[int, frozenset[int]] | None = None) -> None:
+                 prose: dict[int, frozenset[int]] | None = None, short: dict[int, dict[str, str]] | None = None) -> None:
     """Print tables in a format of TABLE_FORMATS: fitted to the console (terminal), Markdown, or one JSON document
-    (a list of tables). `prose` maps a table's position to its columns that may wrap at spaces."""
+    (a list of tables). `prose` maps a table's position to its columns that may wrap at spaces, `short` to the short
+    labels of its headers for a narrow terminal."""
     import json
 
     import click
@@ -185,4 +208,4 @@ def print_tables(console: Console, tables: list[Table], fmt: str = "terminal",
         click.echo("\n\n".join(markdown_table(t) for t in tables))
         return
     for i, t in enumerate(tables):
-        console.print(fit_table(t, console.width, (prose or {}).get(i, frozenset())))
+        console.print(fit_table(t, console.width, (prose or {}).get(i, frozenset()), (short or {}).get(i)))

@@ -1,6 +1,7 @@
 """Command-line options that several stages' commands share (light: click only, so that a command's module loads
 no stage it does not run)."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -88,3 +89,26 @@ def snapshot_given(option, positional, command: str):
         raise UserError(f"two snapshots given ({positional} and --snapshot {option}); pass one, with --snapshot")
     deprecated(f"the positional SNAPSHOT of `omnidr {command}`", f"--snapshot {positional}")
     return positional
+
+
+TABLE_FORMATS = ("terminal", "markdown", "json")
+"""How a command prints its tables: fitted to the terminal, as Markdown, or as JSON."""
+
+
+def format_option(what: str = "the tables", legacy_json: bool = False) -> Callable:
+    """`--format terminal|markdown|json` (the command receives `fmt`). With `legacy_json`, also the `--json` flag the
+    command had, kept for one release (hidden, with a notice): the command receives `as_json` too, and
+    `output_format(fmt, as_json)` reconciles them."""
+    def decorate(f):
+        if legacy_json:
+            f = click.option("--json", "as_json", is_flag=True, hidden=True, help="Deprecated: --format json.")(f)
+        return click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="terminal", show_default=True,
+                            help=f"How {what} print: fitted to the terminal, Markdown, or JSON.")(f)
+    return decorate
+
+
+def output_format(fmt: str, as_json: bool) -> str:
+    if as_json:
+        deprecated("--json", "--format json")
+        return "json"
+    return fmt

@@ -11,8 +11,9 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import TABLE_FORMATS, make_console, print_tables
+from omnidr._console import make_console, print_tables
 from omnidr._offline import quiet_libraries
+from omnidr._options import format_option
 from omnidr._runlog import run_log
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
@@ -286,29 +287,31 @@ def images() -> None:
 @click.option("--jobs", type=click.IntRange(1, 16), default=4, show_default=True,
               help="Images built at once; an image starts as soon as its parent is done (the downloads and "
                    "builds of independent images overlap).")
-def images_build(names: tuple[str, ...], strict: bool | None, jobs: int) -> None:
+@format_option("the table of results (the build's progress goes to stderr with markdown and json)")
+def images_build(names: tuple[str, ...], strict: bool | None, jobs: int, fmt: str) -> None:
     """Build NAMES (default: every image) and their parents; unchanged images are reused.
 
     An image that fails to build is reported and the others go on; the command then exits 1."""
     from omnidr.images import build_images
 
-    with out.status("building images") as status:
+    shown = out if fmt == "terminal" else err
+    with shown.status("building images") as status:
         def progress(m: str) -> None:
             status.update(m)
-            out.print(f"  {m}", soft_wrap=True)
+            shown.print(f"  {m}", soft_wrap=True)
 
         results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress, jobs=jobs)
     table = Table(title="images")
     for col in ("image", "status", "tag", "image id", "seconds", "drift"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, justify="right" if col in ("seconds", "drift") else "left")
     for r in results:
         table.add_row(r.name, r.status, r.tag or "-", r.image_id[7:19] if r.image_id else "-", f"{r.seconds:.1f}",
                       str(len(r.drift)) if r.drift else "-")
-    out.print(table)
+    print_tables(out, [table], fmt)
     for r in results:
         if r.status in ("skipped", "failed"):
             colour = "yellow" if r.status == "skipped" else "red"
-            out.print(f"[{colour}]{r.status} {r.name}: {r.reason}[/{colour}]", soft_wrap=True)
+            shown.print(f"[{colour}]{r.status} {r.name}: {r.reason}[/{colour}]", soft_wrap=True)
     if any(r.status == "failed" for r in results):
         sys.exit(1)
 
@@ -336,12 +339,8 @@ def images_lock(names: tuple[str, ...]) -> None:
                       + (", ..." if len(added) > 8 else ""), soft_wrap=True)
 
 
-FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="terminal", show_default=True,
-                             help="How the table prints: fitted to the terminal, Markdown, or JSON.")
-
-
 @images.command("list")
-@FORMAT_OPTION
+@format_option("the table")
 def images_list(fmt: str) -> None:
     """Every image folder, its content tag as last resolved here, and whether the engine has it built."""
     from omnidr.images import list_images
@@ -357,7 +356,7 @@ def images_list(fmt: str) -> None:
 
 
 @cli.command("harnesses")
-@FORMAT_OPTION
+@format_option("the table")
 def harnesses(fmt: str) -> None:
     """List the harnesses a system can run under: API, image and its CLI, levels, tools."""
     from omnidr.harness import HARNESSES

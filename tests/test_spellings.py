@@ -1,6 +1,8 @@
 """One spelling per concept: the judge as --judge NAME@URL, the snapshot as --snapshot, the same sign of every paired
 difference in every table. Old spellings still work for one release, with a one-line notice on stderr."""
 
+import json
+
 import pytest
 from testkit import DEMO, free_port, run_cli, said
 
@@ -59,3 +61,17 @@ def test_every_paired_difference_table_names_its_sign_in_its_header():
 
     grid = comparisons_grid([])
     assert "Δ = A − B" in grid.headers and "A the higher-ranked" in grid.title
+
+
+def test_json_is_a_format_like_the_others_and_the_old_flag_still_works_with_a_notice(tmp_path):
+    rubric = DEMO / "tasks" / "pendant-lamp-safety" / "rubric.json"
+    atoms = json.loads(rubric.read_text("utf-8"))["atoms"]
+    decisions = tmp_path / "decisions.json"
+    decisions.write_text(json.dumps({"task_id": "pendant-lamp-safety", "decisions": {a["id"]: "pass" for a in atoms}}))
+    new = run_cli("aggregate", "--rubric", rubric, "--decisions", decisions, "--format", "json")
+    old = run_cli("aggregate", "--rubric", rubric, "--decisions", decisions, "--json")
+    assert new.returncode == old.returncode == 0, new.stderr + old.stderr
+    assert old.stdout == new.stdout and said(new.stderr) == []
+    assert said(old.stderr) == ["warning: --json is deprecated and goes in the next release; use --format json"]
+    md = run_cli("aggregate", "--rubric", rubric, "--decisions", decisions, "--format", "markdown")
+    assert md.returncode == 0 and "| direction | dim | passed |" in md.stdout, md.stdout + md.stderr

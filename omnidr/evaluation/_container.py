@@ -221,7 +221,7 @@ def score_in_container(
             volumes[str(run_dir)] = {"bind": "/data/run", "mode": "ro"}
             command = ["score", "/data/run", "--snapshot", "/data/snapshot", "--evaluator", "host", *task_args]
         progress(f"{'judging' if probe_dir is not None else 'scoring the answers'} in {built.tag}")
-        _run_step(client, built.tag, [*command, "--out", "/data/out", "--json", *judge_args],
+        _run_step(client, built.tag, [*command, "--out", "/data/out", "--format", "json", *judge_args],
                   f"omnidr-evaluator-{suffix}", labels, volumes, environment, here, timeout_s, made, **network_kwargs)
         summary_path = out_dir / SUMMARY_FILE
         summary = RunEvaluation.model_validate_json(summary_path.read_text("utf-8"))

@@ -9,16 +9,18 @@ from pathlib import Path
 from typing import get_args
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION, snapshot_given
+from omnidr._console import Fitted, make_console
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION, format_option, snapshot_given
 from omnidr.errors import UserError
 from sandbox.models import ModelPolicy
 
 from ._specs import CAPABILITIES, HARNESSES, SCRIPTED
 
 out = make_console()
+err = make_console(stderr=True)
 
 _opts = [
     click.option("--model", default=SCRIPTED, show_default=True, envvar="OMNIDR_MODEL",
@@ -129,29 +131,32 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
                        allow_nets=parse_allow_nets(allow_net), model_policy=model_policy, evaluator=evaluator)
 
 
-def run_with_progress(request, check_examples: bool = True):
+def run_with_progress(request, check_examples: bool = True, console=None):
+    """Run the request with a live progress display and print its stages on `console` (default: stdout)."""
+    console = console or out
     from ._eval import check_request, run_eval
     from ._progress import EvalProgress
 
     check_request(request)
 
-    with EvalProgress(out) as progress:
+    with EvalProgress(console) as progress:
         outcome = run_eval(request, progress, check_examples=check_examples)
-    _stages(outcome.result)
+    _stages(outcome.result, console)
     return outcome
 
 
-def _stages(result) -> None:
+def _stages(result, console=None) -> None:
+    console = console or out
     table = Table(title=f"omnidr eval {result.snapshot}")
     for col in ("stage", "status", "detail"):
         table.add_column(col, overflow="fold")
     for stage in result.stages:
         color = "green" if stage.status == "ok" else "red"
-        table.add_row(stage.name, f"[{color}]{stage.status}[/{color}]", stage.detail)
-    out.print(table)
+        table.add_row(stage.name, f"[{color}]{stage.status}[/{color}]", escape(stage.detail))
+    console.print(Fitted(lambda: table, frozenset({2})))
     for stage in result.stages:
         if stage.status == "failed":
-            out.print(f"[red]failed: {stage.name}: {stage.detail}[/red]", soft_wrap=True)
+            console.print(f"[red]failed: {escape(stage.name)}: {escape(stage.detail)}[/red]", soft_wrap=True)
 
 
 def _where(outcome) -> None:
@@ -248,10 +253,11 @@ def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capabi
               help="Snapshot folder (default: with FOLDERS, the one their run.json names; else snapshots/demo).")
 @eval_options
 @_with_web_opts
+@format_option("the comparison (json and markdown: the comparison file written to the run root's comparisons/)")
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
-            outside_network, upstream_ca, allow_net, model_policy) -> None:
+            outside_network, upstream_ca, allow_net, model_policy, fmt) -> None:
     """Run two or more systems on the same tasks under the same budget, then pair each other system with
     the first (A minus B, A the higher-ranked of the two, as the paper reads a pair: paired difference,
     task-bootstrap interval, wins/ties/losses per task) and print the per-task scores, as the paper's
@@ -284,13 +290,13 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
         if evaluated_folders(folders):
             if len(folders) < 2:
                 raise UserError("compare needs two or more system folders")
-            compare_folders(list(folders), snapshot_path, out)
+            compare_folders(list(folders), snapshot_path, out if fmt == "terminal" else err, fmt)
             return
         from ._scoring_cli import compare_two  # system.json + decisions folders
 
         if len(folders) != 2:
             raise UserError(f"decisions folders are compared two at a time; got {len(folders)}")
-        compare_two(folders[0], folders[1], snapshot_path, tasks)
+        compare_two(folders[0], folders[1], snapshot_path, tasks, fmt=fmt)
         return
     snapshot_path = snapshot_path or default_snapshot()
     if len(systems) < 2:
@@ -306,9 +312,9 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca, allow_net, model_policy, evaluator)
-    outcome = run_with_progress(request, check_examples=False)
+    outcome = run_with_progress(request, check_examples=False, console=out if fmt == "terminal" else err)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)
-    run_comparison(outcome, request, out)
+    run_comparison(outcome, request, out if fmt == "terminal" else err, fmt)
     if outcome.result.failed:
         sys.exit(1)

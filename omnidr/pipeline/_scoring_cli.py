@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 
 from omnidr._console import make_console
+from omnidr._options import format_option, output_format
 from omnidr.benchmark import Hyperparameters
 from omnidr.errors import UserError
 from omnidr.scoring import (
@@ -42,8 +43,6 @@ from omnidr.scoring import (
 
 from ._inputs import read_any_decisions, read_any_score, read_any_systems, recorded_snapshot
 
-FORMATS = click.Choice(["terminal", "markdown", "json"])
-
 _rubric = click.option("--rubric", "rubric_path", required=True, type=click.Path(path_type=Path),
                        help="Omni-ART tree of the task (rubric.json).")
 _decisions = click.option("--decisions", "decisions_path", required=True, type=click.Path(path_type=Path),
@@ -62,7 +61,7 @@ _tasks = click.option("--task", "tasks", multiple=True, help="Restrict the task 
 _replicates = click.option("--replicates", type=click.IntRange(min=1), default=None,
                            help="Task-bootstrap replicates (default: the hyperparameters' value, 20000).")
 _seed = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
-_format = click.option("--format", "fmt", type=FORMATS, default="terminal", show_default=True, help="Output format.")
+_format = format_option("the results")
 
 
 def _ranking_options(command):
@@ -108,8 +107,9 @@ def _hyperparameters(hyper_path: Path | None, fallback: Hyperparameters | None =
 @_decisions
 @_hyper_released
 @_no_guard
-@click.option("--json", "as_json", is_flag=True, help="Print the ReportScore as JSON.")
-def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, no_na_guard: bool, as_json: bool) -> None:
+@format_option("the tables (json: the ReportScore)", legacy_json=True)
+def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, no_na_guard: bool, fmt: str,
+              as_json: bool) -> None:
     """Score one report from its rubric tree and its saved atom decisions (no judge is called).
 
     Atoms of the tree without a decision are counted as skipped and listed.
@@ -117,10 +117,10 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
     tree = read_rubric(rubric_path)
     decisions = read_any_decisions(decisions_path)
     score = score_report(tree, decisions, _hyperparameters(hyper_path), na_guard=not no_na_guard)
-    if as_json:
+    if (fmt := output_format(fmt, as_json)) == "json":
         _dump(score)
         return
-    _emit(report_grids(score), "terminal", report_notes(score))
+    _emit(report_grids(score), fmt, report_notes(score))
 
 
 @click.command("na-order")
@@ -130,19 +130,20 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
               help="Saved ReportScore JSON, or an evaluation.json, to audit (its settings and applied N/A set); "
                    "default: re-run the guard.")
 @_hyper_released
-@click.option("--json", "as_json", is_flag=True, help="Print the check as JSON.")
-def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, as_json: bool) -> None:
+@format_option("the check (json: with its `ok`)", legacy_json=True)
+def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, fmt: str,
+             as_json: bool) -> None:
     """Offline na-order check of a saved evaluation: every applied N/A set satisfies Delta_C > Delta_R,
     and no omitted fact scores above the same fact stated but uncited. Exits 1 on a violation."""
     saved = read_any_score(score_path) if score_path is not None else None
     check = check_na_order(read_rubric(rubric_path), read_any_decisions(decisions_path), saved, _hyperparameters(hyper_path))
-    if as_json:
+    if (fmt := output_format(fmt, as_json)) == "json":
         click.echo(json.dumps({**check.model_dump(mode="json"), "ok": check.ok}, indent=2))
     else:
         notes = [f"violation: {p}" for p in check.problems] or ["na-order check passed"]
         if check.delta_c is not None:
             notes.insert(0, f"applied set: Delta_C {check.delta_c:.4g}, Delta_R {check.delta_r:.4g}")
-        _emit([na_order_grid(check)], "terminal", notes)
+        _emit([na_order_grid(check)], fmt, notes)
     if not check.ok:
         sys.exit(1)
 

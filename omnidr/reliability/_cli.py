@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_SPELLINGS, snapshot_given
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_SPELLINGS, format_option, snapshot_given
 from omnidr.errors import UserError
 from omnidr.harness import HARNESSES
 from omnidr.pipeline import eval_options
@@ -59,8 +59,9 @@ def judge() -> None:
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
 @EVALUATOR_OPTION
+@format_option("the results (json and markdown: the files written to RUN_ROOT/reliability/)")
 def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_key_env: str | None,
-                    snapshot: Path | None, replicates: int, evaluator: str) -> None:
+                    snapshot: Path | None, replicates: int, evaluator: str, fmt: str) -> None:
     """Score every delivered report of RUN_ROOT REPEATS times with an empty judge cache and report the
     share of applicable criteria whose decision is not unanimous: per report, per direction and
     overall (App. E.4). The repeats, votes included, stay in RUN_ROOT/reliability/stability/."""
@@ -72,7 +73,7 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
     else:
         endpoint = parse_judge(judge_text, judge_key_env)
     require_key(endpoint, "judge")
-    out = make_console()
+    out = make_console(stderr=fmt != "terminal")
     with out.status("scoring again") as status:
         def progress(m: str) -> None:
             status.update(m)
@@ -86,7 +87,7 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
         "repeats": float(result.repeats)},
         lambda path: group_bars(path, [d.direction for d in result.by_direction],
                                      {"non-unanimous": [d.rate for d in result.by_direction]},
-                                     "non-unanimous share of applicable criteria (%)"), out)
+                                     "non-unanimous share of applicable criteria (%)"), out, fmt)
 
 
 def stability_grids(s: Stability) -> list[Grid]:
@@ -110,7 +111,8 @@ def stability_grids(s: Stability) -> list[Grid]:
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
-def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
+@format_option("the results (json and markdown: the files written to RUN_ROOT/reliability/)")
+def judge_agreement(run_root: Path, replicates: int, seed: int, fmt: str) -> None:
     """Human unanimity, machine agreement with the human majority, kappas and Spearman against the
     holistic ratings, with bootstrap intervals and per dimension and direction; written to
     RUN_ROOT/reliability/agreement.json and .md."""
@@ -121,12 +123,13 @@ def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
         lambda path: group_bars(path, [g.group for g in result.by_direction],
                                      {"human unanimity": [g.unanimity for g in result.by_direction],
                                       "machine = majority": [g.machine_agreement for g in result.by_direction]},
-                                     "share of labelled atoms (%)"))
+                                     "share of labelled atoms (%)"), fmt=fmt)
 
 
-def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, plot, out=None) -> None:
-    """RUN_ROOT/reliability/<name>.json, .md and .png (by direction), the tables on the console, the
-    figures in MLflow."""
+def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, plot, out=None,
+             fmt: str = "terminal") -> None:
+    """RUN_ROOT/reliability/<name>.json, .md and .png (by direction), the tables on the console (or the .json or
+    the .md on stdout, by `fmt`), the figures in MLflow."""
     folder = Path(run_root) / RELIABILITY_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = [folder / f"{name}.json", folder / f"{name}.md", folder / f"{name}.png"]
@@ -134,9 +137,12 @@ def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict
     plot(files[2])
     files[1].write_text("\n\n".join(g.markdown() for g in grids) + f"\n\n![{name} by direction]({files[2].name})\n",
                         "utf-8")
-    out = out or make_console()
-    for g in grids:
-        out.print(g.rich())
+    out = out or make_console(stderr=fmt != "terminal")
+    if fmt == "terminal":
+        for g in grids:
+            out.print(g.rich())
+    else:
+        click.echo(files[0 if fmt == "json" else 1].read_text("utf-8").rstrip("\n"))
     uri = log_reliability(run_root, name, metrics, files)
     out.print(f"wrote {files[0]} and {files[1]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
 

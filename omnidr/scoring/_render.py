@@ -2,7 +2,7 @@
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.table import Table
 
@@ -25,11 +25,12 @@ class Grid:
     headers: list[str]
     rows: list[list[str]]
     right: frozenset[int] = frozenset()  # right-aligned column indices
+    short: dict[str, str] = field(default_factory=dict)  # header -> its short label, for a narrow terminal (a legend says)
 
     def rich(self) -> Fitted:
         """The grid for a console: laid out in the width it is printed at, ids and numbers never broken (a block
         per row when the width is too small for the grid)."""
-        return Fitted(self.table)
+        return Fitted(self.table, short=self.short)
 
     def table(self) -> Table:
         table = Table(title=self.title)
@@ -80,8 +81,8 @@ def by_folder(grids: list[Grid], folders: dict[str, str]) -> tuple[list[Grid], l
             text = text.replace(label, name)
         return text
 
-    renamed = [Grid(title(g.title), [rename(h) for h in g.headers], [[rename(c) for c in row] for row in g.rows], g.right)
-               for g in grids]
+    renamed = [Grid(title(g.title), [rename(h) for h in g.headers], [[rename(c) for c in row] for row in g.rows], g.right,
+                    g.short) for g in grids]
     return renamed, [f"system {name}: {label}" for label, name in folders.items()]
 
 
@@ -151,6 +152,7 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
           pct(r.success_rate), pts(r.avg_succ), pts(r.content), pts(r.citation), pts(r.presentation)]
          for r in board.rows],
         frozenset({0, 2, 3, 4, 5, 6, 7, 8}),
+        short={"Presentation": "P", "Content": "C", "Citation": "R", "Avg succ.": "AvgS", "Success": "Succ."},
     )
     total = len(direction_inventory().directions)
     rates = Grid(

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from omnidr._console import TABLE_FORMATS, make_console, print_tables
+from omnidr._console import make_console, print_tables
+from omnidr._options import format_option
 
 from ._audit import AttemptAudit, audit_run
 from ._stats import summarize
@@ -62,17 +63,20 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
     return [process, order]
 
 
+SHORT_PROCESS = {"tool calls": "calls", "tool errors": "err", "time (s)": "s", "token source": "source",
+                 "runner tokens": "runner"}
+"""Short labels of the process table's headers, for a narrow terminal (printed with a legend)."""
+
+
 @click.command("audit")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--task", "task", default=None, help="Audit only this task's attempts.")
-@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="terminal", show_default=True,
-              help="How the tables print: fitted to the terminal, Markdown, or JSON (the notes under the tables go to "
-                   "stderr with markdown and json).")
+@format_option("the tables (with markdown and json, the notes under them go to stderr)")
 def audit(run_dir: Path, task: str | None, fmt: str) -> None:
     """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt; names every file it
     writes or replaces in an attempt folder (trajectory.json, audit.html), and leaves unchanged ones alone."""
     audits = audit_run(run_dir, task)
-    print_tables(make_console(), audit_tables(audits), fmt)
+    print_tables(make_console(), audit_tables(audits), fmt, short={0: SHORT_PROCESS})
     console = make_console(stderr=fmt != "terminal")
     for a in audits:
         console.print(f"{a.task_id} #{a.attempt}: steps from {a.origin}; page {a.page_path}", soft_wrap=True,

@@ -118,7 +118,7 @@ def test_bad_run_folder_is_one_line_and_exit_2(tmp_path):
 def test_probe_command_prints_each_probe(tmp_path):
     from omnidr.evaluation import probe
 
-    result = CliRunner().invoke(probe, [str(GOOD), "--snapshot", str(ROOT / "snapshots" / "demo"), "--task", TASK, "--json"],
+    result = CliRunner().invoke(probe, [str(GOOD), "--snapshot", str(ROOT / "snapshots" / "demo"), "--task", TASK, "--format", "json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
