@@ -95,7 +95,7 @@ TABLE_FORMATS = ("terminal", "markdown", "json")
 """How a command prints its tables: fitted to the terminal, as Markdown, or as JSON."""
 
 
-def format_option(what: str = "the tables", legacy_json: bool = False) -> Callable:
+def format_option(what: str = "the tables", note: str = "", legacy_json: bool = False) -> Callable:
     """`--format terminal|markdown|json` (the command receives `fmt`). With `legacy_json`, also the `--json` flag the
     command had, kept for one release (hidden, with a notice): the command receives `as_json` too, and
     `output_format(fmt, as_json)` reconciles them."""
@@ -103,7 +103,8 @@ def format_option(what: str = "the tables", legacy_json: bool = False) -> Callab
         if legacy_json:
             f = click.option("--json", "as_json", is_flag=True, hidden=True, help="Deprecated: --format json.")(f)
         return click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="terminal", show_default=True,
-                            help=f"How {what} print: fitted to the terminal, Markdown, or JSON.")(f)
+                            help=f"How {what} print: fitted to the terminal, Markdown, or JSON"
+                                 + (f"; {note}" if note else "") + ".")(f)
     return decorate
 
 

@@ -287,7 +287,7 @@ def images() -> None:
 @click.option("--jobs", type=click.IntRange(1, 16), default=4, show_default=True,
               help="Images built at once; an image starts as soon as its parent is done (the downloads and "
                    "builds of independent images overlap).")
-@format_option("the table of results (the build's progress goes to stderr with markdown and json)")
+@format_option("the table of results", "with markdown and json, the build's progress goes to stderr")
 def images_build(names: tuple[str, ...], strict: bool | None, jobs: int, fmt: str) -> None:
     """Build NAMES (default: every image) and their parents; unchanged images are reused.
 

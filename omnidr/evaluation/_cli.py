@@ -144,7 +144,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path, fmt: str = "terminal")
               help="One step, in this process (what the evaluator image's containers run).")
 @click.option("--probe-dir", type=click.Path(path_type=Path), default=None, hidden=True,
               help="The probe step's output, for --step judge.")
-@format_option("the results (json: summary.json)", legacy_json=True)
+@format_option("the results", "json is summary.json", legacy_json=True)
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing OUT, wait for it instead of stopping.")
 def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...],
           judge: str, judge_key_env: str | None, judge_base_url: str | None, judge_model: str | None, judge_concurrency: int,
@@ -222,7 +222,7 @@ def _parse_probe(spec: str) -> Call:
 @click.option("--probe", "probes", multiple=True,
               help="Probe to run instead, as name or name:key=value,... (repeatable), e.g. timestamp_seeks:time_s=24.")
 @click.option("--screenshots", type=click.Path(path_type=Path), default=None, help="Write screenshots to this folder.")
-@format_option("the results (json: the results and the session)", legacy_json=True)
+@format_option("the results", "json holds the results and the session", legacy_json=True)
 def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, probes: tuple[str, ...],
           screenshots: Path | None, fmt: str, as_json: bool) -> None:
     """Run browser probes on one report folder and print what each found (no judge, no score).

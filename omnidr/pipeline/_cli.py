@@ -12,9 +12,10 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import Fitted, make_console
+from omnidr._console import Fitted, make_console, print_tables
 from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION, format_option, snapshot_given
 from omnidr.errors import UserError
+from omnidr.paths import RESULT_FILES
 from sandbox.models import ModelPolicy
 
 from ._specs import CAPABILITIES, HARNESSES, SCRIPTED
@@ -145,7 +146,7 @@ def run_with_progress(request, check_examples: bool = True, console=None):
     return outcome
 
 
-def _stages(result, console=None) -> None:
+def _stages(result, console=None, fmt: str = "terminal") -> None:
     console = console or out
     table = Table(title=f"omnidr eval {result.snapshot}")
     for col in ("stage", "status", "detail"):
@@ -153,6 +154,9 @@ def _stages(result, console=None) -> None:
     for stage in result.stages:
         color = "green" if stage.status == "ok" else "red"
         table.add_row(stage.name, f"[{color}]{stage.status}[/{color}]", escape(stage.detail))
+    if fmt != "terminal":
+        print_tables(console, [table], fmt)
+        return
     console.print(Fitted(lambda: table, frozenset({2})))
     for stage in result.stages:
         if stage.status == "failed":
@@ -214,11 +218,13 @@ def open_hints(outcome) -> list[str]:
 @eval_options
 @_with_web_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
+@format_option("the results", "json and markdown print the run root's leaderboard.json or leaderboard.md (the "
+               "stages' table with --skip-agents), the progress going to stderr")
 def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
           judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
-          allow_net: tuple, model_policy: str, skip_agents: bool) -> None:
+          allow_net: tuple, model_policy: str, skip_agents: bool, fmt: str) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
@@ -228,19 +234,23 @@ def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capabi
     from ._specs import make_system, parse_model
 
     snapshot = snapshot_given(snapshot, old_snapshot, "eval") or default_snapshot()
+    shown = out if fmt == "terminal" else err
     if skip_agents:
         from ._checks import EvalResult, check_snapshot
 
         result = EvalResult(snapshot)
-        result.stages += check_snapshot(snapshot, lambda m: out.print(f"  {m}", soft_wrap=True)).stages
-        _stages(result)
+        result.stages += check_snapshot(snapshot, lambda m: shown.print(f"  {m}", soft_wrap=True)).stages
+        _stages(result, shown, fmt)
         sys.exit(1 if result.failed else 0)
     system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca, allow_net, model_policy, evaluator)
-    outcome = run_with_progress(request)
-    _where(outcome)
+    outcome = run_with_progress(request, console=shown)
+    if fmt == "terminal":
+        _where(outcome)
+    elif outcome.run_root is not None and (outcome.run_root / RESULT_FILES[0]).is_file():
+        click.echo((outcome.run_root / RESULT_FILES[0 if fmt == "json" else 1]).read_text("utf-8").rstrip("\n"))
     if outcome.result.failed:
         sys.exit(1)
 
@@ -253,7 +263,8 @@ def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capabi
               help="Snapshot folder (default: with FOLDERS, the one their run.json names; else snapshots/demo).")
 @eval_options
 @_with_web_opts
-@format_option("the comparison (json and markdown: the comparison file written to the run root's comparisons/)")
+@format_option("the comparison", "json and markdown print the comparison file written to the run root's "
+               "comparisons/, the progress going to stderr")
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,

@@ -107,7 +107,7 @@ def _hyperparameters(hyper_path: Path | None, fallback: Hyperparameters | None =
 @_decisions
 @_hyper_released
 @_no_guard
-@format_option("the tables (json: the ReportScore)", legacy_json=True)
+@format_option("the tables", "json is the ReportScore", legacy_json=True)
 def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, no_na_guard: bool, fmt: str,
               as_json: bool) -> None:
     """Score one report from its rubric tree and its saved atom decisions (no judge is called).
@@ -130,7 +130,7 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
               help="Saved ReportScore JSON, or an evaluation.json, to audit (its settings and applied N/A set); "
                    "default: re-run the guard.")
 @_hyper_released
-@format_option("the check (json: with its `ok`)", legacy_json=True)
+@format_option("the check", "json is the check with its `ok`", legacy_json=True)
 def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, fmt: str,
              as_json: bool) -> None:
     """Offline na-order check of a saved evaluation: every applied N/A set satisfies Delta_C > Delta_R,

@@ -59,7 +59,7 @@ def judge() -> None:
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
 @EVALUATOR_OPTION
-@format_option("the results (json and markdown: the files written to RUN_ROOT/reliability/)")
+@format_option("the results", "json and markdown print the file written to RUN_ROOT/reliability/")
 def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_key_env: str | None,
                     snapshot: Path | None, replicates: int, evaluator: str, fmt: str) -> None:
     """Score every delivered report of RUN_ROOT REPEATS times with an empty judge cache and report the
@@ -111,7 +111,7 @@ def stability_grids(s: Stability) -> list[Grid]:
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
-@format_option("the results (json and markdown: the files written to RUN_ROOT/reliability/)")
+@format_option("the results", "json and markdown print the file written to RUN_ROOT/reliability/")
 def judge_agreement(run_root: Path, replicates: int, seed: int, fmt: str) -> None:
     """Human unanimity, machine agreement with the human majority, kappas and Spearman against the
     holistic ratings, with bootstrap intervals and per dimension and direction; written to

@@ -71,7 +71,7 @@ SHORT_PROCESS = {"tool calls": "calls", "tool errors": "err", "time (s)": "s", "
 @click.command("audit")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--task", "task", default=None, help="Audit only this task's attempts.")
-@format_option("the tables (with markdown and json, the notes under them go to stderr)")
+@format_option("the tables", "with markdown and json, the notes under them go to stderr")
 def audit(run_dir: Path, task: str | None, fmt: str) -> None:
     """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt; names every file it
     writes or replaces in an attempt folder (trajectory.json, audit.html), and leaves unchanged ones alone."""

@@ -1,5 +1,7 @@
 """`omnidr eval` (what `make eval` runs) on the demo snapshot, offline."""
 
+import json
+
 import pytest
 from testkit import DEMO, edit_json, first_task, run_cli, said
 
@@ -18,6 +20,13 @@ def test_eval_without_agents_checks_and_scores_the_example_reports(tmp_path):
     assert "good: 100.0" in r.stdout and "skeleton: 0.0" in r.stdout
     assert "evaluating the example reports" in r.stdout
     assert list((tmp_path / "cwd").iterdir()) == []  # no run root: nothing ran
+    # the stages as JSON on stdout (the browser checks' pass is cached now), the progress on stderr
+    js = run_cli("eval", "--skip-agents", "--snapshot", DEMO, "--format", "json", cwd=tmp_path / "cwd",
+                 env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert js.returncode == 0, js.stdout + js.stderr
+    [table] = json.loads(js.stdout)
+    assert [row["stage"] for row in table["rows"]][:3] == ["snapshot", "manifest", "videos"]
+    assert all(row["status"] == "ok" for row in table["rows"]) and "validating the snapshot" in js.stderr
 
 
 @pytest.mark.docker  # a full eval pings the Docker engine before it reads the snapshot
