@@ -179,9 +179,12 @@ def agreement_grids(a: Agreement) -> list[Grid]:
               help="The snapshot to calibrate (required).")
 @click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
 @eval_options
-def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
-              evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
-              tracking_uri: str | None, provider_tools: str, wait: bool) -> None:
+@format_option("the result", "json and markdown print the run root's reliability/calibration.json or .md, the progress "
+               "going to stderr")
+def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None,
+              judge: str, judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int,
+              executor: str, ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool,
+              fmt: str) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
     reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
     full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
@@ -197,7 +200,7 @@ def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, mo
 
     from ._calibration import calibration_grid, calibration_systems, conclude_calibration, systems_line
 
-    out = make_console()
+    out = make_console(stderr=fmt != "terminal")
     snapshot = snapshot_given(snapshot, old_snapshot, "calibrate")
     if snapshot is None:
         raise UserError("give --snapshot PATH, the snapshot to calibrate")
@@ -207,7 +210,7 @@ def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, mo
     request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
                            Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
                            wait, evaluator=evaluator)
-    outcome = run_with_progress(request, check_examples=False)
+    outcome = run_with_progress(request, check_examples=False, console=out)
     if outcome.run_root is None:
         sys.exit(1)
     result = conclude_calibration(snapshot, outcome.run_root, outcome.board, systems, judge_key(request.judge),
@@ -215,8 +218,11 @@ def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, mo
     if result.problem is not None or result.calibration is None:
         out.print(f"[red]not calibrated: {result.problem}[/red]", soft_wrap=True)
         sys.exit(1)
-    out.print(calibration_grid(result.calibration, result.gap).rich())
-    out.print(systems_line(result.calibration), soft_wrap=True)
+    if fmt == "terminal":
+        out.print(calibration_grid(result.calibration, result.gap).rich())
+        out.print(systems_line(result.calibration), soft_wrap=True)
+    else:
+        click.echo(result.files[1 if fmt == "json" else 2].read_text("utf-8").rstrip("\n"))
     for task, problem in result.failed.items():
         out.print(f"[red]calibration fails for {task}: {problem}[/red]", soft_wrap=True)
     files, uri = result.files, result.tracking_uri
