@@ -1,5 +1,6 @@
-"""Command-line options that several stages' commands share (light: click only, so that a command's module loads
-no stage it does not run)."""
+"""Command-line options and spellings that several stages' commands share: the judge, the snapshot, the output
+format, and the notice an old spelling prints. Light (click and the standard library only), so that a command's
+module loads no stage it does not run."""
 
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -542,6 +542,10 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
     again = run_cli("compare", root, env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads(data_file.read_text())["comparisons"] == [c]
+    as_json = run_cli("compare", root, "--format", "json", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert as_json.returncode == 0, as_json.stdout + as_json.stderr  # the comparison file itself, on stdout
+    assert json.loads(as_json.stdout) == json.loads(data_file.read_text()) and f"wrote {data_file}" in as_json.stderr
+    assert "Δ = A − B" in again.stdout and "system reference-full-scripted: scripted-demo / reference / full" in again.stdout
     _scoring_commands_read_what_eval_wrote(root, c)
 
 
