@@ -171,7 +171,7 @@ def vertical(table: Table) -> RenderableType:
         for h, v in zip(headers[1:], row[1:], strict=True):
             if v.strip():
                 block.add_row(h, v)
-        parts.append(Padding(block, (0, 0, 0, 2)))
+        parts.append(Padding(block, (0, 0, 0, 2), expand=False))
     return Group(*parts)
 
 
