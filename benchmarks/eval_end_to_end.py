@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def eval_once(runs: Path, *extra: str) -> float:
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "omnidr.cli", "eval", str(ROOT / "snapshots" / "demo"), "--runs-root",
+    r = subprocess.run([sys.executable, "-m", "omnidr.cli", "eval", "--snapshot", str(ROOT / "snapshots" / "demo"), "--runs-root",
                         str(runs), *extra], capture_output=True, text=True, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
     elapsed = time.monotonic() - t0
     if r.returncode != 0:

@@ -11,9 +11,9 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import make_console
+from omnidr._console import make_console, print_tables
 from omnidr._offline import quiet_libraries
-from omnidr._options import host_options
+from omnidr._options import format_option, host_options
 from omnidr._runlog import run_log
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
@@ -287,29 +287,31 @@ def images() -> None:
 @click.option("--jobs", type=click.IntRange(1, 16), default=4, show_default=True,
               help="Images built at once; an image starts as soon as its parent is done (the downloads and "
                    "builds of independent images overlap).")
-def images_build(names: tuple[str, ...], strict: bool | None, jobs: int) -> None:
+@format_option("the table of results", "with markdown and json, the build's progress goes to stderr")
+def images_build(names: tuple[str, ...], strict: bool | None, jobs: int, fmt: str) -> None:
     """Build NAMES (default: every image) and their parents; unchanged images are reused.
 
     An image that fails to build is reported and the others go on; the command then exits 1."""
     from omnidr.images import build_images
 
-    with out.status("building images") as status:
+    shown = out if fmt == "terminal" else err
+    with shown.status("building images") as status:
         def progress(m: str) -> None:
             status.update(m)
-            out.print(f"  {m}", soft_wrap=True)
+            shown.print(f"  {m}", soft_wrap=True)
 
         results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress, jobs=jobs)
     table = Table(title="images")
     for col in ("image", "status", "tag", "image id", "seconds", "drift"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, justify="right" if col in ("seconds", "drift") else "left")
     for r in results:
         table.add_row(r.name, r.status, r.tag or "-", r.image_id[7:19] if r.image_id else "-", f"{r.seconds:.1f}",
                       str(len(r.drift)) if r.drift else "-")
-    out.print(table)
+    print_tables(out, [table], fmt)
     for r in results:
         if r.status in ("skipped", "failed"):
             colour = "yellow" if r.status == "skipped" else "red"
-            out.print(f"[{colour}]{r.status} {r.name}: {r.reason}[/{colour}]", soft_wrap=True)
+            shown.print(f"[{colour}]{r.status} {r.name}: {r.reason}[/{colour}]", soft_wrap=True)
     if any(r.status == "failed" for r in results):
         sys.exit(1)
 
@@ -338,7 +340,8 @@ def images_lock(names: tuple[str, ...]) -> None:
 
 
 @images.command("list", short_help="List the images, their tags and drift.")
-def images_list() -> None:
+@format_option("the table")
+def images_list(fmt: str) -> None:
     """Every image folder, its content tag as last resolved here, and whether the engine has it built."""
     from omnidr.images import list_images
 
@@ -349,11 +352,12 @@ def images_list() -> None:
         drift = len(row["packages"]["drift"])
         table.add_row(row["name"], row["parent"] or "-", row["tag"] or "(not resolved here yet)",
                       "yes" if row["image_id"] else "no", str(drift) if drift else "-", row["description"])
-    out.print(table)
+    print_tables(out, [table], fmt, prose={0: frozenset({5})})
 
 
 @cli.command("harnesses", short_help="List the harnesses a system can run under.")
-def harnesses() -> None:
+@format_option("the table")
+def harnesses(fmt: str) -> None:
     """List the harnesses a system can run under: API, image and its CLI, levels, tools."""
     from omnidr.harness import HARNESSES
     from omnidr.images import load_specs
@@ -369,7 +373,7 @@ def harnesses() -> None:
                       f"{cli_spec.command} {cli_spec.version}" if cli_spec else "-",
                       "input settings (MODALITY-NNNf-WINDOW)" if h.settings else ", ".join(h.capabilities),
                       "yes" if h.scripted else "no", h.skills + (f"; {h.note}" if h.note else ""))
-    out.print(table)
+    print_tables(out, [table], fmt, prose={0: frozenset({4, 6})})
 
 
 @cli.command("run", context_settings={"ignore_unknown_options": False},

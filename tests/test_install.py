@@ -65,7 +65,7 @@ def test_plain_install_runs_the_commands(plain_venv, tmp_path):
     atoms = json.loads(rubric.read_text("utf-8"))["atoms"]
     decisions = tmp_path / "decisions.json"
     decisions.write_text(json.dumps({"task_id": "sky-blue-rayleigh", "decisions": {a["id"]: "pass" for a in atoms}}))
-    scored = _omnidr(plain_venv, "aggregate", "--rubric", str(rubric), "--decisions", str(decisions), "--json",
+    scored = _omnidr(plain_venv, "aggregate", "--rubric", str(rubric), "--decisions", str(decisions), "--format", "json",
                      cwd=tmp_path)
     assert scored.returncode == 0, scored.stdout + scored.stderr
     assert json.loads(scored.stdout)["total"] == pytest.approx(100.0)

@@ -101,7 +101,7 @@ def test_a_second_eval_on_the_same_runs_root_stops_before_touching_the_first(tmp
     snapshot_id = json.loads((DEMO / "MANIFEST.json").read_text())["snapshot_id"]
     holder = _hold(tmp_path / "runs" / snapshot_id, 600)
     try:
-        r = run_cli("eval", DEMO, "--runs-root", tmp_path / "runs", timeout=600)
+        r = run_cli("eval", "--snapshot", DEMO, "--runs-root", tmp_path / "runs", timeout=600)
         assert r.returncode == 2, r.stdout[-2000:] + r.stderr
         [line] = said(r.stderr)
         assert f"is in use by `omnidr eval snapshots/demo` (pid {holder.pid}" in line

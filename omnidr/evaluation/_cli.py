@@ -13,8 +13,16 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._console import make_console, print_tables
+from omnidr._options import (
+    EVALUATOR_OPTION,
+    JUDGE_KEY_ENV_OPTION,
+    JUDGE_OPTION,
+    deprecated,
+    format_option,
+    output_format,
+    parse_judge_spec,
+)
 from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
 
@@ -29,18 +37,24 @@ out = make_console()
 err = make_console(stderr=True)
 
 
-def judge_settings(base_url: str | None, model: str | None, key_env: str, concurrency: int, timeout_s: float) -> JudgeSettings | None:
-    """Judge settings from the options, or None (offline baseline) when no endpoint is given."""
-    if not base_url:
-        if model:
-            raise UserError("--judge-model needs --judge-base-url (or OMNIDR_JUDGE_BASE_URL)")
+def judge_settings(judge: str | None, key_env: str | None, concurrency: int, timeout_s: float, base_url: str | None = None,
+                   model: str | None = None) -> JudgeSettings | None:
+    """Judge settings from `--judge` and `--judge-key-env`, or None for the offline baseline. `base_url` and `model`
+    are the old `--judge-base-url` and `--judge-model`, kept for one release with a notice."""
+    if base_url or model:
+        if not (base_url and model):
+            raise UserError("--judge-base-url and --judge-model go together (better: --judge MODEL@BASE_URL)")
+        deprecated("--judge-base-url URL --judge-model NAME (and OMNIDR_JUDGE_BASE_URL, OMNIDR_JUDGE_MODEL)",
+                   f"--judge {model}@{base_url}")
+        judge = f"{model}@{base_url}"
+    spec = parse_judge_spec(judge, key_env)
+    if spec is None:
         return None
-    if not model:
-        raise UserError("--judge-base-url needs --judge-model (or OMNIDR_JUDGE_MODEL)")
-    return JudgeSettings(base_url=base_url, model=model, api_key_env=key_env, concurrency=concurrency, timeout_s=timeout_s)
+    return JudgeSettings(base_url=spec.base_url, model=spec.name, api_key_env=spec.key_env, concurrency=concurrency,
+                         timeout_s=timeout_s)
 
 
-def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
+def _print_answers(summary: RunEvaluation, out_dir: Path, fmt: str) -> None:
     _, evaluations = read_answer_run(out_dir)
     table = Table(title=f"omnidr score {summary.run_dir}")
     for col in ("task", "attempt", "answer", "ended", "verdict", "by", "reason"):
@@ -56,7 +70,7 @@ def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
             reason = ev.verdict.reason + (f"; NOT FINAL: {ev.incomplete}" if ev.incomplete else "")
         table.add_row(ev.task_id, str(ev.attempt or "-"), escape(answer), ev.termination or "-", verdict, by,
                       escape(reason))
-    out.print(table)
+    print_tables(out, [table], fmt, prose={0: frozenset({2, 6})})
     u = summary.judge_usage
     if summary.task_kind is TaskKind.mcq:
         unparseable = sum(1 for ev in evaluations if ev.unparseable)
@@ -75,9 +89,12 @@ def _print_answers(summary: RunEvaluation, out_dir: Path) -> None:
               soft_wrap=True, markup=False)
 
 
-def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
+def _print_summary(summary: RunEvaluation, out_dir: Path, fmt: str = "terminal") -> None:
+    if fmt == "json":
+        click.echo(summary.model_dump_json(indent=2))
+        return
     if summary.task_kind in ANSWER_KINDS:
-        _print_answers(summary, out_dir)
+        _print_answers(summary, out_dir, fmt)
         return
     _, evaluations = read_scored_run(out_dir)
     table = Table(title=f"omnidr score {summary.run_dir}")
@@ -94,7 +111,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
         table.add_row(ev.task_id, str(ev.attempt or "-"), f"{ev.score.total:.1f}", dims.get("C", "-"), dims.get("R", "-"),
                       dims.get("P", "-"), f"{sum(a.outcome == 'pass' for a in m)}/{len(m)}",
                       f"{sum(a.outcome == 'pass' for a in j)}/{len(j)}", str(ev.skipped_atoms), note)
-    out.print(table)
+    print_tables(out, [table], fmt, prose={0: frozenset({9})})
     u = summary.judge_usage
     out.print(f"judge {summary.judge.key}: {u.calls} call(s), {u.cache_hits} cached vote(s), {u.failed_votes} failed vote(s), "
               f"{u.input_tokens} input + {u.output_tokens} output tokens", soft_wrap=True)
@@ -112,11 +129,12 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output folder for evaluation.json files (default: RUN_DIR/evaluation).")
 @click.option("--task", "tasks", multiple=True, help="Only this task id (repeatable).")
-@click.option("--judge-base-url", envvar="OMNIDR_JUDGE_BASE_URL", default=None,
-              help="OpenAI-compatible judge endpoint; without it the offline baseline judge decides J atoms.")
-@click.option("--judge-model", envvar="OMNIDR_JUDGE_MODEL", default=None, help="Judge model name.")
-@click.option("--judge-key-env", default="OMNIDR_JUDGE_API_KEY", show_default=True,
-              help="Environment variable holding the judge API key.")
+@JUDGE_OPTION
+@JUDGE_KEY_ENV_OPTION
+@click.option("--judge-base-url", envvar="OMNIDR_JUDGE_BASE_URL", default=None, hidden=True,
+              help="Deprecated: --judge MODEL@BASE_URL.")
+@click.option("--judge-model", envvar="OMNIDR_JUDGE_MODEL", default=None, hidden=True,
+              help="Deprecated: --judge MODEL@BASE_URL.")
 @click.option("--judge-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls in flight.")
 @click.option("--judge-timeout", "judge_timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
               help="Seconds per judge call.")
@@ -126,12 +144,12 @@ def _print_summary(summary: RunEvaluation, out_dir: Path) -> None:
               help="One step, in this process (what the evaluator image's containers run).")
 @click.option("--probe-dir", type=click.Path(path_type=Path), default=None, hidden=True,
               help="The probe step's output, for --step judge.")
-@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+@format_option("the results", "json is summary.json", legacy_json=True)
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing OUT, wait for it instead of stopping.")
 def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...],
-          judge_base_url: str | None, judge_model: str | None, judge_key_env: str, judge_concurrency: int,
+          judge: str, judge_key_env: str | None, judge_base_url: str | None, judge_model: str | None, judge_concurrency: int,
           judge_timeout_s: float, cache_dir: Path | None, evaluator: str, step: str | None, probe_dir: Path | None,
-          as_json: bool, wait: bool) -> None:
+          fmt: str, as_json: bool, wait: bool) -> None:
     """Evaluate what every task of RUN_DIR delivered and write one evaluation.json per task.
 
     Report tasks: M atoms are decided by browser probes of the rendered report, J atoms by the
@@ -141,7 +159,8 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
     a refusal or a failed execution is incorrect. A result that is not final (the judge did not
     answer, or the last attempt was ended by an outage) is marked so, and the command exits 1.
     """
-    settings = judge_settings(judge_base_url, judge_model, judge_key_env, judge_concurrency, judge_timeout_s)
+    settings = judge_settings(judge, judge_key_env, judge_concurrency, judge_timeout_s, judge_base_url, judge_model)
+    fmt = output_format(fmt, as_json)
     note = lambda m: err.print(f"  {m}", soft_wrap=True, markup=False)  # noqa: E731
     if step is not None:  # inside the evaluator image: one step, in this process, output folder given
         if out_dir is None or (step == "judge") != (run_dir is None):
@@ -152,10 +171,7 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
             return
         summary = score_run(None, out_dir=out_dir, snapshot=snapshot_path, judge_settings=settings,
                             step="judge", probe_dir=probe_dir, progress=note)
-        if as_json:
-            click.echo(summary.model_dump_json(indent=2))
-        else:
-            _print_summary(summary, out_dir)
+        _print_summary(summary, out_dir, fmt)
         return
     if run_dir is None:
         raise UserError("give RUN_DIR, the run folder to score (made by `omnidr run` or `omnidr eval`)")
@@ -163,7 +179,7 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
     if settings is not None:
         from omnidr._reach import require_answer
 
-        require_answer(settings.base_url, "judge", "--judge-base-url")
+        require_answer(settings.base_url, "judge", "--judge")
     if evaluator == "docker" and cache_dir is not None:
         raise UserError("--cache-dir applies to `--evaluator host` only: the evaluator image keeps its cache in "
                         "OUT/judge-cache")
@@ -178,10 +194,7 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
         else:
             summary = score_run(run_dir, out_dir=target, snapshot=snapshot_path, judge_settings=settings,
                                 tasks=list(tasks) or None, cache_dir=cache_dir, progress=note)
-    if as_json:
-        click.echo(summary.model_dump_json(indent=2))
-    else:
-        _print_summary(summary, target)
+    _print_summary(summary, target, fmt)
     if any(t.incomplete for t in summary.tasks):
         sys.exit(1)  # a score that is not final is not a success
 
@@ -209,9 +222,9 @@ def _parse_probe(spec: str) -> Call:
 @click.option("--probe", "probes", multiple=True,
               help="Probe to run instead, as name or name:key=value,... (repeatable), e.g. timestamp_seeks:time_s=24.")
 @click.option("--screenshots", type=click.Path(path_type=Path), default=None, help="Write screenshots to this folder.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results and the session as JSON.")
+@format_option("the results", "json holds the results and the session", legacy_json=True)
 def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, probes: tuple[str, ...],
-          screenshots: Path | None, as_json: bool) -> None:
+          screenshots: Path | None, fmt: str, as_json: bool) -> None:
     """Run browser probes on one report folder and print what each found (no judge, no score).
 
     Give --snapshot and --task to run the task's M atoms, or --probe to name probes directly.
@@ -221,7 +234,7 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
                         "(e.g. an attempt's output/report)")
     outcome, calls = probe_folder(report_dir, [_parse_probe(p) for p in probes], snapshot_path, task_id, screenshots)
     ordered = [outcome.result(c) for c in calls]
-    if as_json:
+    if (fmt := output_format(fmt, as_json)) == "json":
         click.echo(json.dumps({"results": [r.model_dump(mode="json") for r in ordered],
                                "session": outcome.session.model_dump(mode="json")}, indent=2, ensure_ascii=False))
         return
@@ -230,8 +243,8 @@ def probe(report_dir: Path, snapshot_path: Path | None, task_id: str | None, pro
         table.add_column(col, overflow="fold")
     for r in ordered:
         color = "green" if r.status == "pass" else "red"
-        table.add_row(r.name, json.dumps(r.params) if r.params else "", f"[{color}]{r.status}[/{color}]", r.reason)
-    out.print(table)
+        table.add_row(r.name, json.dumps(r.params) if r.params else "", f"[{color}]{r.status}[/{color}]", escape(r.reason))
+    print_tables(out, [table], fmt, prose={0: frozenset({3})})
     s = outcome.session
     for f in s.faults:
         out.print(f"[yellow]fault {f.kind}: {f.detail}[/yellow]", soft_wrap=True)

@@ -44,7 +44,7 @@ def judge_route(base_url: str) -> tuple[str, str, int, str]:
     """(url as the container uses it, host name to map, port, real host to relay to)."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"--judge-base-url {base_url}: give an http(s) URL")
+        raise UserError(f"--judge {base_url}: give an http(s) URL")
     host = parts.hostname
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
@@ -209,7 +209,7 @@ def score_in_container(
             relay.reload()
             relay_ip = relay.attrs["NetworkSettings"]["Networks"][internal.name]["IPAddress"]
             network_kwargs = {"network": internal.name, "extra_hosts": {mapped: relay_ip}}
-            judge_args = ["--judge-base-url", url, "--judge-model", settings.model, "--judge-key-env", KEY_VAR,
+            judge_args = ["--judge", f"{settings.model}@{url}", "--judge-key-env", KEY_VAR,
                           "--judge-concurrency", str(settings.concurrency), "--judge-timeout", str(settings.timeout_s)]
             key = os.environ.get(settings.api_key_env)
             if key:
@@ -223,7 +223,7 @@ def score_in_container(
             volumes[str(run_dir)] = {"bind": "/data/run", "mode": "ro"}
             command = ["score", "/data/run", "--snapshot", "/data/snapshot", "--evaluator", "host", *task_args]
         progress(f"{'judging' if probe_dir is not None else 'scoring the answers'} in {built.tag}")
-        _run_step(client, built.tag, [*command, "--out", "/data/out", "--json", *judge_args],
+        _run_step(client, built.tag, [*command, "--out", "/data/out", "--format", "json", *judge_args],
                   f"omnidr-evaluator-{suffix}", labels, volumes, environment, here, timeout_s, made, **network_kwargs)
         summary_path = out_dir / SUMMARY_FILE
         summary = RunEvaluation.model_validate_json(summary_path.read_text("utf-8"))

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_OPTION, format_option
+from omnidr.paths import RESULT_FILES
 
 from ._archive import archive_run, rescore_archive, verify_archive
 
@@ -68,13 +69,15 @@ def archive_verify(archive_dir: Path) -> None:
 
 @click.command("rescore", short_help="Score an archive's reports again with a judge.")
 @click.argument("archive_dir", type=click.Path(path_type=Path))
-@click.option("--judge", default="offline-baseline", show_default=True,
-              help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge).")
-@click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
+@JUDGE_OPTION
+@JUDGE_KEY_ENV_OPTION
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New results folder.")
 @EVALUATOR_OPTION
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --out, wait for it instead of stopping.")
-def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path, evaluator: str, wait: bool) -> None:
+@format_option("the results", "json and markdown print the new leaderboard.json or leaderboard.md, the progress going "
+               "to stderr")
+def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: Path, evaluator: str, wait: bool,
+            fmt: str) -> None:
     """Re-score the frozen reports of ARCHIVE with a judge (and this evaluator version) into a new
     results folder; no agent runs (the evaluator image scores, unless `--evaluator host`)."""
     from omnidr.scoring import AnswerLeaderboard, answer_grids, leaderboard_grids
@@ -83,14 +86,18 @@ def rescore(archive_dir: Path, judge: str, judge_key_env: str | None, out_dir: P
 
     endpoint = parse_judge(judge, judge_key_env)
     require_key(endpoint, "judge")
-    with out.status("re-scoring") as status:
+    shown = out if fmt == "terminal" else make_console(stderr=True)
+    with shown.status("re-scoring") as status:
         def progress(m: str) -> None:
             status.update(m)
-            out.print(f"  {m}", soft_wrap=True)
+            shown.print(f"  {m}", soft_wrap=True)
 
         board, _results, record = rescore_archive(archive_dir, out_dir, endpoint, wait=wait, progress=progress,
                                                   evaluator=evaluator)
-    out.print(answer_grids(board)["leaderboard"].rich() if isinstance(board, AnswerLeaderboard)
-              else leaderboard_grids(board)[0].rich())
-    out.print(f"re-scored {record.archive_id} with judge {record.judge} (evaluator {record.evaluator_version}) in "
+    if fmt != "terminal":
+        click.echo((Path(out_dir) / RESULT_FILES[0 if fmt == "json" else 1]).read_text("utf-8").rstrip("\n"))
+    else:
+        out.print(answer_grids(board)["leaderboard"].rich() if isinstance(board, AnswerLeaderboard)
+                  else leaderboard_grids(board)[0].rich())
+    shown.print(f"re-scored {record.archive_id} with judge {record.judge} (evaluator {record.evaluator_version}) in "
               f"{record.elapsed_s:.1f} s; results in {out_dir} (leaderboard.md, index.html)", soft_wrap=True)

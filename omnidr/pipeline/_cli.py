@@ -9,16 +9,26 @@ from pathlib import Path
 from typing import get_args
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
-from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION, host_options
+from omnidr._console import Fitted, make_console, print_tables
+from omnidr._options import (
+    EVALUATOR_OPTION,
+    JUDGE_KEY_ENV_OPTION,
+    JUDGE_OPTION,
+    format_option,
+    host_options,
+    snapshot_given,
+)
 from omnidr.errors import UserError
+from omnidr.paths import RESULT_FILES
 from sandbox.models import ModelPolicy
 
-from ._specs import BASELINE_JUDGE, CAPABILITIES, HARNESSES, SCRIPTED
+from ._specs import CAPABILITIES, HARNESSES, SCRIPTED
 
 out = make_console()
+err = make_console(stderr=True)
 
 _opts = [
     click.option("--model", default=SCRIPTED, show_default=True, envvar="OMNIDR_MODEL",
@@ -28,9 +38,8 @@ _opts = [
                       "any of them (the gateway translates between the APIs); openclaw needs a real endpoint."),
     click.option("--model-key-env", default=None,
                  help="Variable holding the model key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY / OMNIDR_MODEL_API_KEY)."),
-    click.option("--judge", default=BASELINE_JUDGE, show_default=True, envvar="OMNIDR_JUDGE",
-                 help="offline-baseline, openai/NAME, or NAME@BASE_URL (OpenAI-compatible judge)."),
-    click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY)."),
+    JUDGE_OPTION,
+    JUDGE_KEY_ENV_OPTION,
     EVALUATOR_OPTION,
     click.option("--budget", default="default", show_default=True,
                  help="default, or KEY=VALUE,... over iterations, output_tokens, total_tokens, tool_calls, cost (US "
@@ -141,7 +150,7 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
     from ._specs import parse_budget, parse_judge
 
     label, parsed_budget = parse_budget(budget)
-    # The snapshot is recorded by absolute path, so `make eval` and `omnidr eval PATH` resume the same run.
+    # The snapshot is recorded by absolute path, so `make eval` and `omnidr eval --snapshot PATH` resume the same run.
     return EvalRequest(snapshot=Path(snapshot).absolute(), systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
                        budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
                        executor=make_executor(executor, ray_address), tracking_uri=tracking_uri,
@@ -154,40 +163,51 @@ def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_ro
                        host=HostPolicy(max_starts=max_starts, stall_timeout_s=stall_timeout_s or STALL_TIMEOUT_S))
 
 
-def run_with_progress(request, check_examples: bool = True):
+def run_with_progress(request, check_examples: bool = True, console=None):
+    """Run the request with a live progress display and print its stages on `console` (default: stdout)."""
+    console = console or out
     from ._eval import check_request, run_eval
     from ._progress import EvalProgress
 
     check_request(request)
 
-    with EvalProgress(out) as progress:
+    with EvalProgress(console) as progress:
         outcome = run_eval(request, progress, check_examples=check_examples)
-    _stages(outcome.result)
+    _stages(outcome.result, console)
     return outcome
 
 
-def _stages(result) -> None:
+def _stages(result, console=None, fmt: str = "terminal") -> None:
+    console = console or out
     table = Table(title=f"omnidr eval {result.snapshot}")
     for col in ("stage", "status", "detail"):
         table.add_column(col, overflow="fold")
     for stage in result.stages:
         color = "green" if stage.status == "ok" else "red"
-        table.add_row(stage.name, f"[{color}]{stage.status}[/{color}]", stage.detail)
-    out.print(table)
+        table.add_row(stage.name, f"[{color}]{stage.status}[/{color}]", escape(stage.detail))
+    if fmt != "terminal":
+        print_tables(console, [table], fmt)
+        return
+    console.print(Fitted(lambda: table, frozenset({2})))
     for stage in result.stages:
         if stage.status == "failed":
-            out.print(f"[red]failed: {stage.name}: {stage.detail}[/red]", soft_wrap=True)
+            console.print(f"[red]failed: {escape(stage.name)}: {escape(stage.detail)}[/red]", soft_wrap=True)
 
 
 def _where(outcome) -> None:
-    from omnidr.scoring import AnswerLeaderboard, leaderboard_grids
+    from omnidr.scoring import AnswerLeaderboard, by_folder, leaderboard_grids
 
     from ._answer_results import print_answer_board
 
     if isinstance(outcome.board, AnswerLeaderboard):  # the accuracy leaderboard and the paper's breakdowns
         print_answer_board(outcome.board, out)
     elif outcome.board is not None:
-        out.print(leaderboard_grids(outcome.board)[0].rich())
+        from ._results import system_folders
+
+        grids, legend = by_folder(leaderboard_grids(outcome.board)[:1], system_folders(outcome.run_root))
+        out.print(grids[0].rich())
+        for line in legend:
+            out.print(line, soft_wrap=True, markup=False)
     if outcome.run_root is None:
         return
     root = outcome.run_root
@@ -219,7 +239,9 @@ def open_hints(outcome) -> list[str]:
 
 
 @click.command("eval", short_help="Evaluate a system on a snapshot and write the run root.")
-@click.argument("snapshot", type=click.Path(path_type=Path), default=None, required=False)
+@click.argument("old_snapshot", metavar="[SNAPSHOT]", type=click.Path(path_type=Path), default=None, required=False)
+@click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
+              help="Snapshot folder (default: snapshots/demo, the bundled demo, offline).")
 @click.option("--harness", default="auto", show_default=True, envvar="OMNIDR_HARNESS",
               help=f"One of {', '.join(HARNESSES)}; auto: direct for a multiple-choice snapshot, else reference.")
 @click.option("--capability", default="full", show_default=True,
@@ -227,34 +249,42 @@ def open_hints(outcome) -> list[str]:
 @eval_options
 @_with_web_opts
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
-def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
+@format_option("the results", "json and markdown print the run root's leaderboard.json or leaderboard.md (the "
+               "stages' table with --skip-agents), the progress going to stderr")
+def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
           judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
           ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
           search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
           allow_net: tuple, model_policy: str, prices_file: Path | None, max_connections: int | None,
-          max_cost: float | None, skip_agents: bool, max_starts: int | None, stall_timeout_s: float) -> None:
+          max_cost: float | None, skip_agents: bool, max_starts: int | None, stall_timeout_s: float,
+          fmt: str) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
-    Rerunning the same command resumes; other settings for an existing system folder are refused.
+    Rerunning the same command resumes; other settings for an existing system folder are refused. The positional
+    SNAPSHOT is the old spelling of --snapshot (kept for one release, with a notice).
     """
     from ._specs import make_system, parse_model
 
-    snapshot = snapshot or default_snapshot()
+    snapshot = snapshot_given(snapshot, old_snapshot, "eval") or default_snapshot()
+    shown = out if fmt == "terminal" else err
     if skip_agents:
         from ._checks import EvalResult, check_snapshot
 
         result = EvalResult(snapshot)
-        result.stages += check_snapshot(snapshot, lambda m: out.print(f"  {m}", soft_wrap=True)).stages
-        _stages(result)
+        result.stages += check_snapshot(snapshot, lambda m: shown.print(f"  {m}", soft_wrap=True)).stages
+        _stages(result, shown, fmt)
         sys.exit(1 if result.failed else 0)
     system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
     request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca, allow_net, model_policy, evaluator, prices_file=prices_file, max_cost=max_cost,
                        max_connections=max_connections, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
-    outcome = run_with_progress(request)
-    _where(outcome)
+    outcome = run_with_progress(request, console=shown)
+    if fmt == "terminal":
+        _where(outcome)
+    elif outcome.run_root is not None and (outcome.run_root / RESULT_FILES[0]).is_file():
+        click.echo((outcome.run_root / RESULT_FILES[0 if fmt == "json" else 1]).read_text("utf-8").rstrip("\n"))
     if outcome.result.failed:
         sys.exit(1)
 
@@ -264,14 +294,16 @@ def eval_(snapshot: Path, harness: str, capability: str, model: str, model_key_e
 @click.option("--system", "systems", multiple=True,
               help="HARNESS[:CAPABILITY][@MODEL] to run (repeatable, two or more); MODEL defaults to --model.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
-              help="Snapshot folder (default: snapshots/demo).")
+              help="Snapshot folder (default: with FOLDERS, the one their run.json names; else snapshots/demo).")
 @eval_options
 @_with_web_opts
+@format_option("the comparison", "json and markdown print the comparison file written to the run root's "
+               "comparisons/, the progress going to stderr")
 @click.pass_context
 def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
             parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
             outside_network, upstream_ca, allow_net, model_policy, prices_file, max_connections, max_cost, max_starts,
-            stall_timeout_s) -> None:
+            stall_timeout_s, fmt) -> None:
     """Run two or more systems on the same tasks under the same budget, then pair each other system with
     the first (A minus B, A the higher-ranked of the two, as the paper reads a pair: paired difference,
     task-bootstrap interval, wins/ties/losses per task) and print the per-task scores, as the paper's
@@ -283,11 +315,13 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     running nothing (a run root stands for all its system folders). Two folders holding system.json and
     decisions get the scoring stage's comparison of the two.
     """
-    snapshot_path = snapshot_path or default_snapshot()
     if folders:
         if systems:
             raise UserError("give either system folders or --system options, not both")
         from ._compare import compare_folders, evaluated_folders, expand_run_roots
+        from ._inputs import recorded_snapshot
+
+        snapshot_path = snapshot_path or recorded_snapshot(folders) or default_snapshot()
 
         missing = [f for f in folders if not Path(f).is_dir()]
         if missing:
@@ -302,14 +336,15 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
         if evaluated_folders(folders):
             if len(folders) < 2:
                 raise UserError("compare needs two or more system folders")
-            compare_folders(list(folders), snapshot_path, out)
+            compare_folders(list(folders), snapshot_path, out if fmt == "terminal" else err, fmt)
             return
         from ._scoring_cli import compare_two  # system.json + decisions folders
 
         if len(folders) != 2:
             raise UserError(f"decisions folders are compared two at a time; got {len(folders)}")
-        compare_two(folders[0], folders[1], snapshot_path, tasks)
+        compare_two(folders[0], folders[1], snapshot_path, tasks, fmt=fmt)
         return
+    snapshot_path = snapshot_path or default_snapshot()
     if len(systems) < 2:
         raise UserError("compare needs two or more --system options (e.g. --system reference:full --system reference:video)")
     from ._compare import run_comparison
@@ -324,9 +359,9 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
                        ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
                        upstream_ca, allow_net, model_policy, evaluator, prices_file=prices_file, max_cost=max_cost,
                        max_connections=max_connections, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
-    outcome = run_with_progress(request, check_examples=False)
+    outcome = run_with_progress(request, check_examples=False, console=out if fmt == "terminal" else err)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)
-    run_comparison(outcome, request, out)
+    run_comparison(outcome, request, out if fmt == "terminal" else err, fmt)
     if outcome.result.failed:
         sys.exit(1)

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+import click
 from rich.console import Console
-from rich.table import Table
 
 from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
@@ -21,7 +21,7 @@ from ._results import (
 )
 
 
-def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console):
+def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console, fmt: str = "terminal"):
     """Paired differences of every system with the first (A minus B, A the higher-ranked of the pair, paper App.
     F.2) with task-bootstrap intervals, wins per task, and the per-task scores; written to <run root>/comparisons/<labels>.json and .md."""
     root = outcome.run_root
@@ -38,9 +38,9 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
         if missing:
             raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
         answered = [by_name[s.spec.label] for s in outcome.systems]
-        result = compare_answers(answered, task_ids, root, request.budget, request.budget_label, key, console)
-        if kind is TaskKind.mcq:  # and the paper's ablation tables over the systems run (App. D.2, F.1)
-            mcq_ablations(answered, request.snapshot, task_ids, console)
+        result = compare_answers(answered, task_ids, root, request.budget, request.budget_label, key, console, fmt)
+        if kind is TaskKind.mcq and fmt != "json":  # and the paper's ablation tables over the systems run (App. D.2, F.1)
+            mcq_ablations(answered, request.snapshot, task_ids, console, fmt)
         return result
     found, _ = collect_systems(root, judge_key(request.judge), task_ids)
     by_folder = {f.folder.name: f for f in found}
@@ -49,7 +49,7 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console)
         raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
     chosen = [by_folder[s.spec.label] for s in outcome.systems]
     return compare_chosen(chosen, request.snapshot, task_ids, root, request.budget, request.budget_label,
-                          judge_key(request.judge), console)
+                          judge_key(request.judge), console, fmt)
 
 
 def expand_run_roots(folders) -> list[Path]:
@@ -66,10 +66,10 @@ def evaluated_folders(folders) -> bool:
     return all((Path(f) / EVAL_FILE).is_file() for f in folders)
 
 
-def compare_folders(folders, snapshot: Path, console: Console):
+def compare_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
     """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
     if any(_scored_answers(Path(f)) for f in folders):
-        return _compare_answer_folders(folders, snapshot, console)
+        return _compare_answer_folders(folders, snapshot, console, fmt)
     got: list[ScoredSystem] = []
     for f in folders:
         system = read_system(Path(f))
@@ -92,7 +92,7 @@ def compare_folders(folders, snapshot: Path, console: Console):
     first = got[0].config
     assert first is not None  # read_system gives every system folder of `omnidr eval` its eval.json
     return compare_chosen(got, snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
-                          first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
+                          first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console, fmt)
 
 
 def _snapshot_kind(snapshot: Path) -> TaskKind:
@@ -112,7 +112,7 @@ def _scored_answers(folder: Path) -> bool:
         return False
 
 
-def _compare_answer_folders(folders, snapshot: Path, console: Console):
+def _compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
     """`omnidr compare` on scored answer system folders: one judge, one task set, each against the first; for
     multiple choice also the input-setting ablations over the folders given (`mcq_ablations`)."""
     from ._answer_results import read_answer_system
@@ -137,13 +137,13 @@ def _compare_answer_folders(folders, snapshot: Path, console: Console):
                       "budget-matched[/yellow]")
     first = got[0].config
     result = compare_answers(got, list(first.tasks), Path(folders[0]).resolve().parent, first.budget,
-                             first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console)
-    if got[0].task_kind == TaskKind.mcq.value:
-        mcq_ablations(got, snapshot, list(first.tasks), console)
+                             first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console, fmt)
+    if got[0].task_kind == TaskKind.mcq.value and fmt != "json":
+        mcq_ablations(got, snapshot, list(first.tasks), console, fmt)
     return result
 
 
-def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console: Console) -> None:
+def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console: Console, fmt: str = "terminal") -> None:
     """Accuracy by CCL bin and the modality/window ablation tables (paper 004, App. D.2, F.1) over the multiple-choice
     systems given. The snapshot is `snapshot` when it is a multiple-choice one, else the one the first system was
     scored with."""
@@ -157,19 +157,22 @@ def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console: Console)
             raise UserError(f"the multiple-choice snapshot '{chosen[0].snapshot}' the systems were scored with is not "
                             "found from here; pass --snapshot PATH")
     board = answer_board(list(chosen), snapshot, task_ids)
-    console.print(ccl_grid(board).rich())
     grids = ablation_grids(board, {c.label: c.folder.name for c in chosen})
-    for grid in grids.values():
-        console.print(grid.rich())
+    for grid in (ccl_grid(board), *grids.values()):
+        if fmt == "markdown":
+            click.echo("\n" + grid.markdown())
+        else:
+            console.print(grid.rich())
     if not grids:
         console.print("no ablation table: the systems do not differ in modality or window (direct-harness folders "
                       "are named direct-<MODALITY>-<NNN>f-<WINDOW>-<model>)", soft_wrap=True, markup=False)
 
 
-def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
+def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console,
+                    fmt: str = "terminal"):
     """Answer systems (short or multiple-choice), each paired with the first (A the higher-ranked): accuracy difference (percentage points) with its paired
     task-bootstrap interval and wins/ties/losses, and each task's verdicts; written like a report comparison."""
-    from omnidr.scoring import compare_answer_systems, comparisons_grid
+    from omnidr.scoring import Grid, by_folder, compare_answer_systems, comparisons_grid
 
     comparisons = [compare_answer_systems(c.system, chosen[0].system, task_ids) for c in chosen[1:]]
     correct = {c.label: {o.task_id: o.correct for o in c.system.outcomes} for c in chosen}
@@ -178,18 +181,31 @@ def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, jud
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     if refresh_index(root):
         files.append(root / "index.html")
-    console.print(comparisons_grid(comparisons, "Paired accuracy differences (each system with the first; A "
-                                                "the higher-ranked; percentage points; task bootstrap)").rich())
-    table = Table(title=f"answers per task (budget: {budget_label})")
-    table.add_column("task")
-    for c in chosen:
-        table.add_column(c.label, justify="right")
-    for t, row in per_task.items():
-        table.add_row(t, *("correct" if v else "wrong" for v in row.values()))
-    console.print(table)
+    if _printed_as_files(files, fmt):
+        return comparisons, files
+    per_task_grid = Grid(f"answers per task (budget: {budget_label})", ["task", *(c.label for c in chosen)],
+                         [[t, *("correct" if v else "wrong" for v in row.values())] for t, row in per_task.items()],
+                         frozenset(range(1, len(chosen) + 1)))
+    grids, legend = by_folder([comparisons_grid(comparisons, "Paired accuracy differences (each system with the "
+                                                "first; A the higher-ranked; percentage points; task bootstrap)"),
+                               per_task_grid], {c.label: c.folder.name for c in chosen})
+    for grid in grids:
+        console.print(grid.rich())
+    for line in legend:
+        console.print(line, soft_wrap=True, markup=False)
     for path in files:
         console.print(f"wrote {path}", soft_wrap=True)
     return comparisons, files
+
+
+def _printed_as_files(files: list[Path], fmt: str) -> bool:
+    """--format json or markdown: the comparison file of that format on stdout, what was written on stderr."""
+    if fmt == "terminal":
+        return False
+    click.echo(files[0 if fmt == "json" else 1].read_text("utf-8").rstrip("\n"))
+    for path in files:
+        click.echo(f"wrote {path}", err=True)
+    return True
 
 
 MAX_NAME = 200  # bytes of a comparison's file name before `.json`; file systems allow 255 in all
@@ -212,8 +228,9 @@ def comparison_name(folders: list[str]) -> str:
     return "-vs-".join([*kept, f"and-{len(folders) - len(kept)}-more-{digest}"])
 
 
-def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console):
-    from omnidr.scoring import comparisons_grid, paired_comparisons, score_systems, snapshot_trees
+def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console,
+                   fmt: str = "terminal"):
+    from omnidr.scoring import Grid, by_folder, comparisons_grid, paired_comparisons, score_systems, snapshot_trees
 
     trees, hp = snapshot_trees(snapshot)
     scored = score_systems([f.decisions for f in chosen], trees, hp, task_ids=task_ids)
@@ -225,14 +242,17 @@ def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_
     files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
     if refresh_index(root):  # the run root's page lists its comparisons
         files.append(root / "index.html")
-    console.print(comparisons_grid(comparisons).rich())
-    table = Table(title=f"scores per task (budget: {budget_label})")
-    table.add_column("task")
-    for s in scored:
-        table.add_column(s.system.label, justify="right")
-    for t, row in per_task.items():
-        table.add_row(t, *(f"{v:.1f}" for v in row.values()))
-    console.print(table)
+    if _printed_as_files(files, fmt):
+        return comparisons, files
+    folders = {s.system.label: c.folder.name for s, c in zip(scored, chosen, strict=True)}
+    per_task_grid = Grid(f"scores per task (budget: {budget_label})", ["task", *(s.system.label for s in scored)],
+                         [[t, *(f"{v:.1f}" for v in row.values())] for t, row in per_task.items()],
+                         frozenset(range(1, len(scored) + 1)))
+    grids, legend = by_folder([comparisons_grid(comparisons), per_task_grid], folders)
+    for grid in grids:
+        console.print(grid.rich())
+    for line in legend:
+        console.print(line, soft_wrap=True, markup=False)
     for path in files:
         console.print(f"wrote {path}", soft_wrap=True)
     return comparisons, files

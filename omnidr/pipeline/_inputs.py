@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omnidr.errors import UserError
-from omnidr.paths import SUMMARY_FILE
+from omnidr.paths import RUN_FILE, SUMMARY_FILE
 
 from ._results import EVAL_FILE, ScoredSystem, distinct_labels, read_system
 
@@ -137,3 +137,39 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
         reasons = "; ".join(f"{k}: {v}" for k, v in out.skipped.items())
         raise UserError(f"no scored system under {', '.join(map(str, paths))} ({reasons}); run `omnidr eval` first")
     return out
+
+
+def _named_snapshot(folder: Path) -> str | None:
+    """The snapshot a system folder records: run.json of `omnidr run` and `omnidr eval`, else the summary.json of an
+    `omnidr score` output folder (or of an eval folder's evaluation/)."""
+    for path in (folder / RUN_FILE, folder / SUMMARY_FILE, folder / "evaluation" / SUMMARY_FILE):
+        try:
+            named = json.loads(path.read_text("utf-8")).get("snapshot")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(named, str) and named:
+            return named
+    return None
+
+
+def recorded_snapshot(paths: Sequence[Path]) -> Path | None:
+    """The snapshot the system folders under `paths` (as `read_any_systems` takes them) ran on, as their records
+    name it; None when none names one (hand-made decisions folders). Folders that name different snapshots, or a
+    snapshot not found from here, are a user error asking for --snapshot."""
+    found: dict[Path, str] = {}
+    for p in map(Path, paths):
+        if not p.is_dir():
+            continue
+        for folder in [p] if _kind(p) else sorted(s for s in p.iterdir() if s.is_dir() and _kind(s)):
+            named = _named_snapshot(folder)
+            if named is None:
+                continue
+            where = next((c for c in (Path(named), folder / named) if (c / "snapshot.json").is_file()), None)
+            if where is None:
+                raise UserError(f"{folder} ran on the snapshot '{named}', which is not found from here; pass "
+                                "--snapshot PATH")
+            found[where.resolve()] = named
+    if len(found) > 1:
+        raise UserError(f"the systems ran on different snapshots ({', '.join(sorted(found.values()))}); pass --snapshot "
+                        "PATH, the one to score them on")
+    return next(iter(found), None)

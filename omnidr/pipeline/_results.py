@@ -468,7 +468,7 @@ def _comparisons_section(root_dir: Path) -> list[str]:
         return []
     out = ["<h2>Comparisons</h2><p>Each row is A minus B with A the higher-ranked system of the pair (paper App. "
            "F.2), as <code>omnidr compare</code> writes it; the paired differences above read the same way.</p>"
-           "<table id='comparisons'><tr><th>comparison</th><th>A</th><th>B</th><th>A - B</th><th>interval</th>"
+           "<table id='comparisons'><tr><th>comparison</th><th>A</th><th>B</th><th>Δ = A − B</th><th>interval</th>"
            "<th>wins / ties / losses</th><th>budget</th></tr>"]
     for path in files:
         try:
@@ -485,6 +485,18 @@ def _comparisons_section(root_dir: Path) -> list[str]:
                        f"<td class=r>{c['wins']} / {c['ties']} / {c['losses']}</td><td>{e(data.get('budget_label', ''))}</td></tr>")
     out.append("</table>")
     return out
+
+
+def system_folders(root: Path | None) -> dict[str, str]:
+    """Leaderboard label -> system folder name, from the run root's leaderboard.json (empty when it has none)."""
+    path = (root or Path()) / RESULT_FILES[0]
+    if root is None or not path.is_file():
+        return {}
+    try:
+        return {label: Path(folder).name for label, folder in
+                Results.model_validate_json(path.read_text("utf-8")).systems.items()}
+    except ValueError:
+        return {}
 
 
 def refresh_index(root: Path) -> bool:

@@ -16,13 +16,16 @@ import click
 from rich.console import Console
 
 from omnidr._console import make_console
+from omnidr._options import format_option, output_format
 from omnidr.benchmark import Hyperparameters
+from omnidr.errors import UserError
 from omnidr.scoring import (
     DEFAULT_SEED,
     Grid,
     ScoringInputError,
     analysis_grids,
     build_leaderboard,
+    by_folder,
     check_na_order,
     compare_systems,
     comparisons_grid,
@@ -38,9 +41,7 @@ from omnidr.scoring import (
     snapshot_trees,
 )
 
-from ._inputs import read_any_decisions, read_any_score, read_any_systems
-
-FORMATS = click.Choice(["terminal", "markdown", "json"])
+from ._inputs import read_any_decisions, read_any_score, read_any_systems, recorded_snapshot
 
 _rubric = click.option("--rubric", "rubric_path", required=True, type=click.Path(path_type=Path),
                        help="Omni-ART tree of the task (rubric.json).")
@@ -53,13 +54,14 @@ _hyper = click.option("--hyperparameters", "hyper_path", type=click.Path(path_ty
 _hyper_released = click.option("--hyperparameters", "hyper_path", type=click.Path(path_type=Path), default=None,
                                help="Hyperparameters JSON (lambda, tau, kappa); default: the released values.")
 _no_guard = click.option("--no-na-guard", is_flag=True, help="Keep every failed citation atom (no guarded N/A).")
-_snapshot = click.option("--snapshot", "snapshot_path", required=True, type=click.Path(path_type=Path),
-                         help="Snapshot folder whose rubric trees the decisions were made on.")
+_snapshot = click.option("--snapshot", "snapshot_path", type=click.Path(path_type=Path), default=None,
+                         help="Snapshot folder whose rubric trees the decisions were made on (default: the one the "
+                              "systems' run.json names; required for hand-made decisions folders).")
 _tasks = click.option("--task", "tasks", multiple=True, help="Restrict the task set to this task id (repeatable).")
 _replicates = click.option("--replicates", type=click.IntRange(min=1), default=None,
                            help="Task-bootstrap replicates (default: the hyperparameters' value, 20000).")
 _seed = click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the bootstrap.")
-_format = click.option("--format", "fmt", type=FORMATS, default="terminal", show_default=True, help="Output format.")
+_format = format_option("the results")
 
 
 def _ranking_options(command):
@@ -73,7 +75,11 @@ def _console() -> Console:
     return make_console()
 
 
-def _emit(grids: list[Grid], fmt: str, notes: Sequence[str] = ()) -> None:
+def _emit(grids: list[Grid], fmt: str, notes: Sequence[str] = (), folders: dict[str, Path] | None = None) -> None:
+    """Print grids; in the terminal each system is named by its folder (`folders`: label -> folder), with a legend."""
+    if fmt == "terminal" and folders:
+        grids, legend = by_folder(grids, {label: Path(f).name for label, f in folders.items()})
+        notes = [*legend, *notes]
     if fmt == "markdown":
         click.echo("\n\n".join(g.markdown() for g in grids))
         for n in notes:
@@ -101,8 +107,9 @@ def _hyperparameters(hyper_path: Path | None, fallback: Hyperparameters | None =
 @_decisions
 @_hyper_released
 @_no_guard
-@click.option("--json", "as_json", is_flag=True, help="Print the ReportScore as JSON.")
-def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, no_na_guard: bool, as_json: bool) -> None:
+@format_option("the tables", "json is the ReportScore", legacy_json=True)
+def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, no_na_guard: bool, fmt: str,
+              as_json: bool) -> None:
     """Score one report from its rubric tree and its saved atom decisions (no judge is called).
 
     Atoms of the tree without a decision are counted as skipped and listed.
@@ -110,10 +117,10 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
     tree = read_rubric(rubric_path)
     decisions = read_any_decisions(decisions_path)
     score = score_report(tree, decisions, _hyperparameters(hyper_path), na_guard=not no_na_guard)
-    if as_json:
+    if (fmt := output_format(fmt, as_json)) == "json":
         _dump(score)
         return
-    _emit(report_grids(score), "terminal", report_notes(score))
+    _emit(report_grids(score), fmt, report_notes(score))
 
 
 @click.command("na-order", short_help="Check the guarded citation N/A of an evaluation.")
@@ -123,24 +130,37 @@ def aggregate(rubric_path: Path, decisions_path: Path, hyper_path: Path | None, 
               help="Saved ReportScore JSON, or an evaluation.json, to audit (its settings and applied N/A set); "
                    "default: re-run the guard.")
 @_hyper_released
-@click.option("--json", "as_json", is_flag=True, help="Print the check as JSON.")
-def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, as_json: bool) -> None:
+@format_option("the check", "json is the check with its `ok`", legacy_json=True)
+def na_order(rubric_path: Path, decisions_path: Path, score_path: Path | None, hyper_path: Path | None, fmt: str,
+             as_json: bool) -> None:
     """Offline na-order check of a saved evaluation: every applied N/A set satisfies Delta_C > Delta_R,
     and no omitted fact scores above the same fact stated but uncited. Exits 1 on a violation."""
     saved = read_any_score(score_path) if score_path is not None else None
     check = check_na_order(read_rubric(rubric_path), read_any_decisions(decisions_path), saved, _hyperparameters(hyper_path))
-    if as_json:
+    if (fmt := output_format(fmt, as_json)) == "json":
         click.echo(json.dumps({**check.model_dump(mode="json"), "ok": check.ok}, indent=2))
     else:
         notes = [f"violation: {p}" for p in check.problems] or ["na-order check passed"]
         if check.delta_c is not None:
             notes.insert(0, f"applied set: Delta_C {check.delta_c:.4g}, Delta_R {check.delta_r:.4g}")
-        _emit([na_order_grid(check)], "terminal", notes)
+        _emit([na_order_grid(check)], fmt, notes)
     if not check.ok:
         sys.exit(1)
 
 
+def snapshot_for(paths, snapshot_path: Path | None) -> Path:
+    """--snapshot, else the snapshot the systems' records name."""
+    if snapshot_path is not None:
+        return Path(snapshot_path)
+    recorded = recorded_snapshot(paths)
+    if recorded is None:
+        read_any_systems(paths)  # a folder that holds no system says so first
+        raise UserError("no run.json under the folders given names the snapshot they ran on; pass --snapshot PATH")
+    return recorded
+
+
 def _scored(paths, snapshot_path, tasks, hyper_path, no_na_guard):
+    snapshot_path = snapshot_for(paths, snapshot_path)
     trees, snap_hp = snapshot_trees(snapshot_path)
     hp = _hyperparameters(hyper_path, snap_hp)
     found = read_any_systems(paths, restrict=bool(tasks))
@@ -170,7 +190,7 @@ def _found_notes(found) -> list[str]:
               help="Also write the paper's analysis tables (paired, breakdowns, pass rates, sensitivity) as CSV and "
                    "Markdown into this folder, as `omnidr eval` does in a run root's tables/.")
 @_format
-def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None,
+def leaderboard(systems: tuple[Path, ...], snapshot_path: Path | None, tasks: tuple[str, ...], hyper_path: Path | None,
                 no_na_guard: bool, replicates: int | None, seed: int, pairs: bool, sensitivity: bool,
                 tables_dir: Path | None, fmt: str) -> None:
     """Rank systems over the snapshot's tasks: Avg with task-bootstrap 95% interval, Success,
@@ -183,6 +203,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     decisions, or whose decisions set "failure", scores 0 and counts as a failure; a task of an
     eval folder whose score is not final makes that row provisional and unranked.
     """
+    snapshot_path = snapshot_for(systems, snapshot_path)
     found, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
     board = build_leaderboard(scored, task_ids or sorted(trees), replicates=replicates or hp.bootstrap_replicates,
                               seed=seed, with_comparisons=pairs or tables_dir is not None, incomplete=found.incomplete)
@@ -198,7 +219,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
     if fmt == "json":
         _dump(board)
         return
-    _emit(leaderboard_grids(board), fmt, _found_notes(found))
+    _emit(leaderboard_grids(board), fmt, _found_notes(found), found.folders)
 
 
 @click.command("compare", short_help="Compare two systems from their saved decisions.")
@@ -206,7 +227,7 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path, tasks: tuple[str
 @click.argument("b", type=click.Path(path_type=Path))
 @_ranking_options
 @_format
-def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
+def compare(a: Path, b: Path, snapshot_path: Path | None, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
             replicates: int | None, seed: int, fmt: str) -> None:
     """Paired comparison of A and B over the same tasks, read as the higher-ranked minus the other (paper
     App. F.2): mean difference, its task-bootstrap 95% interval (tasks resampled jointly for both) and
@@ -217,7 +238,7 @@ def compare(a: Path, b: Path, snapshot_path: Path, tasks: tuple[str, ...], hyper
     compare_two(a, b, snapshot_path, tasks, hyper_path, no_na_guard, replicates, seed, fmt)
 
 
-def compare_two(a: Path, b: Path, snapshot_path: Path, tasks: Sequence[str] = (), hyper_path: Path | None = None,
+def compare_two(a: Path, b: Path, snapshot_path: Path | None, tasks: Sequence[str] = (), hyper_path: Path | None = None,
                 no_na_guard: bool = False, replicates: int | None = None, seed: int = DEFAULT_SEED,
                 fmt: str = "terminal") -> None:
     """The pair of A and B over the same tasks, the higher-ranked minus the other, printed (see `compare`)."""
@@ -229,6 +250,6 @@ def compare_two(a: Path, b: Path, snapshot_path: Path, tasks: Sequence[str] = ()
     if fmt == "json":
         _dump(result)
         return
-    _emit([comparisons_grid([result])], fmt, _found_notes(found))
+    _emit([comparisons_grid([result])], fmt, _found_notes(found), found.folders)
 CLI_COMMANDS = (aggregate, leaderboard, compare, na_order)
 """The commands, for a test group (the `omnidr` group registers them through STAGE_COMMANDS)."""

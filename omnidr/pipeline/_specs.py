@@ -20,10 +20,10 @@ Keys are read from the environment when used and never written to any file.
 
 import os
 import re
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omnidr._options import OFFLINE_JUDGE, OPENAI_BASE_URL, OPENAI_KEY_ENV, check_url, parse_judge_spec
 from omnidr.attempts import is_loopback_url
 from omnidr.errors import UserError
 from omnidr.harness import CAPABILITIES, EndpointFamily
@@ -33,15 +33,14 @@ from sandbox.models import Budget
 # every harness of the registry but `command`, which needs an image and a command line (`omnidr run`)
 HARNESSES = tuple(name for name in REGISTRY if name != "command")
 PROVIDERS = {
-    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", "openai"),
+    "openai": (OPENAI_BASE_URL, OPENAI_KEY_ENV, "openai"),
     "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", "anthropic"),
 }
 SCRIPTED = "scripted"
 ENDPOINT_FAMILIES: tuple[EndpointFamily, ...] = ("openai", "openai-chat", "anthropic")
 SCRIPTED_MODEL_NAME = "scripted-demo"
-BASELINE_JUDGE = "offline-baseline"
+BASELINE_JUDGE = OFFLINE_JUDGE
 MODEL_KEY_ENV = "OMNIDR_MODEL_API_KEY"
-JUDGE_KEY_ENV = "OMNIDR_JUDGE_API_KEY"
 # BUDGET=key=value,... -> Budget field
 BUDGET_KEYS = {
     "iterations": "max_iterations", "output_tokens": "max_output_tokens", "total_tokens": "max_total_tokens",
@@ -74,50 +73,42 @@ class Endpoint(BaseModel):
         return re.sub(r"[^a-z0-9.]+", "-", self.name.lower()).strip("-") or "model"
 
 
-def _check_url(url: str, what: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"{what} endpoint {url!r} is not an http(s) URL; write NAME@http://HOST:PORT/v1")
-    return url.rstrip("/")
-
-
-def _endpoint(text: str, what: str, key_env: str | None, offline_word: str, offline_name: str | None) -> Endpoint:
+def parse_model(text: str | None, key_env: str | None = None) -> Endpoint:
+    """The model of `--model` (the spellings in this module's docstring)."""
     text = (text or "").strip()
-    if offline_name is not None and text in ("", offline_word):
-        return Endpoint(spec=offline_word, name=offline_name, base_url=None, key_env=None,
-                        family=None if what == "model" else "openai")
-    if what == "model" and text.startswith(offline_word + "-") and text[len(offline_word) + 1:] in ENDPOINT_FAMILIES:
-        return Endpoint(spec=text, name=offline_name, base_url=None, key_env=None, family=text[len(offline_word) + 1:])
+    if text in ("", SCRIPTED):
+        return Endpoint(spec=SCRIPTED, name=SCRIPTED_MODEL_NAME, base_url=None, key_env=None, family=None)
+    if text.startswith(SCRIPTED + "-") and text[len(SCRIPTED) + 1:] in ENDPOINT_FAMILIES:
+        return Endpoint(spec=text, name=SCRIPTED_MODEL_NAME, base_url=None, key_env=None, family=text[len(SCRIPTED) + 1:])
     if "@" in text:
         name, url = text.split("@", 1)
         if not name:
-            raise UserError(f"{what} {text!r} has no model name before '@'; write NAME@BASE_URL")
+            raise UserError(f"model {text!r} has no model name before '@'; write NAME@BASE_URL")
         family, plus, rest = url.partition("+")
-        if plus and family in ENDPOINT_FAMILIES and what == "model":
+        if plus and family in ENDPOINT_FAMILIES:
             url = rest
         elif plus and not url.startswith(("http://", "https://")):
-            kinds = "+, ".join(ENDPOINT_FAMILIES) + "+" if what == "model" else "none for a judge"
-            raise UserError(f"{what} endpoint {url!r}: unknown API {family!r} before '+'; use {kinds}")
+            raise UserError(f"model endpoint {url!r}: unknown API {family!r} before '+'; use "
+                            + "+, ".join(ENDPOINT_FAMILIES) + "+")
         else:
             family = "openai"
-        url = _check_url(url, what)
-        env = key_env or (MODEL_KEY_ENV if what == "model" else JUDGE_KEY_ENV)
-        return Endpoint(spec=text, name=name, base_url=url, key_env=env, family=family)
+        return Endpoint(spec=text, name=name, base_url=check_url(url, "model"), key_env=key_env or MODEL_KEY_ENV,
+                        family=family)
     provider, _, name = text.partition("/")
-    if provider in PROVIDERS and name and (what == "model" or provider == "openai"):
+    if provider in PROVIDERS and name:
         url, env, family = PROVIDERS[provider]
         return Endpoint(spec=text, name=name, base_url=url, key_env=key_env or env, family=family)
-    choices = (f"{offline_word}, " + (f"{offline_word}-openai, {offline_word}-anthropic, " if what == "model" else "")
-               + "openai/NAME, " + ("anthropic/NAME, " if what == "model" else "") + "or NAME@BASE_URL")
-    raise UserError(f"unknown {what} {text!r}; use {choices}")
-
-
-def parse_model(text: str | None, key_env: str | None = None) -> Endpoint:
-    return _endpoint(text or "", "model", key_env, SCRIPTED, SCRIPTED_MODEL_NAME)
+    raise UserError(f"unknown model {text!r}; use {SCRIPTED}, {SCRIPTED}-openai, {SCRIPTED}-anthropic, openai/NAME, "
+                    "anthropic/NAME, or NAME@BASE_URL")
 
 
 def parse_judge(text: str | None, key_env: str | None = None) -> Endpoint:
-    return _endpoint(text or "", "judge", key_env, BASELINE_JUDGE, "lexical-baseline")
+    """The judge of `--judge` (the spellings every command shares: omnidr._options.parse_judge_spec)."""
+    judge = parse_judge_spec(text, key_env)
+    if judge is None:
+        return Endpoint(spec=BASELINE_JUDGE, name="lexical-baseline", base_url=None, key_env=None, family="openai")
+    return Endpoint(spec=(text or "").strip(), name=judge.name, base_url=judge.base_url, key_env=judge.key_env,
+                    family="openai")
 
 
 def require_key(endpoint: Endpoint, what: str) -> None:

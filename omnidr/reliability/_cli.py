@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from omnidr._console import make_console
-from omnidr._options import EVALUATOR_OPTION
+from omnidr._options import EVALUATOR_OPTION, JUDGE_KEY_ENV_OPTION, JUDGE_SPELLINGS, format_option, snapshot_given
 from omnidr.errors import UserError
 from omnidr.harness import HARNESSES
 from omnidr.pipeline import eval_options
@@ -51,16 +51,17 @@ def judge() -> None:
 @_ROOT
 @click.option("--repeats", default=3, show_default=True, type=click.IntRange(2), help="Times each report is scored.")
 @click.option("--judge", "judge_text", default=None,
-              help="offline-baseline, openai/NAME or NAME@BASE_URL, as for `omnidr eval` (default: the judge the run "
-                   "root was scored with).")
-@click.option("--judge-key-env", default=None, help="Variable holding the judge key (default: OMNIDR_JUDGE_API_KEY).")
+              help=f"The judge: {JUDGE_SPELLINGS}, as for `omnidr eval` (default: the judge the run root was scored "
+                   "with).")
+@JUDGE_KEY_ENV_OPTION
 @click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
               help="The snapshot the run used (default: the path its run.json names).")
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
 @EVALUATOR_OPTION
+@format_option("the results", "json and markdown print the file written to RUN_ROOT/reliability/")
 def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_key_env: str | None,
-                    snapshot: Path | None, replicates: int, evaluator: str) -> None:
+                    snapshot: Path | None, replicates: int, evaluator: str, fmt: str) -> None:
     """Score every delivered report of RUN_ROOT REPEATS times with an empty judge cache and report the
     share of applicable criteria whose decision is not unanimous: per report, per direction and
     overall (App. E.4). The repeats, votes included, stay in RUN_ROOT/reliability/stability/."""
@@ -72,7 +73,7 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
     else:
         endpoint = parse_judge(judge_text, judge_key_env)
     require_key(endpoint, "judge")
-    out = make_console()
+    out = make_console(stderr=fmt != "terminal")
     with out.status("scoring again") as status:
         def progress(m: str) -> None:
             status.update(m)
@@ -86,7 +87,7 @@ def judge_stability(run_root: Path, repeats: int, judge_text: str | None, judge_
         "repeats": float(result.repeats)},
         lambda path: group_bars(path, [d.direction for d in result.by_direction],
                                      {"non-unanimous": [d.rate for d in result.by_direction]},
-                                     "non-unanimous share of applicable criteria (%)"), out)
+                                     "non-unanimous share of applicable criteria (%)"), out, fmt)
 
 
 def stability_grids(s: Stability) -> list[Grid]:
@@ -110,7 +111,8 @@ def stability_grids(s: Stability) -> list[Grid]:
 @click.option("--replicates", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap replicates over reports.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
-def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
+@format_option("the results", "json and markdown print the file written to RUN_ROOT/reliability/")
+def judge_agreement(run_root: Path, replicates: int, seed: int, fmt: str) -> None:
     """Human unanimity, machine agreement with the human majority, kappas and Spearman against the
     holistic ratings, with bootstrap intervals and per dimension and direction; written to
     RUN_ROOT/reliability/agreement.json and .md."""
@@ -121,12 +123,13 @@ def judge_agreement(run_root: Path, replicates: int, seed: int) -> None:
         lambda path: group_bars(path, [g.group for g in result.by_direction],
                                      {"human unanimity": [g.unanimity for g in result.by_direction],
                                       "machine = majority": [g.machine_agreement for g in result.by_direction]},
-                                     "share of labelled atoms (%)"))
+                                     "share of labelled atoms (%)"), fmt=fmt)
 
 
-def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, plot, out=None) -> None:
-    """RUN_ROOT/reliability/<name>.json, .md and .png (by direction), the tables on the console, the
-    figures in MLflow."""
+def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict, plot, out=None,
+             fmt: str = "terminal") -> None:
+    """RUN_ROOT/reliability/<name>.json, .md and .png (by direction), the tables on the console (or the .json or
+    the .md on stdout, by `fmt`), the figures in MLflow."""
     folder = Path(run_root) / RELIABILITY_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = [folder / f"{name}.json", folder / f"{name}.md", folder / f"{name}.png"]
@@ -134,9 +137,12 @@ def _publish(run_root: Path, name: str, result, grids: list[Grid], metrics: dict
     plot(files[2])
     files[1].write_text("\n\n".join(g.markdown() for g in grids) + f"\n\n![{name} by direction]({files[2].name})\n",
                         "utf-8")
-    out = out or make_console()
-    for g in grids:
-        out.print(g.rich())
+    out = out or make_console(stderr=fmt != "terminal")
+    if fmt == "terminal":
+        for g in grids:
+            out.print(g.rich())
+    else:
+        click.echo(files[0 if fmt == "json" else 1].read_text("utf-8").rstrip("\n"))
     uri = log_reliability(run_root, name, metrics, files)
     out.print(f"wrote {files[0]} and {files[1]}" + (f"; logged to MLflow {uri}" if uri else ""), soft_wrap=True)
 
@@ -168,13 +174,18 @@ def agreement_grids(a: Agreement) -> list[Grid]:
 
 
 @click.command("calibrate", short_help="Check a snapshot's behavioural calibration.")
-@click.argument("snapshot", type=click.Path(path_type=Path))
+@click.argument("old_snapshot", metavar="[SNAPSHOT]", type=click.Path(path_type=Path), default=None, required=False)
+@click.option("--snapshot", "snapshot", type=click.Path(path_type=Path), default=None,
+              help="The snapshot to calibrate (required).")
 @click.option("--harness", default="reference", show_default=True, help=f"One of {', '.join(HARNESSES)}.")
 @eval_options
-def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | None, judge: str, judge_key_env: str | None,
-              evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str, ray_address: str | None,
-              tracking_uri: str | None, provider_tools: str, wait: bool, max_starts: int | None,
-              stall_timeout_s: float) -> None:
+@format_option("the result", "json and markdown print the run root's reliability/calibration.json or .md, the progress "
+               "going to stderr")
+def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None,
+              judge: str, judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int,
+              executor: str, ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool,
+              fmt: str, max_starts: int | None, stall_timeout_s: float, prices_file: Path | None,
+              max_connections: int | None, max_cost: float | None) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
     reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
     full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
@@ -182,21 +193,26 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
 
     The runs go to RUNS_ROOT/calibration/<snapshot id>/ (rerunning resumes). The result is written to
     SNAPSHOT/calibration.json, which `omnidr snapshot validate` and `freeze` check, and to the run
-    root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check.
+    root's reliability/calibration.json, .md and .png. Exit code 1 when a task fails the check. The positional
+    SNAPSHOT is the old spelling of --snapshot (kept for one release, with a notice).
     """
     from omnidr.benchmark import MANIFEST_FILE
     from omnidr.pipeline import eval_request, judge_key, parse_model, run_with_progress
 
     from ._calibration import calibration_grid, calibration_systems, conclude_calibration, systems_line
 
-    out = make_console()
+    out = make_console(stderr=fmt != "terminal")
+    snapshot = snapshot_given(snapshot, old_snapshot, "calibrate")
+    if snapshot is None:
+        raise UserError("give --snapshot PATH, the snapshot to calibrate")
     if not Path(snapshot).is_dir():
         raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
     systems = calibration_systems(harness, parse_model(model, model_key_env))
     request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
                            Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
-                           wait, evaluator=evaluator, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
-    outcome = run_with_progress(request, check_examples=False)
+                           wait, evaluator=evaluator, max_starts=max_starts, stall_timeout_s=stall_timeout_s,
+                           prices_file=prices_file, max_cost=max_cost, max_connections=max_connections)
+    outcome = run_with_progress(request, check_examples=False, console=out)
     if outcome.run_root is None:
         sys.exit(1)
     result = conclude_calibration(snapshot, outcome.run_root, outcome.board, systems, judge_key(request.judge),
@@ -204,8 +220,11 @@ def calibrate(snapshot: Path, harness: str, model: str, model_key_env: str | Non
     if result.problem is not None or result.calibration is None:
         out.print(f"[red]not calibrated: {result.problem}[/red]", soft_wrap=True)
         sys.exit(1)
-    out.print(calibration_grid(result.calibration, result.gap).rich())
-    out.print(systems_line(result.calibration), soft_wrap=True)
+    if fmt == "terminal":
+        out.print(calibration_grid(result.calibration, result.gap).rich())
+        out.print(systems_line(result.calibration), soft_wrap=True)
+    else:
+        click.echo(result.files[1 if fmt == "json" else 2].read_text("utf-8").rstrip("\n"))
     for task, problem in result.failed.items():
         out.print(f"[red]calibration fails for {task}: {problem}[/red]", soft_wrap=True)
     files, uri = result.files, result.tracking_uri

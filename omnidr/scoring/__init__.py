@@ -46,7 +46,17 @@ from ._files import (
 from ._leaderboard import DEFAULT_SEED, bootstrap_counts, build_leaderboard, compare_systems, paired_comparisons
 from ._na_order import FactOrder, NaOrderCheck, check_na_order
 from ._reaggregate import default_variants, score_systems, sensitivity_analysis, variant
-from ._render import Grid, comparisons_grid, leaderboard_grids, na_order_grid, pct, pts, report_grids, report_notes
+from ._render import (
+    Grid,
+    by_folder,
+    comparisons_grid,
+    leaderboard_grids,
+    na_order_grid,
+    pct,
+    pts,
+    report_grids,
+    report_notes,
+)
 from ._report import score_report, settings_from
 from ._report_models import (
     DifficultyCount,
@@ -77,7 +87,7 @@ __all__ = [
     "task_groups", "tool_category", "tool_use", "MCQ_BREAKDOWNS", "MCQ_TABLE_NAMES", "LeaveOneVideoOut", "VideoHoldout",
     "leave_one_video_out", "mcq_task_groups",
     "BREAKDOWNS", "TABLE_NAMES", "ProcessMedians", "analysis_grids",
-    "DEFAULT_SEED", "Grid", "comparisons_grid", "pct", "pts", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
+    "DEFAULT_SEED", "Grid", "by_folder", "comparisons_grid", "pct", "pts", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
     "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
     "GuardStep", "Leaderboard", "NaGuard", "NaOrderCheck", "Outcome", "PairedComparison", "ReportScore",
     "ScoringInputError", "ScoringSettings", "Sensitivity", "SensitivityRow", "SensitivityVariant", "SystemDecisions",

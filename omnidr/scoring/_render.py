@@ -2,10 +2,11 @@
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.table import Table
 
+from omnidr._console import Fitted
 from omnidr.benchmark import Difficulty, direction_inventory
 
 from ._na_order import NaOrderCheck
@@ -24,8 +25,14 @@ class Grid:
     headers: list[str]
     rows: list[list[str]]
     right: frozenset[int] = frozenset()  # right-aligned column indices
+    short: dict[str, str] = field(default_factory=dict)  # header -> its short label, for a narrow terminal (a legend says)
 
-    def rich(self) -> Table:
+    def rich(self) -> Fitted:
+        """The grid for a console: laid out in the width it is printed at, ids and numbers never broken (a block
+        per row when the width is too small for the grid)."""
+        return Fitted(self.table, short=self.short)
+
+    def table(self) -> Table:
         table = Table(title=self.title)
         for i, h in enumerate(self.headers):
             table.add_column(h, justify="right" if i in self.right else "left", overflow="fold")
@@ -53,6 +60,30 @@ class Grid:
         lines = [f"**{self.title}**", "", "| " + " | ".join(self.headers) + " |", "| " + " | ".join(align) + " |"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.rows]
         return "\n".join(lines)
+
+
+def by_folder(grids: list[Grid], folders: dict[str, str]) -> tuple[list[Grid], list[str]]:
+    """The grids with each system named by its folder (`folders`: label -> folder name), the name a user passes
+    to every command, and a legend line per system that says which label (model / harness / capability /
+    budget) the folder holds. Unchanged when the folder names are not distinct."""
+    folders = {label: name for label, name in folders.items() if name != label}
+    if not folders or len(set(folders.values())) < len(folders):
+        return grids, []
+
+    def rename(cell: str) -> str:
+        for label, name in folders.items():
+            if cell == label or cell.startswith(label + " ("):
+                return name + cell[len(label):]
+        return cell
+
+    def title(text: str) -> str:
+        for label, name in folders.items():
+            text = text.replace(label, name)
+        return text
+
+    renamed = [Grid(title(g.title), [rename(h) for h in g.headers], [[rename(c) for c in row] for row in g.rows], g.right,
+                    g.short) for g in grids]
+    return renamed, [f"system {name}: {label}" for label, name in folders.items()]
 
 
 def pts(x: float | None) -> str:
@@ -121,6 +152,7 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
           pct(r.success_rate), pts(r.avg_succ), pts(r.content), pts(r.citation), pts(r.presentation)]
          for r in board.rows],
         frozenset({0, 2, 3, 4, 5, 6, 7, 8}),
+        short={"Presentation": "P", "Content": "C", "Citation": "R", "Avg succ.": "AvgS", "Success": "Succ."},
     )
     total = len(direction_inventory().directions)
     rates = Grid(
@@ -144,11 +176,15 @@ def leaderboard_grids(board: Leaderboard) -> list[Grid]:
     return grids
 
 
+DIFFERENCE = "Δ = A − B"
+"""The header of every paired difference: A minus B, A the higher-ranked system of the pair (paper App. F.2)."""
+
+
 def comparisons_grid(comparisons: list[PairedComparison], title: str = "Paired comparisons (A - B, A the higher-ranked; task bootstrap)") -> Grid:
     level = int(round(100 * comparisons[0].confidence)) if comparisons else 95
     return Grid(
         title,
-        ["A", "B", "A - B", f"{level}% CI", "wins", "ties", "losses"],
+        ["A", "B", DIFFERENCE, f"{level}% CI", "wins", "ties", "losses"],
         [[c.a, c.b, f"{c.mean_difference:+.1f}", f"[{c.ci_low:.1f}, {c.ci_high:.1f}]", str(c.wins), str(c.ties),
           str(c.losses)] for c in comparisons],
         frozenset({2, 3, 4, 5, 6}),

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from omnidr._console import make_console
+from omnidr._console import make_console, print_tables
+from omnidr._options import format_option
 
 from ._audit import AttemptAudit, audit_run
 from ._stats import summarize
@@ -20,8 +21,8 @@ def _fmt(value, digits: int = 1) -> str:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
+    if isinstance(value, float):  # with thousands separators, as the integers of the same column
+        return f"{value:,.{digits}f}"
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
@@ -52,24 +53,31 @@ def audit_tables(audits: list[AttemptAudit]) -> list[Table]:
     if len(last) > 1:  # the paper's medians: over the configuration's tasks, one trace per task (App. F.7)
         m = summarize([a.stats for a in last.values()])
         md = m.medians
-        process.add_row(f"median of {len(last)} tasks", "", "", _fmt(md["steps"]), _fmt(md["tool_calls"]), _fmt(md["tool_errors"]),
+        # a median of counts prints as the counts do when it is whole (an odd number of tasks), else with one decimal
+        count = lambda x: _fmt(x, 0 if x is None or float(x).is_integer() else 1)  # noqa: E731
+        process.add_row(f"median of {len(last)} tasks", "", "", count(md["steps"]), count(md["tool_calls"]), count(md["tool_errors"]),
                         _fmt(md["wall_time_s"], 0), _fmt(md["total_tokens"], 0), "", _fmt(md["harness_total_tokens"], 0),
                         "", style="bold")
         order.add_row(f"median of {len(last)} tasks", "", "", "", "", "", "", "", _fmt(md["first_write_pct"]), _fmt(md["last_search_pct"]),
-                      _fmt(md["searches_after_write_pct"]), _fmt(md["write_blocks"]), _fmt(m.interleaved), style="bold")
+                      _fmt(md["searches_after_write_pct"]), count(md["write_blocks"]), _fmt(m.interleaved), style="bold")
     return [process, order]
+
+
+SHORT_PROCESS = {"tool calls": "calls", "tool errors": "err", "time (s)": "s", "token source": "source",
+                 "runner tokens": "runner"}
+"""Short labels of the process table's headers, for a narrow terminal (printed with a legend)."""
 
 
 @click.command("audit", short_help="Process statistics and audit pages of a run folder.")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--task", "task", default=None, help="Audit only this task's attempts.")
-def audit(run_dir: Path, task: str | None) -> None:
+@format_option("the tables", "with markdown and json, the notes under them go to stderr")
+def audit(run_dir: Path, task: str | None, fmt: str) -> None:
     """Trajectory statistics of a run folder, and an audit page (audit.html) per attempt; names every file it
     writes or replaces in an attempt folder (trajectory.json, audit.html), and leaves unchanged ones alone."""
     audits = audit_run(run_dir, task)
-    console = make_console()
-    for table in audit_tables(audits):
-        console.print(table)
+    print_tables(make_console(), audit_tables(audits), fmt, short={0: SHORT_PROCESS})
+    console = make_console(stderr=fmt != "terminal")
     for a in audits:
         console.print(f"{a.task_id} #{a.attempt}: steps from {a.origin}; page {a.page_path}", soft_wrap=True,
                       highlight=False, markup=False)

@@ -51,7 +51,7 @@ def test_a_report_snapshot_is_still_the_default_kind():
 ])
 def test_bad_task_files_exit_2_with_one_line_naming_file_and_field(tmp_path, changes, expected):
     root = short_answer_snapshot(tmp_path / "snap", **changes)
-    result = run_cli("eval", root, "--skip-agents")
+    result = run_cli("eval", "--snapshot", root, "--skip-agents")
     assert result.returncode == 2, result.stdout + result.stderr
     assert expected in result.stderr and len(said(result.stderr)) == 1
 
@@ -86,7 +86,7 @@ def odyssey_copy(root: Path, task_id: str = "harbour-ferry", **task_changes) -> 
 ])
 def test_bad_question_files_exit_2_with_one_line_naming_file_and_field(tmp_path, changes, expected):
     root = odyssey_copy(tmp_path / "snap", **changes)
-    result = run_cli("eval", root, "--skip-agents")
+    result = run_cli("eval", "--snapshot", root, "--skip-agents")
     assert result.returncode == 2, result.stdout + result.stderr
     assert expected in result.stderr and len(said(result.stderr)) == 1, result.stderr
 

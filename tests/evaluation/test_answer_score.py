@@ -54,8 +54,8 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
     from omnidr.paths import RunPaths
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    result = CliRunner().invoke(score, [str(run_dir), "--judge-base-url", server.url, "--judge-model", "fake-judge",
-                                        "--judge-key-env", KEY_ENV], catch_exceptions=False)
+    result = CliRunner().invoke(score, [str(run_dir), "--judge", f"fake-judge@{server.url}", "--judge-key-env", KEY_ENV],
+                                catch_exceptions=False)
     assert result.exit_code == 1, result.output  # ship-name is not final: its attempt was an infrastructure failure
     assert "accuracy 20.00% (1/5 correct)" in result.output and "not final: ship-name" in result.output
     # the judge decides every answer there is (App. C.4), the refusal too; museum-year has none: no call

@@ -88,7 +88,7 @@ def test_rescoring_with_the_cache_calls_no_judge_and_judges_are_not_mixed(tmp_pa
     run = write_run(tmp_path / "run", [TASK])
     write_attempt(run, TASK, 1, "success", report_from=GOOD)
     fake_judge.script = {"C-VF-01": ["Yes", "No", "Yes"]}
-    model = ["--judge-base-url", fake_judge.url, "--judge-model", "fake-judge"]
+    model = ["--judge", f"fake-judge@{fake_judge.url}"]
     _score(run, "--out", tmp_path / "a", *model)
     first_calls = fake_judge.calls
     assert first_calls == 28 + 3 * 4  # 32 J atoms, of which 4 in gate directions take 3 votes each
@@ -118,7 +118,7 @@ def test_bad_run_folder_is_one_line_and_exit_2(tmp_path):
 def test_probe_command_prints_each_probe(tmp_path):
     from omnidr.evaluation import probe
 
-    result = CliRunner().invoke(probe, [str(GOOD), "--snapshot", str(ROOT / "snapshots" / "demo"), "--task", TASK, "--json"],
+    result = CliRunner().invoke(probe, [str(GOOD), "--snapshot", str(ROOT / "snapshots" / "demo"), "--task", TASK, "--format", "json"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)

@@ -119,7 +119,7 @@ def test_official_audio_is_refused_on_the_visual_subset_before_any_attempt(relea
     """The authors' runner takes `--input av` only for VideoOdyssey-AV: so does `official-av` here."""
     tmp_path, files = release
     assert _import(files, "V", tmp_path).returncode == 0
-    r = run_cli("eval", tmp_path / "snap-V", "--harness", "direct", "--capability", "official-av", "--runs-root",
+    r = run_cli("eval", "--snapshot", tmp_path / "snap-V", "--harness", "direct", "--capability", "official-av", "--runs-root",
                 tmp_path / "runs")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "official-av gives the model audio, which the authors' runner allows on the AV subset only" in r.stderr

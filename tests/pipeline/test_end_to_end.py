@@ -163,7 +163,7 @@ def test_rerunning_resumes_without_redoing_or_duplicating_anything(demo_run):
 
 def test_rerun_with_other_settings_is_refused(demo_run):
     root, _ = demo_run
-    r = run_cli("eval", DEMO, "--budget", "attempts=1", "--runs-root", root.parent)
+    r = run_cli("eval", "--snapshot", DEMO, "--budget", "attempts=1", "--runs-root", root.parent)
     assert r.returncode == 2
     assert f"{root / SYSTEM} was evaluated with other settings (budget.attempts_per_task: 3 -> 1; " in r.stderr
     assert 'budget_label: "default" -> "attempts=1"' in r.stderr
@@ -436,7 +436,7 @@ class _Outage:
 
 def test_an_endpoint_that_does_not_answer_stops_eval_before_any_attempt(tmp_path):
     port = free_port()  # nothing listens there: a typo or a server that is down
-    r = run_cli("eval", DEMO, "--model", f"scripted-demo@http://127.0.0.1:{port}/v1", "--task", "sky-blue-rayleigh",
+    r = run_cli("eval", "--snapshot", DEMO, "--model", f"scripted-demo@http://127.0.0.1:{port}/v1", "--task", "sky-blue-rayleigh",
                 "--runs-root", tmp_path / "runs", timeout=300)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr
     [line] = said(r.stderr)
@@ -547,6 +547,10 @@ def test_compare_runs_two_capabilities_under_one_budget(tmp_path):
     again = run_cli("compare", root, env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads(data_file.read_text())["comparisons"] == [c]
+    as_json = run_cli("compare", root, "--format", "json", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert as_json.returncode == 0, as_json.stdout + as_json.stderr  # the comparison file itself, on stdout
+    assert json.loads(as_json.stdout) == json.loads(data_file.read_text()) and f"wrote {data_file}" in as_json.stderr
+    assert "Δ = A − B" in again.stdout and "system reference-full-scripted: scripted-demo / reference / full" in again.stdout
     _scoring_commands_read_what_eval_wrote(root, c)
 
 
@@ -597,7 +601,7 @@ def _scoring_commands_read_what_eval_wrote(root: Path, c: dict) -> None:
     evaluation = system / "evaluation" / "pendant-lamp-safety" / "evaluation.json"
     saved = json.loads(evaluation.read_text())["score"]
     rubric = DEMO / "tasks" / "pendant-lamp-safety" / "rubric.json"
-    r = run_cli("aggregate", "--rubric", rubric, "--decisions", evaluation, "--json")
+    r = run_cli("aggregate", "--rubric", rubric, "--decisions", evaluation, "--format", "json")
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(r.stdout)["total"] == pytest.approx(saved["total"])
     r = run_cli("na-order", "--rubric", rubric, "--decisions", evaluation, "--score", evaluation)
@@ -609,9 +613,60 @@ def _scoring_commands_read_what_eval_wrote(root: Path, c: dict) -> None:
     assert [(row["label"], row["avg"]) for row in board["rows"]] == [
         (row["label"], pytest.approx(row["avg"])) for row in ranked["rows"]]
     assert board["comparisons"][0]["mean_difference"] == pytest.approx(c["mean_difference"])
+    recorded = run_cli("leaderboard", root, "--format", "json", "--pairs")  # the snapshot run.json names
+    assert recorded.returncode == 0 and json.loads(recorded.stdout) == board, recorded.stdout + recorded.stderr
     r = run_cli("compare", root / "reference-full-scripted" / "evaluation", root / "reference-interface_only-scripted"
                 / "evaluation", "--snapshot", DEMO)  # `omnidr score` output folders: the same sign, higher first
     assert r.returncode == 0 and f"{c['mean_difference']:+.1f}" in r.stdout, r.stdout + r.stderr
+
+
+PROSE = {"levels", "tools", "description"}  # columns whose text may wrap at spaces
+
+
+def _cells(markdown: str) -> list[str]:
+    """The body cells of the Markdown tables a command printed with --format markdown (prose columns left out)."""
+    cells, headers = [], []
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("| "):
+            continue
+        row = [c.strip() for c in line.strip()[2:-2].split(" | ")]
+        if (lines[i + 1] if i + 1 < len(lines) else "").startswith(("| :---", "| ---:")):
+            headers = row
+        elif not set(row[0]) <= set(":-"):
+            cells += [c.replace("\\|", "|") for h, c in zip(headers, row, strict=True) if h not in PROSE and c]
+    return cells
+
+
+def _whole(text: str, cells: list[str]) -> None:
+    """Each cell appears whole on one line of the terminal's text: no id cut or split, no number split."""
+    assert cells
+    for cell in cells:
+        assert cell in text, f"{cell!r} is not whole in:\n{text}"
+    assert "…" not in text, text
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_the_terminal_tables_of_the_demo_fit_80_and_200_columns(demo_run, columns):
+    """audit, leaderboard, harnesses and images list at COLUMNS=80 and 200: every id and number of their tables
+    (as --format markdown prints them) appears whole, nothing is cut, no line is wider than the window; the
+    leaderboard names the system by its folder, with its label in a legend line."""
+    root, _ = demo_run
+    for args in (("audit", root / SYSTEM), ("leaderboard", root), ("harnesses",), ("images", "list")):
+        r = run_cli(*args, env={"COLUMNS": str(columns)})
+        assert r.returncode == 0, r.stdout + r.stderr
+        # no line wider than the window, but for notes naming a file (printed unbroken, for copying)
+        assert [line for line in r.stdout.splitlines() if len(line) > columns and " /" not in line] == [], r.stdout
+        md = run_cli(*args, "--format", "markdown")
+        assert md.returncode == 0, md.stdout + md.stderr
+        cells = _cells(md.stdout)
+        _whole(r.stdout, [f"{SYSTEM}" if c.startswith("scripted-demo / ") else c for c in cells])
+        if args[0] == "audit":
+            assert set(TASKS) <= set(cells) and "median of 3 tasks" in cells
+            tokens = re.findall(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w.])|(?<![\w.,])\d{4,}(?![\w.])", r.stdout)
+            assert all("," in t for t in tokens), tokens  # one number format: thousands separated everywhere
+        if args[0] == "leaderboard":
+            assert f"system {SYSTEM}: scripted-demo / reference / full / default" in r.stdout
 
 
 def _kill_a_worker(engine, folder: Path, killed: list[tuple[str, int]]) -> None:
@@ -679,7 +734,7 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
                         "--include-dashboard=false", "--disable-usage-stats"], check=True, capture_output=True, env=env,
                        timeout=180)
         killer.start()
-        r = run_cli("eval", DEMO, "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--parallel", "3",
+        r = run_cli("eval", "--snapshot", DEMO, "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--parallel", "3",
                     "--tracking-uri", f"http://127.0.0.1:{mlflow_port}", "--runs-root", tmp_path / "runs",
                     env={"RAY_USAGE_STATS_ENABLED": "0"}, timeout=900)
         killer.join(10)
@@ -723,7 +778,7 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     from fake_judge import FakeJudge
 
     judge = FakeJudge(default="503").start()  # the judge endpoint answers 503 to everything
-    args = ("eval", DEMO, "--judge", f"judge-x@{judge.url}", "--task", "pendant-lamp-safety", "--runs-root", tmp_path)
+    args = ("eval", "--snapshot", DEMO, "--judge", f"judge-x@{judge.url}", "--task", "pendant-lamp-safety", "--runs-root", tmp_path)
     down = run_cli(*args, timeout=900)
     assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-2000:]
     assert "provisional: pendant-lamp-safety: the judge did not answer for" in down.stdout
@@ -737,8 +792,7 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     md = (root / "leaderboard.md").read_text()
     assert "(provisional)" in md and not re.search(r"^\| 1 \|", md, re.M)  # no row ranked first
     assert "| scripted-demo / reference / full / default (provisional) |" in (root / "tables" / "directions.md").read_text()
-    rescored = run_cli("score", system, "--judge-base-url", judge.url, "--judge-model", "judge-x",
-                       "--out", tmp_path / "rescored", timeout=900)
+    rescored = run_cli("score", system, "--judge", f"judge-x@{judge.url}", "--out", tmp_path / "rescored", timeout=900)
     assert rescored.returncode == 1 and "not final: pendant-lamp-safety" in rescored.stdout, rescored.stdout
     attempts = attempt_files(system)
     assert [json.loads(b)["reason"] for b in attempts.values()] == ["success"]  # the agent's work is kept
@@ -900,7 +954,7 @@ def test_calibration_of_the_demo_passes_and_a_worse_r2_report_fails_it(tmp_path)
     shutil.copytree(DEMO, snap)
     task = "nd-filter-waterfall"
     runs = tmp_path / "runs"
-    r = run_cli("calibrate", snap, "--task", task, "--runs-root", runs, timeout=1200)
+    r = run_cli("calibrate", "--snapshot", snap, "--task", task, "--runs-root", runs, timeout=1200)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     cal = json.loads((snap / "calibration.json").read_text())
     s = cal["tasks"][task]
@@ -932,7 +986,7 @@ def test_calibration_of_the_demo_passes_and_a_worse_r2_report_fails_it(tmp_path)
     shutil.copytree(root / "reference-video-scripted" / report, r2 / report)
     shutil.rmtree(r2 / "evaluation")
     (snap / "calibration.json").unlink()  # the manifest matches again
-    again = run_cli("calibrate", snap, "--task", task, "--runs-root", runs, timeout=1200)
+    again = run_cli("calibrate", "--snapshot", snap, "--task", task, "--runs-root", runs, timeout=1200)
     assert again.returncode == 1, again.stdout[-3000:] + again.stderr[-2000:]
     assert f"calibration fails for {task}: R1 < R2 < R3 does not hold" in again.stdout
     assert "R2 - R1 = +0" in again.stdout

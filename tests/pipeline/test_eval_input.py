@@ -29,7 +29,7 @@ from omnidr.pipeline import make_system, parse_budget, parse_judge, parse_model,
          "claude-code-full-scripted-openai: provider-side tools (allow) cannot "
          "cross the gateway's anthropic-messages->openai-chat translation"),
         (["--model", "m@gemini+http://127.0.0.1:9/v1"], {}, "unknown API 'gemini' before '+'"),
-        (["/no/such/snapshot"], {}, "snapshot folder /no/such/snapshot does not exist"),
+        (["--snapshot", "/no/such/snapshot"], {}, "snapshot folder /no/such/snapshot does not exist"),
         ([], {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "cannot reach the Docker engine"),
         ([], {"OMNIDR_MIN_FREE_GB": "1000000"}, "an evaluation needs at least 1e+06 GiB"),
         (["--tracking-uri", "http://127.0.0.1:9/"], {}, "the MLflow tracking server http://127.0.0.1:9/ does not answer"),
@@ -42,7 +42,7 @@ from omnidr.pipeline import make_system, parse_budget, parse_judge, parse_model,
     ],
 )
 def test_bad_request_exits_2_with_one_line_and_writes_nothing(tmp_path, args, env, message):
-    snapshot = [] if any(a.startswith("/") for a in args) else [str(DEMO)]
+    snapshot = [] if "--snapshot" in args else ["--snapshot", str(DEMO)]
     r = run_cli("eval", *snapshot, *args, "--runs-root", tmp_path / "runs", env=env, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
     lines = said(r.stderr)
@@ -56,7 +56,7 @@ def test_a_snapshot_without_a_web_is_not_replayed(tmp_path, demo_copy):
     import shutil
 
     shutil.rmtree(demo_copy / "web")
-    r = run_cli("eval", demo_copy, "--runs-root", tmp_path / "runs", timeout=120)
+    r = run_cli("eval", "--snapshot", demo_copy, "--runs-root", tmp_path / "runs", timeout=120)
     assert r.returncode == 2 and r.stderr.strip() == (
         f"error: {demo_copy} has no web corpus (web/corpus.json) to replay; give --web live or --web record, or add "
         "a recorded one with `omnidr snapshot add-web`"), r.stderr
@@ -154,7 +154,7 @@ def test_a_harness_image_that_cannot_be_built_stops_the_run_before_any_attempt(t
 
     if npm_reachable():  # the product's own probe; with npm the image builds and the run would go outside
         pytest.skip("the npm registry is reachable here, so the openclaw image can be built")
-    r = run_cli("eval", DEMO, "--harness", "openclaw", "--model", "openai/gpt-5", "--runs-root",
+    r = run_cli("eval", "--snapshot", DEMO, "--harness", "openclaw", "--model", "openai/gpt-5", "--runs-root",
                 tmp_path / "runs", env={"OPENAI_API_KEY": "sk-test"}, timeout=600)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr
     assert said(r.stderr) == [

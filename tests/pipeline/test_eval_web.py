@@ -75,7 +75,7 @@ def test_record_the_live_web_with_the_search_door_then_replay_it_from_a_snapshot
         recorded = tmp_path / "recorded"
         net.reload()  # the test's web is on a private network: opened to the proxy on purpose
         web_net = ["--allow-net", net.attrs["IPAM"]["Config"][0]["Subnet"]]
-        r = run_cli("eval", DEMO, "--task", TASK, "--web", "record", *door, *web_net, "--outside-network", net.name,
+        r = run_cli("eval", "--snapshot", DEMO, "--task", TASK, "--web", "record", *door, *web_net, "--outside-network", net.name,
                     "--upstream-ca", cert, "--runs-root", recorded, env={"OMNIDR_TEST_SEARCH_KEY": key}, timeout=900)
         seen = [json.loads(line) for line in web.logs(stdout=True, stderr=False).decode().splitlines()[1:]]
     finally:
@@ -124,7 +124,7 @@ def test_record_the_live_web_with_the_search_door_then_replay_it_from_a_snapshot
     assert run_cli("snapshot", "validate", "--no-videos", bare).returncode == 0
 
     replayed = tmp_path / "replayed"
-    r2 = run_cli("eval", bare, "--task", TASK, "--search-door", "brave@http://search", "--runs-root", replayed,
+    r2 = run_cli("eval", "--snapshot", bare, "--task", TASK, "--search-door", "brave@http://search", "--runs-root", replayed,
                  env={"OMNIDR_TEST_SEARCH_KEY": None}, timeout=900)
     assert r2.returncode == 0, r2.stdout[-4000:] + r2.stderr[-3000:]
     [root2] = replayed.iterdir()

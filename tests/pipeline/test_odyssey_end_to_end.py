@@ -136,7 +136,7 @@ def test_the_release_run_under_the_official_protocol_exports_what_an_independent
     assert imported.returncode == 0, imported.stdout + imported.stderr
     asked = json.loads((snap / "snapshot.json").read_text())["tasks"]
     runs = tmp_path / "runs"
-    ran = run_cli("eval", snap, "--harness", "direct", "--capability", "official-video_subtitle", "--runs-root", runs,
+    ran = run_cli("eval", "--snapshot", snap, "--harness", "direct", "--capability", "official-video_subtitle", "--runs-root", runs,
                   "--parallel", "2", env={"OMNIDR_MEDIA_CACHE": str(tmp_path / "cache")}, timeout=1800)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     [root] = runs.glob("odyssey-av-*")

@@ -19,7 +19,7 @@ ODYSSEY = ROOT / "snapshots/demo-odyssey"
     (ODYSSEY, ("--capability", "video-32f-window"), "window 'window' is not one of full, cw-frames, cw-rate"),
 ])
 def test_a_bad_setting_for_the_kind_exits_2_with_one_line(tmp_path, snapshot, options, expected):
-    result = run_cli("eval", snapshot, *options, "--runs-root", tmp_path / "runs")
+    result = run_cli("eval", "--snapshot", snapshot, *options, "--runs-root", tmp_path / "runs")
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr
     assert expected in result.stderr and len(said(result.stderr)) == 1, result.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("attempt.json"))

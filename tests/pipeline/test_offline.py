@@ -75,7 +75,7 @@ def test_a_demo_run_opens_no_connection_outside_and_sends_no_telemetry(tmp_path)
     home.mkdir()
     recorder = Recorder()
     try:
-        r = _omnidr("eval", DEMO, "--task", "sky-blue-rayleigh", "--runs-root", tmp_path / "runs",
+        r = _omnidr("eval", "--snapshot", DEMO, "--task", "sky-blue-rayleigh", "--runs-root", tmp_path / "runs",
                     env=_user_env(home, recorder.port))
     finally:
         recorder.close()
@@ -88,7 +88,7 @@ def test_a_demo_run_opens_no_connection_outside_and_sends_no_telemetry(tmp_path)
 def test_a_local_ray_run_writes_no_token_into_the_home_folder(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    r = _omnidr("eval", DEMO, "--task", "sky-blue-rayleigh", "--executor", "ray", "--runs-root", tmp_path / "runs",
+    r = _omnidr("eval", "--snapshot", DEMO, "--task", "sky-blue-rayleigh", "--executor", "ray", "--runs-root", tmp_path / "runs",
                 env=_user_env(home, None))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert not (home / ".ray" / "auth_token").exists()

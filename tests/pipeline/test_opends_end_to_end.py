@@ -91,7 +91,7 @@ def test_the_same_command_with_claude_code_adds_a_row(opends_runs):
 
 
 def test_a_research_budget_of_three_calls_ends_in_an_accepted_finalization_answer(tmp_path):
-    r = run_cli("eval", ROOT / "snapshots/demo-opends", "--budget", "tool_calls=3,attempts=1", "--task",
+    r = run_cli("eval", "--snapshot", ROOT / "snapshots/demo-opends", "--budget", "tool_calls=3,attempts=1", "--task",
                 "coffee-lot-buyer", "--runs-root", tmp_path, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     [record] = records(next(tmp_path.glob("demo-opends-*/reference-*"))).values()

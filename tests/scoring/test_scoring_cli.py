@@ -77,7 +77,7 @@ def test_aggregate_prints_the_report_score(files):
 
 def test_aggregate_json_is_the_report_score(files):
     _, rubric, decisions = files
-    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--json")
+    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--format", "json")
     assert r.exit_code == 0, r.output
     s = ReportScore.model_validate_json(r.output)
     t, d = kept_tree()
@@ -86,7 +86,7 @@ def test_aggregate_json_is_the_report_score(files):
 
 def test_aggregate_without_guard(files):
     _, rubric, decisions = files
-    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--no-na-guard", "--json")
+    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--no-na-guard", "--format", "json")
     s = ReportScore.model_validate_json(r.output)
     assert s.na_guard.applied == 0 and round(s.total, 1) == 62.8
 
@@ -104,7 +104,7 @@ def test_aggregate_reports_missing_decisions_as_skipped(files):
 def test_aggregate_failed_report_scores_zero(files):
     tmp, rubric, _ = files
     decisions = write(tmp / "failed.json", {"task_id": "t1", "failure": "report missing"})
-    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--json")
+    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--format", "json")
     s = ReportScore.model_validate_json(r.output)
     assert s.failed and s.total == 0
 
@@ -112,7 +112,7 @@ def test_aggregate_failed_report_scores_zero(files):
 def test_aggregate_with_hyperparameters_file(files):
     tmp, rubric, decisions = files
     hp = write(tmp / "hp.json", {"dimension_weights": {"C": 1, "R": 0, "P": 0}})
-    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--hyperparameters", hp, "--json")
+    r = invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--hyperparameters", hp, "--format", "json")
     assert ReportScore.model_validate_json(r.output).total == pytest.approx(100 * 0.1 / 0.18)
 
 
@@ -174,7 +174,7 @@ def test_na_order_passes_and_flags(files):
     t, d = kept_tree()
     saved = score_report(t, d)
     tampered = write(tmp / "score.json", saved.model_copy(update={"total": 90.0}))
-    r = invoke("na-order", "--rubric", rubric, "--decisions", decisions, "--score", tampered, "--json")
+    r = invoke("na-order", "--rubric", rubric, "--decisions", decisions, "--score", tampered, "--format", "json")
     assert r.exit_code == 1
     assert json.loads(r.output)["ok"] is False
 
@@ -329,7 +329,7 @@ def test_demo_rubric_aggregate(tmp_path):
     rubric = DEMO / "tasks" / task / "rubric.json"
     atoms = json.loads(rubric.read_text("utf-8"))["atoms"]
     decisions = write(tmp_path / "d.json", {"task_id": task, "decisions": {a["id"]: "pass" for a in atoms}})
-    s = ReportScore.model_validate_json(invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--json").output)
+    s = ReportScore.model_validate_json(invoke("aggregate", "--rubric", rubric, "--decisions", decisions, "--format", "json").output)
     assert s.total == pytest.approx(100.0)
 
 
@@ -349,6 +349,40 @@ def test_entry_point_bad_input_is_one_line_exit_2(files):
 
 def test_entry_point_aggregate(files):
     _, rubric, decisions = files
-    r = run_cli("aggregate", "--rubric", rubric, "--decisions", decisions, "--json")
+    r = run_cli("aggregate", "--rubric", rubric, "--decisions", decisions, "--format", "json")
     assert r.returncode == 0, r.stderr
     assert round(ReportScore.model_validate_json(r.stdout).total, 1) == 64.4
+
+
+def test_leaderboard_asks_for_the_snapshot_when_no_run_json_names_it(runs):
+    snap, folder = runs
+    assert "no run.json under the folders given names the snapshot they ran on; pass --snapshot PATH" in user_error(
+        "leaderboard", folder, "--replicates", 200)  # hand-made decisions folders record none
+    assert "no such folder" in user_error("leaderboard", folder / "nope")  # a wrong folder says so first
+
+
+def test_the_snapshot_a_run_root_ran_on_is_read_from_its_run_json(runs, tmp_path):
+    from omnidr.pipeline._inputs import recorded_snapshot
+
+    snap, _ = runs
+    root = tmp_path / "root"
+    for system in ("a", "b"):  # system folders as `omnidr eval` writes them (eval.json marks one)
+        write(root / system / "eval.json", {})
+        write(root / system / "run.json", {"snapshot": str(snap)})
+    assert recorded_snapshot([root]) == snap.resolve() == recorded_snapshot([root / "a", root / "b"])
+    other = mini_snapshot(tmp_path / "other", [])
+    write(root / "b" / "run.json", {"snapshot": str(other)})
+    with pytest.raises(UserError, match="ran on different snapshots"):
+        recorded_snapshot([root])
+    write(root / "b" / "run.json", {"snapshot": str(tmp_path / "gone")})
+    with pytest.raises(UserError, match="is not found from here; pass --snapshot PATH"):
+        recorded_snapshot([root])
+
+
+def test_the_terminal_names_each_system_by_its_folder_with_a_legend(runs):
+    snap, folder = runs
+    r = invoke("leaderboard", folder, "--snapshot", snap, "--replicates", 200, "--pairs")
+    assert r.exit_code == 0, r.output
+    assert "system good: good / h" in r.output and "system weak: weak / h" in r.output
+    assert "│ good " in r.output and "│ good / h" not in r.output  # in the tables, the folder's name
+    assert "Δ = A − B" in r.output
