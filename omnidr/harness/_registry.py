@@ -201,6 +201,7 @@ def run_system(
     model_policy: ModelPolicy = "rewrite",
     prices: dict[str, ModelPricing] | None = None,
     spend: SpendCap | None = None,
+    scripts_dir: Path | None = None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -217,7 +218,8 @@ def run_system(
     omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
     `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). Every exchange is
     priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
-    omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends."""
+    omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends. `scripts_dir` gives the
+    scripted model other scripts than the ones its image carries (`omnidr author` writes one per stage)."""
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import (
@@ -313,7 +315,7 @@ def run_system(
             out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
             on_note(SCRIPTED_NOTE)
             scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
-                                            api=endpoint_family or "all")
+                                            api=endpoint_family or "all", scripts_dir=scripts_dir)
             upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
