@@ -169,8 +169,6 @@ def review(package, labels) -> None:
     """S5 human review of the package from a LABELS file (JSON Lines: round, rater, item, label), then S6."""
     pkg = Package(package)
     pkg.draft()
-    screening, assembly = run_s3_s4(pkg) if not (pkg.stage("s4") / "assembly.json").is_file() else (None, None)
-    del screening, assembly
     _show(review_package(pkg, labels, _previous(pkg)))
 
 

@@ -176,6 +176,13 @@ def saturation(found: list[WebClaim], earlier: list[WebClaim], claims_below: int
                        saturated=len(new_claims) < claims_below and len(new_domains) < domains_below)
 
 
+def stop_reason(rounds: list[RoundRecord], limit: int) -> str | None:
+    """Why collection stops after `rounds`: two consecutive saturated rounds, or the round limit; None: go on."""
+    if len(rounds) >= 2 and rounds[-1].saturated and rounds[-2].saturated:
+        return "saturated"
+    return "round limit" if len(rounds) >= limit else None
+
+
 def run_s1b(pkg: Package, endpoint: ModelEndpoint, script: dict | None, on_note: Callable[[str], None],
             max_rounds: int | None = None) -> WebMap:
     """S1b: each route its own session with the web and without the video, round after round until two
@@ -201,8 +208,8 @@ def run_s1b(pkg: Package, endpoint: ModelEndpoint, script: dict | None, on_note:
             rejected += bad
         rounds.append(saturation(found, claims, budgets.new_claims_below, budgets.new_domains_below, round_no))
         claims += found
-        if len(rounds) >= 2 and rounds[-1].saturated and rounds[-2].saturated:
-            stopped = "saturated"
+        if (why := stop_reason(rounds, limit)) is not None:
+            stopped = why
             break
     wmap = WebMap(claims=claims, rejected=rejected, rounds=rounds, stopped=stopped, attempts=attempts)
     dump(pkg.stage("s1b") / "web-map.json", wmap)

@@ -7,6 +7,7 @@ how the research tools reach it, and whether the offline scripted model can driv
 globs are the trajectory stage's (`omnidr.trajectory.NATIVE_LOG_GLOBS`).
 """
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,8 +315,10 @@ def run_system(
         else:
             out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
             on_note(SCRIPTED_NOTE)
+            # scripts of its own answer unlike the shared ones: a name of its own on the shared network
+            alias = f"upstream-{secrets.token_hex(4)}" if scripts_dir is not None else None
             scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
-                                            api=endpoint_family or "all", scripts_dir=scripts_dir)
+                                            api=endpoint_family or "all", alias=alias, scripts_dir=scripts_dir)
             upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
