@@ -50,8 +50,10 @@ class ModelEndpoint:
     base_url: str | None = None
     model: str | None = None
     key_env: str | None = None
-    web: str = "replay"  # S1b's web: replay (the package's web/ corpus) or live
+    web: str = "replay"  # S1b's web: replay (the package's web/ corpus), live, or record (live, pages kept)
     parallel: int = 2
+    search_door: str | None = None  # PROVIDER@URL: S1b's searches through the egress proxy (which holds its key)
+    search_key_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
                  with_video: bool, endpoint: ModelEndpoint, on_note: Callable[[str], None] = log.info) -> dict[str, Path]:
     """Run each session as its own task of a staging snapshot (isolated attempts, one each) and return each
     session's attempt folder."""
-    from omnidr.attempts import SandboxLimits
+    from omnidr.attempts import SandboxLimits, parse_search_door
     from omnidr.harness import run_system
     from sandbox.models import Budget
 
@@ -119,11 +121,13 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
         for s in sessions:
             dump(scripts / f"{s.id}.json", {"task": s.id, "match": s.marker, "model": SCRIPTED_MODEL, "steps": s.steps})
     run_dir = stage_dir / "run"
+    door = (parse_search_door(endpoint.search_door, endpoint.search_key_env, proxy_mode)  # type: ignore[arg-type]
+            if endpoint.search_door and proxy_mode != "deny" else None)
     run_system(root, run_dir, "reference", [s.id for s in sessions], capability,
                model_base_url=endpoint.base_url, model=endpoint.model, key_env=endpoint.key_env,
                budget=Budget(wall_time_s=draft.budgets.wall_time_s, attempts_per_task=1),
                limits=SandboxLimits(cpus=1.0, memory_mb=1024), proxy_mode=proxy_mode,
-               parallel=endpoint.parallel, on_note=on_note, scripts_dir=scripts)
+               parallel=endpoint.parallel, on_note=on_note, scripts_dir=scripts, search_door=door)
     return {s.id: run_dir / "attempts" / s.id / "1" for s in sessions}
 
 

@@ -30,19 +30,25 @@ def _model_options(f):
                      help="Host variable holding the model key (the gateway injects it; no agent sees it)."),
         click.option("--script", "script_file", type=click.Path(path_type=Path), default=None,
                      help="The task's authoring script the scripted model plays (`omnidr author demo-script`)."),
-        click.option("--web", type=click.Choice(["replay", "live"]), default="replay", show_default=True,
-                     help="S1b's web: the package's web/ corpus replayed offline, or the live web."),
+        click.option("--web", type=click.Choice(["replay", "live", "record"]), default="replay", show_default=True,
+                     help="S1b's web: the package's web/ corpus replayed offline, the live web, or the live web with "
+                     "the pages read added to the package's web/ corpus."),
+        click.option("--search-door", metavar="PROVIDER@URL", default=None,
+                     help="A search provider S1b's sessions query through the egress proxy: searxng@URL or brave@URL "
+                     "(default: the offline index of the package's corpus)."),
+        click.option("--search-key-env", metavar="VAR", default=None,
+                     help="Host variable holding the search door's key (default BRAVE_SEARCH_API_KEY for brave)."),
         click.option("--parallel", default=2, show_default=True, type=click.IntRange(1), help="Sessions at once."),
     ]):
         f = option(f)
     return f
 
 
-def _endpoint(model_base_url, model, model_key_env, web, parallel) -> ModelEndpoint:
+def _endpoint(model_base_url, model, model_key_env, web, parallel, search_door, search_key_env) -> ModelEndpoint:
     if model_base_url and not model:
         raise UserError("--model-base-url needs --model NAME")
     return ModelEndpoint(base_url=model_base_url, model=model, key_env=model_key_env if model_base_url else None,
-                         web=web, parallel=parallel)
+                         web=web, parallel=parallel, search_door=search_door, search_key_env=search_key_env)
 
 
 def _note(message: str) -> None:

@@ -176,6 +176,21 @@ def saturation(found: list[WebClaim], earlier: list[WebClaim], claims_below: int
                        saturated=len(new_claims) < claims_below and len(new_domains) < domains_below)
 
 
+def keep_recorded(pkg: Package, attempts, on_note: Callable[[str], None]) -> None:
+    """`--web record`: the pages the sessions read become the package's web corpus (a URL it has keeps its page)."""
+    from sandbox.egress import CorpusError, CorpusRecorder
+
+    recorder = CorpusRecorder(pkg.root / "web")
+    for attempt in attempts:
+        if (attempt / "record" / "corpus.json").is_file():
+            try:
+                added, _ = recorder.add_corpus(attempt / "record")
+            except CorpusError as exc:
+                on_note(f"S1b: {attempt}: recording not kept: {exc}")
+                continue
+            on_note(f"S1b: {added} recorded page(s) of {attempt.parent.name} added to the package's web/")
+
+
 def stop_reason(rounds: list[RoundRecord], limit: int) -> str | None:
     """Why collection stops after `rounds`: two consecutive saturated rounds, or the round limit; None: go on."""
     if len(rounds) >= 2 and rounds[-1].saturated and rounds[-2].saturated:
@@ -190,7 +205,7 @@ def run_s1b(pkg: Package, endpoint: ModelEndpoint, script: dict | None, on_note:
     draft = pkg.draft()
     budgets = draft.budgets
     limit = max_rounds or budgets.max_rounds
-    proxy = "replay" if endpoint.web == "replay" else "live"
+    proxy = endpoint.web
     claims: list[WebClaim] = []
     rejected: list[Rejected] = []
     rounds: list[RoundRecord] = []
@@ -206,6 +221,8 @@ def run_s1b(pkg: Package, endpoint: ModelEndpoint, script: dict | None, on_note:
             kept, bad = web_claims(agent_evidence(done[s.id]), route, round_no)
             found += kept
             rejected += bad
+        if proxy == "record":
+            keep_recorded(pkg, done.values(), on_note)
         rounds.append(saturation(found, claims, budgets.new_claims_below, budgets.new_domains_below, round_no))
         claims += found
         if (why := stop_reason(rounds, limit)) is not None:

@@ -106,3 +106,28 @@ def test_a_bad_labels_file_is_refused_in_one_line(package, tmp_path):
     unknown = _labels(tmp_path / "unknown.jsonl", _votes(1, "NOPE", "ccc"))
     done = run_cli("author", "review", package.root, unknown)
     assert done.returncode == 2 and "item 'NOPE' is neither a fact nor a criterion" in done.stderr
+
+
+def test_init_refuses_bad_input_in_one_line(assembled, tmp_path):
+    video = DEMO / "tasks" / TASK / "video.mp4"
+    common = ["--like", DEMO, "--request", "Why?"]
+    cases = [
+        ([video, tmp_path / "a", "--subcategory", "no_such", *common], "unknown subcategory 'no_such'"),
+        ([video, tmp_path / "b", "--subcategory", "home_repair_diy", "--family", "science_explainer", *common],
+         "belongs to family 'physical_procedure'"),
+        ([tmp_path / "none.mp4", tmp_path / "c", "--subcategory", "home_repair_diy", *common], "no such video file"),
+        ([video, assembled, "--subcategory", "home_repair_diy", *common], "exists and is not empty"),
+        ([DEMO / "snapshot.json", tmp_path / "d", "--subcategory", "home_repair_diy", *common], "ffprobe failed"),
+    ]
+    for args, message in cases:
+        done = run_cli("author", "init", *args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    done = run_cli("author", "video-map", tmp_path / "nothing")
+    assert done.returncode == 2 and "not an authoring package" in done.stderr
+    init = run_cli("author", "init", video, tmp_path / "ok", "--subcategory", "home_repair_diy", *common)
+    assert init.returncode == 0 and "S0: package" in init.stdout
+    draft = json.loads((tmp_path / "ok" / "authoring" / "task-draft.json").read_text())
+    assert draft["family"] == "physical_procedure" and len(draft["routes"]) == 6
+    task = json.loads((tmp_path / "ok" / "tasks" / "ok" / "task.json").read_text())
+    assert task["video"]["duration_s"] == 36.0 and task["video"]["sha256"] == json.loads(
+        (DEMO / "tasks" / TASK / "task.json").read_text())["video"]["sha256"]
