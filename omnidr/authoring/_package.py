@@ -104,7 +104,9 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def copy_tree(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, copy_function=lambda s, d: _link_or_copy(Path(s), Path(d)), dirs_exist_ok=True)
+    """A copy, never links: a package's corpus and contract may be rewritten (`--web record`) without touching the
+    snapshot they came from."""
+    shutil.copytree(src, dst, dirs_exist_ok=True)
 
 
 def init_package(video: Path, request: str, out: Path, like: Path, language: str, family: str, subcategory: str,

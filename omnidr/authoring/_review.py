@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from omnidr.benchmark import (
+    MANIFEST_FILE,
     FactLibrary,
     RubricTree,
     atom_facts,
@@ -178,6 +179,8 @@ def finish(pkg: Package, report: AuthoringReport) -> AuthoringReport:
                 "note": "not frozen: " + "; ".join(problems[:5])})
     dump(stage / "record.json", {"stage": "S6", "status": report.status, "routed": report.routed, "note": report.note})
     dump(pkg.report_file, report)
+    if report.status != "frozen":  # a package frozen before this review is no longer what its manifest vouches for
+        (pkg.root / MANIFEST_FILE).unlink(missing_ok=True)
     if report.status == "frozen":
         manifest, _ = freeze_snapshot(pkg.root)
         assert manifest is not None  # validated just above, nothing changed since but the two records

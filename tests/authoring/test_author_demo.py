@@ -27,11 +27,14 @@ def package(tmp_path_factory):
     made = run_cli("author", "demo-script", DEMO, TASK, script)
     assert made.returncode == 0, made.stderr
     pkg = base / "pkg"
+    labels = base / "labels.jsonl"  # S5: three raters accept four items in round 1
+    labels.write_text("".join(json.dumps({"round": 1, "rater": f"r{n}", "item": item, "label": "correct"}) + "\n"
+                              for item in ("V07", "W06", "C-FC-03", "C-XV-01") for n in (1, 2, 3)))
     ran = run_cli("author", "run", VIDEO, pkg, "--like", DEMO, "--subcategory", "home_repair_diy", "--id", TASK,
                   "--request", "I am about to hang the same 6.8 kg glass pendant over my kitchen island myself. "
                   "Which of the video's steps and numbers can I rely on?",
                   "--video-url", "https://www.youtube.com/watch?v=Pq7dLmpA3xK", "--script", script,
-                  "--max-rounds", "2", timeout=900)
+                  "--max-rounds", "2", "--labels", labels, timeout=900)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     return pkg, ran.stdout
 
@@ -117,10 +120,11 @@ def test_the_package_validates_freezes_and_keeps_its_audit_trail(package):
     manifest, diff = verify_snapshot(pkg)
     assert diff.clean and manifest.snapshot_id.startswith(f"{TASK}-")
     assert f"package {TASK}: frozen" in stdout
+    assert "review round 1: item correctness 100.0% (4/4), unanimity 100.0% (4/4)" in stdout
     assert open_snapshot(pkg).tasks[TASK].rubric is not None
     trace = json.loads((pkg / "authoring" / "report.json").read_text())
     assert [(r["step"], r["candidates"], r["accepted"], r["excluded"]) for r in trace["attrition"]] == [
-        ("S2", 51, 51, 0), ("S3", 51, 45, 6), ("S4", 45, 45, 0)]
+        ("S2", 51, 51, 0), ("S3", 51, 45, 6), ("S4", 45, 45, 0), ("S5/S6 round 1", 4, 4, 0)]
     for stage in ("s0", "s1a", "s1b", "s1c", "s2", "s3", "s4", "s6"):
         assert (pkg / "authoring" / stage / "record.json").is_file()
     # the model calls went through the gateway and are kept with their prompts

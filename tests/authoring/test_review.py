@@ -9,7 +9,7 @@ import pytest
 from testkit import DEMO, run_cli
 
 from omnidr.authoring import Package, init_package, review_package
-from omnidr.benchmark import verify_snapshot
+from omnidr.benchmark import freeze_snapshot, verify_snapshot
 
 pytestmark = pytest.mark.media
 TASK = "pendant-lamp-safety"
@@ -77,6 +77,8 @@ def test_a_repair_that_leaves_a_warning_is_not_frozen_without_a_review_decision(
 
 
 def test_a_package_over_the_error_threshold_is_excluded(package, tmp_path):
+    freeze_snapshot(package.root)  # frozen on the static checks before anyone reviewed it
+    assert (package.root / "MANIFEST.json").is_file()
     rows = (_votes(1, "V01", "iii") + _votes(1, "V07", "iic") + _votes(1, "W06", "cci")
             + _votes(1, "C-FC-01", "iic") + _votes(1, "C-FC-02", "ccc"))
     report = review_package(package, _labels(tmp_path / "labels.jsonl", rows))
