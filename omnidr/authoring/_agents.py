@@ -6,7 +6,7 @@ Open in the paper, chosen here:
   verbatim excerpt, date, video time and a free `anchor` text. A record's type, time span (S1a) and source tier (S1b)
   have no field of their own, so the stage prompts ask for them in `anchor`, as `TYPE@START-END` and `TYPE@TIER`.
 - The stage prompt travels as the staging task's request: the agent's instruction is the benchmark's (App. G.1) with
-  the prompt in its "user need", and the prompt opens with a marker (`[ARC S1a <task>]`) by which the scripted
+  the prompt in its "user need", and the prompt opens with a marker (`[ARC S1a <task> w0]`) by which the scripted
   model finds its per-task script offline.
 - S1b has no path to the source video: its staging task carries a placeholder text file where the video would be
   mounted, and no video URL (the sandbox mounts a task's video file; the placeholder is all it finds).

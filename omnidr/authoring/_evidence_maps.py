@@ -18,6 +18,7 @@ Open in the paper, chosen here:
   the agent's order); the ids are given to the reconciling model, so its links name them.
 """
 
+import math
 import re
 from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
@@ -70,24 +71,36 @@ def canonical_url(url: str) -> str:
 
 # ---- S1a ----------------------------------------------------------------------------------------------
 
-def s1a_prompt(pkg: Package, script: dict | None) -> Session:
+def s1a_sessions(pkg: Package, script: dict | None) -> list[Session]:
+    """One session per T_win window of the video (App. E.2: long videos are split into windows for parallel
+    audiovisual reading). The script's `s1a` is window 0's steps, or {"w<k>": steps} per window."""
     draft = pkg.draft()
     window = pkg.hyperparameters().window_s
-    m = marker("S1a", draft.id)
-    prompt = (f"{m} ARC stage S1a, the video evidence map. You have the source video and no web. Do not write a "
-              f"report. Read the video window by window (windows of {window:g} s) and record every observable fact "
-              "with the evidence tool, one atomic claim per record: speech, visible text, entities, actions, "
-              "procedures, parameters and unresolved visual details. Give modality 'video', video_time_s the "
-              f"moment it starts, the excerpt you heard or saw, and anchor 'TYPE@START-END' (TYPE one of "
-              f"{', '.join(FACT_TYPES)}; START and END in seconds, inside one window). The user's request, for "
-              f"relevance only: {draft.request}")
-    return Session("s1a", prompt, m, (script or {}).get("s1a"))
+    duration = pkg.task(draft).video.duration_s
+    steps = (script or {}).get("s1a")
+    out = []
+    for k in range(max(1, math.ceil(duration / window))):
+        m = marker("S1a", draft.id, f"w{k}")
+        a, b = k * window, min((k + 1) * window, duration)
+        prompt = (f"{m} ARC stage S1a, the video evidence map. You have the source video and no web. Do not write a "
+                  f"report. Read window {k} of the video, {a:g} s to {b:g} s (windows of {window:g} s; read_window "
+                  f"index {k}), and record every observable fact in it with the evidence tool, one atomic claim per "
+                  "record: speech, visible text, entities, actions, procedures, parameters and unresolved visual "
+                  "details. Give modality 'video', video_time_s the moment it starts, the excerpt you heard or saw, "
+                  f"and anchor 'TYPE@START-END' (TYPE one of {', '.join(FACT_TYPES)}; START and END in seconds, "
+                  f"inside this window). The user's request, for relevance only: {draft.request}")
+        mine = steps.get(f"w{k}") if isinstance(steps, dict) else steps if k == 0 else None
+        out.append(Session(f"w{k}", prompt, m, mine))
+    return out
 
 
-def video_map(records: list[dict], duration_s: float, window_s: float, attempt: str) -> VideoMap:
+def video_map(records: list[dict], duration_s: float, window_s: float, attempts: list[str],
+              session_window: int | None = None, prefix: str = "") -> VideoMap:
+    """The facts a session recorded that lie inside one window (its own, `session_window`, when given) and inside
+    the video; the others with the reason they were left out."""
     facts, rejected = [], []
     for r in records:
-        key = str(r.get("id"))
+        key = f"{prefix}{r.get('id')}"
         match = VIDEO_ANCHOR.match(r.get("anchor") or "")
         if r.get("modality") != "video" or r.get("source_url"):
             rejected.append(Rejected(item=key, reason="not a video observation (S1a keeps video facts only)"))
@@ -103,25 +116,32 @@ def video_map(records: list[dict], duration_s: float, window_s: float, attempt: 
             elif end > (window + 1) * window_s:
                 rejected.append(Rejected(item=key, reason=f"time span {start:g}-{end:g} s crosses the end of window "
                                          f"{window} ({(window + 1) * window_s:g} s)"))
+            elif session_window is not None and window != session_window:
+                rejected.append(Rejected(item=key, reason=f"time span {start:g}-{end:g} s is in window {window}, not "
+                                         f"in this session's window {session_window}"))
             else:
                 facts.append(VideoFact(key=key, claim=r["claim"], type=match.group(1), start_s=start, end_s=end,
                                        window=window, excerpt=r.get("excerpt") or ""))
-    return VideoMap(facts=facts, rejected=rejected, window_s=window_s, attempt=attempt)
+    return VideoMap(facts=facts, rejected=rejected, window_s=window_s, attempts=attempts)
 
 
 def run_s1a(pkg: Package, endpoint: ModelEndpoint, script: dict | None, on_note: Callable[[str], None]) -> VideoMap:
-    """S1a: one agent session with the video and the web closed (proxy mode deny)."""
+    """S1a: one agent session per window, each with the video and the web closed (proxy mode deny)."""
     draft = pkg.draft()
     stage = pkg.stage("s1a")
-    session = s1a_prompt(pkg, script)
-    attempts = run_sessions(pkg, stage, [session], capability="multimodal", proxy_mode="deny", with_video=True,
-                            endpoint=endpoint, on_note=on_note)
-    attempt = attempts[session.id]
-    vmap = video_map(agent_evidence(attempt), pkg.task(draft).video.duration_s, pkg.hyperparameters().window_s,
-                     attempt.relative_to(pkg.root).as_posix())
+    sessions = s1a_sessions(pkg, script)
+    done = run_sessions(pkg, stage, sessions, capability="multimodal", proxy_mode="deny", with_video=True,
+                        endpoint=endpoint, on_note=on_note)
+    duration, window_s = pkg.task(draft).video.duration_s, pkg.hyperparameters().window_s
+    attempts = [done[s.id].relative_to(pkg.root).as_posix() for s in sessions]
+    vmap = VideoMap(facts=[], rejected=[], window_s=window_s, attempts=attempts)
+    for k, s in enumerate(sessions):
+        part = video_map(agent_evidence(done[s.id]), duration, window_s, [], session_window=k, prefix=f"{s.id}/")
+        vmap.facts += part.facts
+        vmap.rejected += part.rejected
     dump(stage / "video-map.json", vmap)
     dump(stage / "record.json", {"stage": "S1a", "inputs": {"video": pkg.task(draft).video.file, "web": "deny"},
-                                 "prompt": f"prompt-{session.id}.txt", "attempt": vmap.attempt,
+                                 "prompts": [f"prompt-{s.id}.txt" for s in sessions], "attempts": attempts,
                                  "outputs": ["video-map.json"], "kept": len(vmap.facts),
                                  "rejected": [r.model_dump() for r in vmap.rejected]})
     return vmap

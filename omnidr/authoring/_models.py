@@ -53,7 +53,7 @@ class TaskDraft(Record):
 class VideoFact(Record):
     """One S1a observation kept in the video evidence map."""
 
-    key: str = Field(description="'<attempt record id>' of the agent's evidence record.")
+    key: str = Field(description="'<session>/<record id>': the window session and the agent's evidence record.")
     claim: str
     type: str = Field(description="Fact type (speech, visible_text, visual, entity, parameter, procedure, ...).")
     start_s: float = Field(description="Start of the time reference, seconds.")
@@ -99,7 +99,7 @@ class VideoMap(Record):
     facts: list[VideoFact]
     rejected: list[Rejected] = Field(default_factory=list)
     window_s: float
-    attempt: str = Field(description="The attempt folder, relative to the package.")
+    attempts: list[str] = Field(description="The attempt folders (one per window), relative to the package.")
 
 
 class WebMap(Record):

@@ -13,12 +13,18 @@ def _video(i: int, anchor: str) -> dict:
 
 def test_s1a_keeps_a_fact_inside_one_window_only():
     vmap = video_map([_video(1, "speech@10-20"), _video(2, "visual@290-310"), _video(3, "parameter@301-320"),
-                      _video(4, "mood@5-6"), _video(5, "speech@700-710")], duration_s=600.0, window_s=300.0, attempt="a")
+                      _video(4, "mood@5-6"), _video(5, "speech@700-710")], duration_s=600.0, window_s=300.0,
+                     attempts=["a"])
     assert [(f.key, f.window) for f in vmap.facts] == [("E1", 0), ("E3", 1)]
     assert [r.reason for r in vmap.rejected] == [
         "time span 290-310 s crosses the end of window 0 (300 s)",
         "anchor 'mood@5-6' is not TYPE@START-END with a known fact type",
         "time span 700-710 s is not inside the video (0-600 s)"]
+    # a window's session keeps what lies in its own window
+    own = video_map([_video(1, "speech@10-20"), _video(3, "parameter@301-320")], 600.0, 300.0, [], session_window=1,
+                    prefix="w1/")
+    assert [f.key for f in own.facts] == ["w1/E3"]
+    assert [r.reason for r in own.rejected] == ["time span 10-20 s is in window 0, not in this session's window 1"]
 
 
 def _web(i: int, url: str, claim: str) -> dict:
