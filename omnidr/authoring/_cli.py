@@ -1,5 +1,6 @@
 """`omnidr author`: ARC S0-S6, stage by stage or end to end (the main group loads it on demand)."""
 
+import json
 from pathlib import Path
 
 import click
@@ -157,7 +158,7 @@ def assemble(package) -> None:
           f"{len(assembly.capped)} capped; {len(assembly.errors)} error(s), {len(assembly.warnings)} warning(s)")
 
 
-def _show(report: AuthoringReport) -> None:
+def _show(report: AuthoringReport, pkg: Package | None = None) -> None:
     for row in report.attrition:
         _note(f"{row.step}: candidates {row.candidates}, accepted {row.accepted}, repaired {row.repaired}, "
               f"excluded {row.excluded} ({row.decision})")
@@ -166,6 +167,10 @@ def _show(report: AuthoringReport) -> None:
         _note(f"review round {r.round}: item correctness {r.item_correctness:.1%} ({r.correct_items}/{r.items}), "
               f"unanimity {unanimity} ({r.unanimous_items}/{r.three_rater_items})")
     _note(f"package {report.task_id}: {report.status}" + (f" ({report.note})" if report.note else ""))
+    manifest = pkg.root / "MANIFEST.json" if pkg is not None else None
+    if pkg is not None and manifest is not None and report.status == "frozen" and manifest.is_file():
+        _note(f"frozen as {json.loads(manifest.read_text('utf-8'))['snapshot_id']}; evaluate it with "
+              f"`omnidr eval {pkg.root}`")
 
 
 @author.command("review", short_help="S5/S6: human review labels, repair routing, freeze or exclude.")
@@ -175,7 +180,7 @@ def review(package, labels) -> None:
     """S5 human review of the package from a LABELS file (JSON Lines: round, rater, item, label), then S6."""
     pkg = Package(package)
     pkg.draft()
-    _show(review_package(pkg, labels, _previous(pkg)))
+    _show(review_package(pkg, labels, _previous(pkg)), pkg)
 
 
 def _previous(pkg: Package) -> list:
@@ -199,7 +204,7 @@ def run(video, out_dir, request, like, subcategory, family, language, query_form
     script = read_script(script_file)
     _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
           max_rounds)
-    _show(author_all(Package(out_dir), endpoint, script, labels, _note))
+    _show(author_all(Package(out_dir), endpoint, script, labels, _note), Package(out_dir))
 
 
 @author.command("finish", short_help="S6 without review: freeze a package that passes the static checks.")
@@ -207,7 +212,7 @@ def run(video, out_dir, request, like, subcategory, family, language, query_form
 def finish_cmd(package) -> None:
     """Freeze an assembled package on the static checks alone (no human review round)."""
     pkg = Package(package)
-    _show(conclude(pkg, *run_s3_s4(pkg), None))
+    _show(conclude(pkg, *run_s3_s4(pkg), None), pkg)
 
 
 @author.command("demo-script", short_help="Write the authoring script of a demo task for the scripted model.")

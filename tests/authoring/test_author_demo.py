@@ -120,7 +120,7 @@ def test_the_package_validates_freezes_and_keeps_its_audit_trail(package):
     assert not report.errors and not report.warnings
     manifest, diff = verify_snapshot(pkg)
     assert diff.clean and manifest.snapshot_id.startswith(f"{TASK}-")
-    assert f"package {TASK}: frozen" in stdout
+    assert f"package {TASK}: frozen" in stdout and f"frozen as {manifest.snapshot_id}" in stdout
     assert "review round 1: item correctness 100.0% (4/4), unanimity 100.0% (4/4)" in stdout
     assert open_snapshot(pkg).tasks[TASK].rubric is not None
     trace = json.loads((pkg / "authoring" / "report.json").read_text())
