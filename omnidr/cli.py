@@ -42,6 +42,7 @@ STAGE_COMMANDS = {
     "probe": "omnidr.evaluation._cli:probe",
     "labels": "omnidr.reliability._cli:labels",
     "judge": "omnidr.reliability._cli:judge",
+    "author": "omnidr.authoring._cli:author",
 }
 
 

@@ -14,7 +14,19 @@ from ._contract import (
     read_report_data,
     report_problem,
 )
-from ._facts import EvidenceRecord, EvidenceSource, FactLibrary, Origin, Verification, VideoRef
+from ._evidence import Derived, atom_facts, derive_difficulty, derive_verifications, registrable_domain
+from ._facts import (
+    EvidenceRecord,
+    EvidenceSource,
+    FactLibrary,
+    Origin,
+    Relation,
+    SourceKind,
+    SourceTier,
+    Verification,
+    VideoRef,
+)
+from ._facts import FactType as EvidenceFactType
 from ._hyperparameters import EXTERNAL, Hyperparameters, ReferenceBudgets
 from ._kinds import ANSWER_KINDS, BUILT_KINDS, TaskKind
 from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
@@ -48,12 +60,14 @@ from ._release import RELEASE_DENYLIST
 from ._review import REVIEW_FILE, WarningReview, WarningReviews
 from ._rubric import (
     Atom,
+    AtomEvaluator,
     Difficulty,
     Dimension,
     Direction,
     DirectionInventory,
     GateLogic,
     Polarity,
+    ProbeCall,
     RubricTree,
     direction_inventory,
     probe_catalog,
@@ -72,7 +86,7 @@ from ._snapshot import HYPERPARAMETERS_FILE, SNAPSHOT_CORPUS_FILE, SNAPSHOT_FILE
 from ._snapshot_info import SnapshotInfo
 from ._task import Captions, Language, QueryForm, SourceVideo, Task
 from ._taxonomy import Family, taxonomy
-from ._validate import sha256_file
+from ._validate import sha256_file, subjective_wording
 
 __all__ = [
     "SNAPSHOT_FILE", "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
@@ -87,5 +101,6 @@ __all__ = [
     "RubricTree", "SNAPSHOT_CORPUS_FILE", "Snapshot", "SnapshotInfo", "SnapshotManifest", "Captions", "SourceVideo", "Task", "TaskBundle",
     "ValidationReport", "Verification", "VideoRef", "data_schema", "direction_inventory",
     "freeze_snapshot", "open_snapshot", "probe_catalog", "sha256_file", "taxonomy", "validate_snapshot",
-    "verify_snapshot",
+    "verify_snapshot", "Derived", "atom_facts", "derive_difficulty", "derive_verifications", "registrable_domain",
+    "subjective_wording", "EvidenceFactType", "SourceKind", "SourceTier", "Relation", "AtomEvaluator", "ProbeCall",
 ]

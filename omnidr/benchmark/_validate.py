@@ -45,6 +45,12 @@ def _is_cjk_text(text: str) -> bool:
     return bool(letters) and sum(1 for c in letters if CJK.match(c)) / len(letters) >= 0.3
 
 
+def subjective_wording(text: str, zh: bool) -> str | None:
+    """The word that makes `text` a matter of taste (App. E.4's subjective-wording check), None without one."""
+    found = (SUBJECTIVE_ZH if zh else SUBJECTIVE_EN).search(text)
+    return found.group(0) if found else None
+
+
 def _normalize(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.lower()).strip()
 
@@ -374,9 +380,9 @@ def _check_rubric(task_id: str, b: TaskBundle, states: dict[str, Verification], 
                         out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"must be a {spec.params[name]}"))
             if atom.fact_id is None and not (atom.impact or "").strip():
                 out.append(Problem("error", rf, f"{at}.impact", "an M atom without a fact must state its presentation impact"))
-        subjective = (SUBJECTIVE_ZH if zh else SUBJECTIVE_EN).search(atom.criterion)
+        subjective = subjective_wording(atom.criterion, zh)
         if subjective:
-            out.append(Problem("warning", rf, f"{at}.criterion", f"subjective wording '{subjective.group(0)}'"))
+            out.append(Problem("warning", rf, f"{at}.criterion", f"subjective wording '{subjective}'"))
         if b.task is not None and zh != _is_cjk_text(atom.criterion):
             out.append(Problem("warning", rf, f"{at}.criterion", "criterion language does not match task language"))
     for direction_id in sorted(rubric.na_reasons):

@@ -7,6 +7,7 @@ how the research tools reach it, and whether the offline scripted model can driv
 globs are the trajectory stage's (`omnidr.trajectory.NATIVE_LOG_GLOBS`).
 """
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,7 @@ def run_system(
     spend: SpendCap | None = None,
     max_connections: int | None = None,
     host=None,
+    scripts_dir: Path | None = None,
 ) -> SystemRun:
     """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
 
@@ -221,7 +223,9 @@ def run_system(
     `HostPolicy`) sets the start slots, the infra retries' backoff, the stop rule and the stall timeout. Every
     exchange is priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
     omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends; `max_connections` the
-    upstream requests in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter)."""
+    upstream requests in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter).
+    `scripts_dir` gives the scripted model other scripts than the ones its image carries (`omnidr author` writes
+    one per stage)."""
     from docker.errors import ImageNotFound
 
     from omnidr.attempts import (
@@ -317,8 +321,11 @@ def run_system(
         else:
             out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
             on_note(SCRIPTED_NOTE)
+            # scripts of its own answer unlike the shared ones: a name of its own on the shared network
+            alias = f"upstream-{secrets.token_hex(4)}" if scripts_dir is not None else None
             scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
-                                            api=endpoint_family or "all", labels=run_labels(Path(run_dir)))
+                                            api=endpoint_family or "all", labels=run_labels(Path(run_dir)), alias=alias,
+                                            scripts_dir=scripts_dir)
             upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
