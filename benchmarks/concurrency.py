@@ -14,7 +14,6 @@ import argparse
 import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -24,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.sandbox_speed import scripted_on_loopback  # noqa: E402
 from omnidr.attempts import LABEL_RUN_DIR, HostPolicy, RetryPolicy, SandboxLimits, Upstream  # noqa: E402
 from omnidr.harness import run_command_harness  # noqa: E402
 from omnidr.images import build_images, docker_client  # noqa: E402
@@ -107,24 +107,6 @@ class MemoryWatch:
             self.peak_containers = max(self.peak_containers, len(found))
             self.peak_drop = max(self.peak_drop, self.baseline - mem_available())
             self._stop.wait(self.every_s)
-
-
-def scripted_on_loopback() -> tuple[subprocess.Popen, str]:
-    """The scripted model on the host's loopback: the model endpoint `omnidr run` checks before the attempts."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "sandbox.scripted_model", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("the scripted model did not start")
 
 
 def mb(n: float) -> str:
