@@ -121,9 +121,9 @@ class Gateway:
                          "retry_after_max_s": config.retry_after_max_s}
         self.denylist = Denylist(config.denylist)
         # the run's shared limit per upstream (omnidr.attempts._limiter), asked before each upstream try
-        self.limits: dict[Family, SharedLimit] = {
-            family: SharedLimit(config.upstream_limit, upstream.shown_url)
-            for family, upstream in self.upstreams.items()} if config.upstream_limit is not None else {}
+        self.limits: dict[str, SharedLimit] = {  # by the upstream's URL (the one the limiter counts)
+            upstream.shown_url: SharedLimit(config.upstream_limit, upstream.shown_url)
+            for upstream in self.upstreams.values()} if config.upstream_limit is not None else {}
         if config.upstream_limit is not None:
             self._secrets.append(config.upstream_limit.token.get_secret_value())
         # the run's price for its model: every attempt's exchanges are priced at it (None: unpriced)
@@ -320,7 +320,7 @@ class Gateway:
         usage: TokenUsage | None = None
         try:
             answer = await send(self.session, "POST", url, headers, json.dumps(body, ensure_ascii=False).encode(),
-                                scope.policy, self.limits.get(family))
+                                scope.policy, self.limits.get(upstream.shown_url))
         except UpstreamUnreachable as exc:
             unreachable = f"the upstream could not be reached after {exc.retries + 1} tries ({exc.reason})"
             record.update(status=502, outcome="upstream_unreachable", error=unreachable, retries=exc.retries,
@@ -345,7 +345,7 @@ class Gateway:
         if translation is not None:
             given = translation.response(parsed) if ok else translation.error(parsed, status)
             record["client_response_body"] = given
-        record.update(self._limit_note(family, answer))
+        record.update(self._limit_note(upstream, answer))
         record.update(status=status, upstream_status=status, outcome="ok" if ok else "upstream_error", usage=usage,
                       tool_calls=tool_calls, retries=answer.retries, retry_reasons=answer.retry_reasons,
                       response_headers=dict(_relayed_headers(answer.response.headers)), response_body=parsed)
@@ -529,7 +529,7 @@ class Gateway:
             headers = self._upstream_headers(request.headers, family, upstream)
         try:
             answer = await send(self.session, request.method, url, headers, payload, scope.policy,
-                                self.limits.get(family))
+                                self.limits.get(upstream.shown_url))
         except UpstreamUnreachable as exc:
             exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
             exchange.account(None, 0, exc.retries, failed=True)
@@ -540,7 +540,7 @@ class Gateway:
             return await exchange.refuse(family, 502, "upstream_unreachable", "upstream_unreachable", message)
 
         exchange.record.update(retries=answer.retries, retry_reasons=answer.retry_reasons,
-                               **self._limit_note(family, answer))
+                               **self._limit_note(upstream, answer))
         try:
             if answer.body is None:
                 return await exchange.relay_stream(answer, edits.hide_usage_chunk)
@@ -549,9 +549,9 @@ class Gateway:
             answer.response.release()
             await answer.done(self.session)
 
-    def _limit_note(self, family: Family, answer: UpstreamAnswer) -> dict[str, Any]:
+    def _limit_note(self, upstream: UpstreamConfig, answer: UpstreamAnswer) -> dict[str, Any]:
         """What the run's shared upstream limit did to the request, for its log line."""
-        limit = self.limits.get(family)
+        limit = self.limits.get(upstream.shown_url)
         if limit is None:
             return {}
         note: dict[str, Any] = {"upstream_wait_s": answer.waited_s}

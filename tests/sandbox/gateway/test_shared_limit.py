@@ -106,3 +106,28 @@ def test_aimd_halves_once_per_congestion_event_and_grows_back_by_one_over_the_li
     late = a.admit(now=3.0)
     a.release(late, 503, None, now=3.5)  # admitted after the cut: a new event
     assert a.cuts == 2 and a.limit == pytest.approx(5.0 / 2, rel=0.1)
+
+
+def test_a_translated_request_asks_the_limit_of_the_upstream_it_goes_to(loop, tmp_path):
+    """Claude Code's Messages request to a gateway whose only upstream speaks OpenAI: the limit asked is the
+    OpenAI upstream's (the one the request reaches), not the agent's API's."""
+    api = FakeModelApi("openai", OPENAI_KEY)
+    loop.run(api.start())
+    limiter = SharedLimiter("127.0.0.1", cap=2)
+    config = GatewayConfig(host="127.0.0.1", port=0, agent_token=AGENT_TOKEN, admin_token="admin-token-translated",
+                           upstreams={"openai": {"base_url": api.url, "api_key": OPENAI_KEY}},
+                           log_path=tmp_path / "g.jsonl", upstream_limit={"url": limiter.url, "token": limiter.token})
+    gateway = loop.run(start_gateway(config))
+    try:
+        answer = call("POST", gateway.url + "/v1/messages",
+                      {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]},
+                      agent_headers(AGENT_TOKEN, True))
+        assert answer.status == 200, answer.text
+        [line] = [GatewayExchange.model_validate_json(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()]
+        assert line.translation and line.upstream_wait_s is not None and not line.upstream_limit_error
+        assert limiter.state() == {api.url: {"limit": 2.0, "in_flight": 0, "cuts": 0, "most_in_flight": 1, "cap": 2,
+                                             "first_cut": None}}
+    finally:
+        loop.run(gateway.stop())
+        limiter.close()
+        loop.run(api.stop())
