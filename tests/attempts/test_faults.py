@@ -49,7 +49,7 @@ def test_cleanup_removes_what_gone_drivers_left_and_never_a_live_drivers_objects
                                                                          LABEL_DRIVER: gone_owner})
 
         def left() -> set[str]:
-            found = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+            found = client.containers.list(ignore_removed=True, all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
             return {c.labels[LABEL_ATTEMPT].split("/")[1] for c in found}
 
         # the gone and the killed-not-reaped drivers' containers, the gone one's network, the unlabelled one
@@ -74,7 +74,7 @@ def _remove_when_running(client, prefix: str, folder: Path, stop: threading.Even
     (the attempt's containers share a suffix; the agent's mounts name the folder, so that other runs on the
     engine are left alone)."""
     while not stop.is_set():
-        for agent in client.containers.list(filters={"name": "omnidr-agent-", "status": "running"}):
+        for agent in client.containers.list(ignore_removed=True, filters={"name": "omnidr-agent-", "status": "running"}):
             if any(str(folder) in m.get("Source", "") for m in agent.attrs.get("Mounts", [])):
                 suffix = agent.name.removeprefix("omnidr-agent-")
                 seen.append(suffix)
@@ -114,7 +114,7 @@ def test_a_container_removed_mid_attempt_is_an_infra_error_and_the_attempt_is_re
     if victim != "agent":
         assert (folder / "logs" / "agent.log").is_file()
     [suffix] = seen
-    assert not client.containers.list(all=True, filters={"name": suffix})  # every container of the attempt is gone
+    assert not client.containers.list(ignore_removed=True, all=True, filters={"name": suffix})  # every container of the attempt is gone
 
 
 def test_a_full_disk_under_the_run_folder_stops_with_one_line_and_a_rerun_resumes(tmp_path, images, upstream_factory,
@@ -194,7 +194,7 @@ def test_the_agent_has_no_dns_door(tmp_path, client, images, upstream_factory, r
         folder = str(tmp_path / "run" / "attempts" / task / "1")
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            for agent in client.containers.list(filters={"name": "omnidr-agent-", "status": "running"}):
+            for agent in client.containers.list(ignore_removed=True, filters={"name": "omnidr-agent-", "status": "running"}):
                 if any(folder in m.get("Source", "") for m in agent.attrs.get("Mounts", [])):
                     side = client.containers.run(images["base"], ["python3", "-c", SNIFF, "6"], detach=True,
                                                  network_mode=f"container:{agent.id}")

@@ -72,7 +72,7 @@ def test_every_attempt_of_a_batch_on_one_reused_pair_is_contained(tmp_path, clie
     # the run leaves nothing behind: the pair, every attempt's network, volume and keeper are gone
     run_id = RunConfig.model_validate_json((tmp_path / "run" / "run.json").read_text()).run_id()
     label = {"label": f"org.omnidr.run={run_id}"}
-    assert not client.containers.list(all=True, filters=label)
+    assert not client.containers.list(ignore_removed=True, all=True, filters=label)
     assert not client.networks.list(filters=label) and not client.volumes.list(filters=label)
 
 
@@ -128,7 +128,7 @@ def test_a_reused_pair_refuses_the_last_attempts_token_and_its_ca(tmp_path, clie
         assert len(read_jsonl(tmp_path / "attempts" / TASKS[0] / "1" / "logs" / "gateway.jsonl")) == 1
     finally:
         pool.close()
-    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={_run_id(tmp_path)}"})
+    assert not client.containers.list(ignore_removed=True, all=True, filters={"label": f"org.omnidr.run={_run_id(tmp_path)}"})
 
 
 def test_no_attempt_on_a_reused_pair_reaches_the_sandbox_networks_through_the_proxy(tmp_path, images,
@@ -232,4 +232,4 @@ def test_a_task_whose_driver_thread_fails_is_recorded_and_the_others_deliver_and
     assert any("the driver failed while running this task: RuntimeError" in r.getMessage() and r.exc_info
                for r in caplog.records if r.levelname == "ERROR")  # the run log gets the error with its traceback
     run_id = RunConfig.model_validate_json((tmp_path / "run" / "run.json").read_text()).run_id()
-    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={run_id}"})
+    assert not client.containers.list(ignore_removed=True, all=True, filters={"label": f"org.omnidr.run={run_id}"})

@@ -172,7 +172,7 @@ def test_sigkill_of_the_runner_then_rerun_resumes(tmp_path, client, images, upst
     assert first_done.exists() and not (second / "attempt.json").exists()
     before = first_done.read_bytes()
     run_id = json.loads((run_dir / "run.json").read_text())
-    leftovers = client.containers.list(all=True, filters={"label": "org.omnidr.run"})
+    leftovers = client.containers.list(ignore_removed=True, all=True, filters={"label": "org.omnidr.run"})
     assert leftovers  # the killed runner left containers behind
 
     rerun = _run_cli(run_dir, network)
@@ -185,7 +185,7 @@ def test_sigkill_of_the_runner_then_rerun_resumes(tmp_path, client, images, upst
     from omnidr.attempts import RunConfig
 
     rid = RunConfig.model_validate(run_id).run_id()
-    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={rid}"})
+    assert not client.containers.list(ignore_removed=True, all=True, filters={"label": f"org.omnidr.run={rid}"})
     assert not client.networks.list(filters={"label": f"org.omnidr.run={rid}"})
 
 
@@ -232,7 +232,7 @@ def test_ctrl_c_stops_the_run_keeps_what_is_finished_and_a_rerun_resumes(tmp_pat
     from omnidr.attempts import RunConfig
 
     rid = RunConfig.model_validate_json((run_dir / "run.json").read_text()).run_id()
-    assert not client.containers.list(all=True, filters={"label": f"org.omnidr.run={rid}"})  # nothing keeps running
+    assert not client.containers.list(ignore_removed=True, all=True, filters={"label": f"org.omnidr.run={rid}"})  # nothing keeps running
     assert not client.networks.list(filters={"label": f"org.omnidr.run={rid}"})
 
     rerun = _run_cli(run_dir, network, agent=agent)

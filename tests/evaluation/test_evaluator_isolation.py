@@ -70,7 +70,7 @@ class Watcher(threading.Thread):
         from omnidr.evaluation._container import LABEL
 
         while not self.stop.is_set():
-            for c in self.client.containers.list(filters={"label": LABEL}):
+            for c in self.client.containers.list(ignore_removed=True, filters={"label": LABEL}):
                 step = "probe" if c.name.startswith("omnidr-evaluator-probe-") else (
                     "judge" if c.name.startswith("omnidr-evaluator-") else None)
                 if step is None or step in self.seen:

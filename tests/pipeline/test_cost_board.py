@@ -15,7 +15,7 @@ TEST_PRICE = {"input_per_mtok": 3.0, "cached_input_per_mtok": 0.3, "output_per_m
 def _eval(tmp_path, runs, capability: str, rates: dict) -> None:
     prices = tmp_path / f"prices-{capability}.json"
     prices.write_text(json.dumps({"scripted-demo": rates}))
-    r = run_cli("eval", DEMO, "--capability", capability, "--task", TASK, "--prices", prices, "--runs-root", runs,
+    r = run_cli("eval", "--snapshot", DEMO, "--capability", capability, "--task", TASK, "--prices", prices, "--runs-root", runs,
                 timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 

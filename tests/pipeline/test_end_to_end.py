@@ -674,7 +674,7 @@ def _kill_a_worker(engine, folder: Path, killed: list[tuple[str, int]]) -> None:
     the container's owner label), and note which task it was running."""
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
-        for agent in engine.containers.list(filters={"name": "omnidr-agent-", "status": "running"}):
+        for agent in engine.containers.list(ignore_removed=True, filters={"name": "omnidr-agent-", "status": "running"}):
             if any(str(folder) in m.get("Source", "") for m in agent.attrs.get("Mounts", [])):
                 time.sleep(2)  # the attempt is under way
                 pid = int(agent.labels["org.omnidr.owner"].rsplit(":", 2)[1])
@@ -762,7 +762,7 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
     assert (folder / "1" / "input" / "instruction.txt").is_file()  # the lost attempt's files are kept
     assert json.loads((folder / "2" / "attempt.json").read_text())["reason"] == "success"
     # the killed worker's containers (their owner is gone) were removed, not left running
-    assert all(str(tmp_path) not in str(c.attrs.get("Mounts")) for c in engine.containers.list(all=True))
+    assert all(str(tmp_path) not in str(c.attrs.get("Mounts")) for c in engine.containers.list(ignore_removed=True, all=True))
     assert totals(ray_root / SYSTEM) == totals(root / SYSTEM)
     local = {p.relative_to(root): json.loads(d)["reason"] for p, d in attempt_files(root / SYSTEM).items()}
     remote = {p.relative_to(ray_root): json.loads(d)["reason"] for p, d in attempt_files(ray_root / SYSTEM).items()
