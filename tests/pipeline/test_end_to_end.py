@@ -230,17 +230,18 @@ def _wait_http(url: str, timeout_s: float = 90) -> None:
             time.sleep(0.5)
 
 
-def _open_until(page, url: str, *texts: str, tries: int = 3) -> None:
+def _open_until(page, url: str, *texts: str, tries: int = 4) -> None:
     """Open `url` until every text shows, up to `tries` times: on the loaded 2-core CI machine MLflow's single-page
-    app once showed no runs within a minute (the fresh CI of the doors change), though the same page of the same
-    store showed them at once when the machine was idle; a stuck first load is opened again, not waited on."""
+    app once showed no runs within a minute (the fresh CI of the doors change), and once no run page within three
+    loads of 45 s (the fresh CI of the cost change: the run's traces now carry the judge's assessments), though the
+    same pages of the same store showed at once when the machine was idle; a stuck load is opened again."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     for attempt in range(tries):
         page.goto(url)
         try:
             for text in texts:
-                page.get_by_text(text).first.wait_for(timeout=45_000)
+                page.get_by_text(text).first.wait_for(timeout=60_000)
             return
         except PlaywrightTimeout:
             if attempt == tries - 1:
