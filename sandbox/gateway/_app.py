@@ -408,7 +408,7 @@ class Gateway:
         scope.enter()
         exchange = _Exchange(self, scope, request, route)
         try:
-            return await self._relay(request, route, scope, exchange)
+            return await self._relay(request, route, exchange)
         except web.HTTPException:
             raise  # aiohttp's own answers (none are raised on purpose here; kept as aiohttp means them)
         except Exception as exc:  # noqa: BLE001 - whatever the request or the answer held, the exchange ends logged
@@ -420,8 +420,7 @@ class Gateway:
                     scope.admission.notify_all()
             scope.leave()
 
-    async def _relay(self, request: web.Request, route: Route, scope: AttemptScope,
-                     exchange: "_Exchange") -> web.StreamResponse:
+    async def _relay(self, request: web.Request, route: Route, exchange: "_Exchange") -> web.StreamResponse:
         family = route.family or self._family_of(request)
         exchange.family = family
         try:
