@@ -105,7 +105,6 @@ def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
     raise RuntimeError(f"{container.name} did not listen on {ip}:{port} within {timeout_s:.0f} s")
 
 
-
 def _vanished(gone: list[str]) -> str | None:
     """The infra_error detail for containers of the attempt that are no longer on the engine."""
     if not gone:
@@ -115,8 +114,6 @@ def _vanished(gone: list[str]) -> str | None:
     if "output keeper" in gone:
         text += "; the agent's output, held in a tmpfs volume by the keeper, is lost"
     return text
-
-
 
 
 def _engine_fault(exc: BaseException) -> SandboxFault:
@@ -657,7 +654,6 @@ class DockerSandbox:
             self.pair = None
             networks = []
         self.pool.later(lambda: remove_all(networks))
-
 
 
 def cleanup_run(client, run_id: str, mine: bool = False, run_dir: Path | None = None) -> int:
