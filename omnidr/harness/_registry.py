@@ -227,9 +227,11 @@ def run_system(
     `scripts_dir` gives the scripted model other scripts than the ones its image carries (`omnidr author` writes
     one per stage)."""
     from omnidr.attempts import (
+        DEFAULT_MAX_CONNECTIONS,
         LOCAL_EXECUTOR,
         RetryPolicy,
         RunConfig,
+        RunOptions,
         SandboxLimits,
         default_provider_tools,
         open_run,
@@ -329,10 +331,11 @@ def run_system(
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
                         "so this run is not offline although the proxy replays the snapshot's corpus")
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
-            out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
-                                       parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
-                                       on_task=on_task, host=host, spend=spend,
-                                       **({"max_connections": max_connections} if max_connections else {}))
+            options = RunOptions(on_attempt=on_attempt, on_start=on_start, on_task=on_task,
+                                 gateway_backoff_s=gateway_backoff_s, parallel=parallel,
+                                 executor=executor or LOCAL_EXECUTOR, reach=reach, host=host, spend=spend,
+                                 max_connections=max_connections or DEFAULT_MAX_CONNECTIONS)
+            out.records = run_attempts(client, Path(run_dir), config, snap, adapter, options)
         finally:
             for relay in relays:
                 relay.close()
