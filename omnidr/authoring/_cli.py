@@ -14,7 +14,7 @@ from ._criteria import run_s2, run_s3_s4
 from ._demo_script import demo_script
 from ._evidence_maps import run_s1a, run_s1b, run_s1c
 from ._models import ROUTES, AuthoringReport, Budgets
-from ._package import Package, dump, init_package
+from ._package import Package, dump, init_package, resume_package
 from ._review import review_package
 from ._run import author_all, conclude, read_script
 
@@ -54,6 +54,14 @@ def _endpoint(model_base_url, model, model_key_env, web, parallel, search_door, 
 
 def _note(message: str) -> None:
     out.print(message, soft_wrap=True, markup=False)
+
+
+def _redo(pkg: Package, stage: str) -> None:
+    """A stage run by hand makes the stages after it run again in a later `omnidr author run`."""
+    pkg.draft()
+    undone = pkg.redo_after(stage)
+    if undone:
+        _note(f"{stage.upper()} runs again: {', '.join(u.upper() for u in undone)} will run again too")
 
 
 @click.group("author", short_help="Build a new task with Audited Rubric Construction (S0-S6).")
@@ -111,6 +119,7 @@ def init(video, out_dir, **kw) -> None:
 @_model_options
 def video_map(package, script_file, **kw) -> None:
     """S1a: an agent reads the video in T_win windows with the web closed and records timestamped facts."""
+    _redo(Package(package), "s1a")
     vmap = run_s1a(Package(package), _endpoint(**kw), read_script(script_file), _note)
     _note(f"S1a: {len(vmap.facts)} video fact(s) kept, {len(vmap.rejected)} rejected")
 
@@ -121,6 +130,7 @@ def video_map(package, script_file, **kw) -> None:
 @click.option("--max-rounds", default=None, type=click.IntRange(1), help="Round limit (default: the package's).")
 def web_map(package, script_file, max_rounds, **kw) -> None:
     """S1b: one isolated session per route, rounds until two consecutive saturated rounds or the round limit."""
+    _redo(Package(package), "s1b")
     wmap = run_s1b(Package(package), _endpoint(**kw), read_script(script_file), _note, max_rounds=max_rounds)
     _note(f"S1b: {len(wmap.claims)} claim(s) in {len(wmap.rounds)} round(s), stopped: {wmap.stopped}")
 
@@ -130,6 +140,7 @@ def web_map(package, script_file, max_rounds, **kw) -> None:
 @_model_options
 def reconcile(package, script_file, **kw) -> None:
     """S1c: merge equivalent statements keeping provenance, keep conflict edges, compute verification states."""
+    _redo(Package(package), "s1c")
     result = run_s1c(Package(package), _endpoint(**kw), read_script(script_file), _note)
     states: dict[str, int] = {}
     for e in result.entries:
@@ -143,6 +154,7 @@ def reconcile(package, script_file, **kw) -> None:
 @_model_options
 def generate(package, script_file, **kw) -> None:
     """S2: one model call through the gateway turns the library into candidate criteria."""
+    _redo(Package(package), "s2")
     candidates = run_s2(Package(package), _endpoint(**kw), read_script(script_file), _note)
     _note(f"S2: {len(candidates)} candidate(s)")
 
@@ -152,6 +164,7 @@ def generate(package, script_file, **kw) -> None:
 def assemble(package) -> None:
     """S3 screening (reasons kept, difficulty computed) and S4 assembly (slots, N/A reasons, caps), then the static
     checks of `snapshot validate`."""
+    _redo(Package(package), "s4")
     screening, assembly = run_s3_s4(Package(package))
     _note(f"S3: kept {len(screening.kept)}, removed {len(screening.removed)}; S4: "
           f"{sum(len(v) for v in assembly.placed.values())} atom(s), {len(assembly.na_reasons)} N/A, "
@@ -173,14 +186,23 @@ def _show(report: AuthoringReport, pkg: Package | None = None) -> None:
               f"`omnidr eval {pkg.root}`")
 
 
-@author.command("review", short_help="S5/S6: human review labels, repair routing, freeze or exclude.")
+@author.command("review", short_help="S5/S6: human review labels, repair by the stages that erred, freeze or exclude.")
 @_PACKAGE
 @click.argument("labels", type=click.Path(path_type=Path))
-def review(package, labels) -> None:
-    """S5 human review of the package from a LABELS file (JSON Lines: round, rater, item, label), then S6."""
+@_model_options
+def review(package, labels, script_file, **kw) -> None:
+    """S5 human review of the package from a LABELS file (JSON Lines: round, rater, item, label, note), then S6:
+    each incorrect fact goes back to S1a or S1b and each incorrect criterion to S2-S4, run again with the model
+    (--model-base-url, or the scripted model with --script). Rounds already decided are kept: append each new
+    round's labels to the file and run the command again. Without a model, S6 removes what review found incorrect."""
     pkg = Package(package)
     pkg.draft()
-    _show(review_package(pkg, labels, _previous(pkg)), pkg)
+    endpoint = _endpoint(**kw)
+    script = read_script(script_file)
+    if endpoint.base_url is None and script is None:
+        _note("S6: no model given (--model-base-url, or --script for the scripted model): a repair removes what "
+              "review found incorrect, without replacements")
+    _show(review_package(pkg, labels, _previous(pkg), endpoint, script, _note), pkg)
 
 
 def _previous(pkg: Package) -> list:
@@ -202,9 +224,14 @@ def run(video, out_dir, request, like, subcategory, family, language, query_form
     """S0-S6: init, the evidence maps, reconciliation, generation, screening, assembly, review and repair."""
     endpoint = _endpoint(**kw)
     script = read_script(script_file)
-    _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
-          max_rounds)
-    _show(author_all(Package(out_dir), endpoint, script, labels, _note), Package(out_dir))
+    pkg = Package(out_dir)
+    if pkg.draft_file.is_file():  # an interrupted (or finished) run of the same package: resume it
+        resume_package(pkg, video, request, task_id or out_dir.name, video_url)
+        _note(f"S0: package {out_dir} exists for this video and request; resuming (stages already done are skipped)")
+    else:
+        _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
+              max_rounds)
+    _show(author_all(pkg, endpoint, script, labels, _note), pkg)
 
 
 @author.command("finish", short_help="S6 without review: freeze a package that passes the static checks.")
