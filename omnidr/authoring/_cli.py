@@ -1,6 +1,7 @@
 """`omnidr author`: ARC S0-S6, stage by stage or end to end (the main group loads it on demand)."""
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -8,6 +9,7 @@ import click
 from omnidr._console import make_console
 from omnidr.benchmark import taxonomy
 from omnidr.errors import UserError
+from omnidr.pipeline import eval_options
 
 from ._agents import ModelEndpoint
 from ._criteria import run_s2, run_s3_s4
@@ -255,3 +257,34 @@ def demo_script_cmd(snapshot, task_id, file) -> None:
         raise UserError(str(exc)) from None
     dump(file, script)
     _note(f"wrote {file}: the authoring script of {task_id} ({len(script['s1b'])} routes)")
+
+
+@author.command("calibrate", short_help="S5: behavioural calibration of the package (R1 < R2 < R3).")
+@_PACKAGE
+@click.option("--harness", default="reference", show_default=True, help="The harness that writes R1, R2 and R3.")
+@eval_options
+def calibrate_cmd(package, harness, **options) -> None:
+    """S5's behavioural calibration (paper App. E.4), `omnidr calibrate`'s check on the package: one model under one
+    harness writes R1 (video, no web search), R2 (full tools) and R3 (full tools and the fact library's evidence brief),
+    and the task must satisfy R1 < R2 < R3 with R3 - R1 above calibration_gap. A package that fails is excluded (S6).
+    The runs go to RUNS_ROOT/calibration/<snapshot id>/ (rerunning resumes); the result to the package's
+    calibration.json and authoring/s5/record.json. Exit code 1 when the package fails or no result was reached."""
+    from omnidr.reliability import calibration_grid, systems_line
+
+    from ._calibration import calibrate_package, calibration_row
+    from ._review import finish
+
+    pkg = Package(package)
+    pkg.draft()
+    result = calibrate_package(pkg, harness, out, options)
+    if result is None or result.calibration is None:
+        _note(f"S5 calibration: not concluded: {result.problem if result else 'the runs produced no run root'}")
+        sys.exit(1)
+    out.print(calibration_grid(result.calibration, result.gap).rich())
+    _note(systems_line(result.calibration))
+    row, problem = calibration_row(pkg)
+    _note(f"S5 calibration: {row.decision if row else 'no record'}")
+    if pkg.report_file.is_file():  # the package's fate again, with the calibration in it
+        _show(finish(pkg, AuthoringReport.model_validate_json(pkg.report_file.read_text("utf-8"))), pkg)
+    if problem is not None:
+        sys.exit(1)

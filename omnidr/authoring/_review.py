@@ -36,6 +36,7 @@ from omnidr.benchmark import (
 from omnidr.errors import UserError
 
 from ._agents import ModelEndpoint
+from ._calibration import STEP, calibration_row
 from ._models import Attrition, AuthoringReport, ReviewLabel, ReviewRound
 from ._package import Package, dump, write_library, write_rubric
 from ._repair import repair_with_model
@@ -230,6 +231,14 @@ def review_package(pkg: Package, labels_file: Path, attrition: list[Attrition] |
 def finish(pkg: Package, report: AuthoringReport) -> AuthoringReport:
     """Write the report; freeze a package review accepted (refused, it stays 'assembled' or becomes 'invalid')."""
     stage = pkg.stage("s6")
+    row, problem = calibration_row(pkg)
+    if row is not None:  # S5's behavioural calibration, after the construction rows
+        trace = [a for a in report.attrition if a.step != STEP]
+        at = next((i for i, a in enumerate(trace) if a.step.startswith("S5/S6")), len(trace))
+        report = report.model_copy(update={"attrition": [*trace[:at], row, *trace[at:]]})
+        if problem is not None and report.status in ("frozen", "assembled"):
+            report = report.model_copy(update={"status": "excluded", "note": f"S5 behavioural calibration fails "
+                                               f"(every retained task satisfies it, App. E.4): {problem}"})
     if report.status == "frozen":
         check = validate_snapshot(pkg.root)
         if check.errors or check.unreviewed:

@@ -156,3 +156,23 @@ def conclude_calibration(snapshot: Path, run_root: Path, board, systems: dict, j
     uri = log_reliability(run_root, "calibration", metrics, files[1:])
     return CalibrationOutcome(calibration=cal, gap=gap, failed=failed, files=files, tracking_uri=uri)
 
+
+
+def run_calibration(snapshot: Path, harness: str, console, *, model, model_key_env, judge, judge_key_env, evaluator,
+                    budget, tasks, runs_root, parallel, executor, ray_address, tracking_uri, provider_tools, wait,
+                    max_starts, stall_timeout_s, prices_file, max_connections, max_cost):
+    """`omnidr calibrate`'s work, also S5 of `omnidr author calibrate`: the three systems' runs (into
+    RUNS_ROOT/calibration/<snapshot id>/, resumable), then `conclude_calibration`. Returns the pipeline's outcome and
+    the calibration outcome (None when the run produced no run root)."""
+    from omnidr.pipeline import eval_request, judge_key, parse_model, run_with_progress
+
+    systems = calibration_systems(harness, parse_model(model, model_key_env))
+    request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
+                           Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
+                           wait, evaluator=evaluator, max_starts=max_starts, stall_timeout_s=stall_timeout_s,
+                           prices_file=prices_file, max_cost=max_cost, max_connections=max_connections)
+    outcome = run_with_progress(request, check_examples=False, console=console)
+    if outcome.run_root is None:
+        return outcome, None
+    return outcome, conclude_calibration(snapshot, outcome.run_root, outcome.board, systems, judge_key(request.judge),
+                                         request.tasks)
