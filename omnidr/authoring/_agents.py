@@ -111,10 +111,12 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
     draft = pkg.draft()
     run_dir = stage_dir / "run"
     done = {s.id: run_dir / "attempts" / s.id / "1" for s in sessions}
-    if all((a / "attempt.json").is_file() for a in done.values()):  # an interrupted authoring run, resumed
+    asked = {s.id: stage_dir / f"prompt-{s.id}.txt" for s in sessions}
+    if all((done[s.id] / "attempt.json").is_file() and asked[s.id].is_file()
+           and asked[s.id].read_text("utf-8") == s.prompt for s in sessions):  # a resumed run: the same sessions ran
         on_note(f"{stage_dir.relative_to(pkg.root).as_posix()}: its {len(sessions)} session(s) ran before; reused")
         return done
-    if run_dir.exists():  # interrupted part-way: keep what it left, run the sessions again from the start
+    if run_dir.exists():  # interrupted part-way, or asked otherwise: keep what it left, run the sessions again
         run_dir.rename(run_dir.with_name(f"run.interrupted-{time.strftime('%Y%m%dT%H%M%S')}"))
     stage_dir.mkdir(parents=True, exist_ok=True)
     root = _staging(pkg, stage_dir, sessions, with_video, with_web=proxy_mode == "replay")
