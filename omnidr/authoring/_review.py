@@ -7,14 +7,20 @@ Open in the paper, chosen here:
 - Item correctness is the share of reviewed items whose majority label is 'correct' (the issue's reading of "majority
   decides"); a tie has no majority and counts as incorrect. Unanimity is counted over items with exactly three
   raters (App. A.5: "all three reviewers assign the same label").
-- A round whose error share (1 - item correctness) exceeds `Budgets.error_threshold` excludes the package. Otherwise
-  each incorrect item is routed back: a fact to S1 (evidence acquisition), a criterion to S2 (criterion
-  generation). Offline, the repair is the removal of the item (a fact takes the criteria bound to it along), the
-  verification states and difficulties recomputed by the rules, and a direction left empty given an N/A reason that
-  names the review; a new evidence or generation run may add replacements before the next round.
-- Rounds are counted from 1; a package still holding incorrect items after round R_max (hyperparameters
-  `max_repair_rounds`) is excluded for persistent errors. A package whose last round finds no incorrect item is
-  frozen (`snapshot freeze`: static checks clean and every warning reviewed).
+- A round whose error share (1 - item correctness) exceeds `Budgets.error_threshold` excludes the package (App. E.1:
+  "packages with high ... artifact error rates are excluded"; the paper gives no number, 50% here). Otherwise each
+  incorrect item goes back to the stage that made it (App. E.4: "Fact errors return to evidence acquisition, while
+  criterion errors return to criterion generation or rubric assembly"), which runs again with the model (`_repair`).
+  Without a model (no endpoint and no authoring script) the repair removes the item (a fact takes the criteria bound
+  to it along), recomputes verification and difficulty, and gives a direction left empty an N/A reason that names
+  the review; the round's record says so.
+- R_max (hyperparameters `max_repair_rounds`) counts validation rounds, numbered from 1 (Sec. 3.2: "After at most
+  three rounds, ARC freezes"): rounds 1 .. R_max - 1 may repair, and a package still holding incorrect items in
+  round R_max is excluded for persistent errors (no later round would check its repair). A package whose round finds
+  no incorrect item is frozen (`snapshot freeze`: static checks clean and every warning reviewed) unless S5's
+  behavioural calibration failed (`_calibration`).
+- A decided round (`authoring/s6/round-N/record.json`, with the labels it was decided on) is not decided again: the
+  labels file grows by a round at a time, and changing a decided round's labels is refused.
 """
 
 import json
