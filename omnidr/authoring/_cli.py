@@ -18,7 +18,7 @@ from ._evidence_maps import run_s1a, run_s1b, run_s1c
 from ._models import ROUTES, AuthoringReport, Budgets
 from ._package import Package, dump, init_package, resume_package
 from ._review import review_package
-from ._run import author_all, conclude, read_script
+from ._run import assembled, author_all, conclude, read_script
 
 out = make_console()
 _PACKAGE = click.argument("package", type=click.Path(path_type=Path))
@@ -241,7 +241,8 @@ def run(video, out_dir, request, like, subcategory, family, language, query_form
 def finish_cmd(package) -> None:
     """Freeze an assembled package on the static checks alone (no human review round)."""
     pkg = Package(package)
-    _show(conclude(pkg, *run_s3_s4(pkg), None), pkg)
+    pkg.draft()
+    _show(conclude(pkg, *assembled(pkg, _note), None), pkg)
 
 
 @author.command("demo-script", short_help="Write the authoring script of a demo task for the scripted model.")

@@ -57,13 +57,15 @@ def author_all(pkg: Package, endpoint: ModelEndpoint, script: dict | None, label
         if not _skip(pkg, stage, name, on_note):
             pkg.redo_after(stage)
             run()
+    return conclude(pkg, *assembled(pkg, on_note), labels, endpoint, script, on_note)
+
+
+def assembled(pkg: Package, on_note: Callable[[str], None]) -> tuple[Screening, Assembly]:
+    """S3 and S4's records, run now unless done (then a repaired rubric is not assembled over again)."""
     if _skip(pkg, "s4", "S3/S4", on_note):
-        screening = pkg.read("s3", "screening.json", Screening)
-        assembly = pkg.read("s4", "assembly.json", Assembly)
-    else:
-        pkg.redo_after("s4")
-        screening, assembly = run_s3_s4(pkg)
-    return conclude(pkg, screening, assembly, labels, endpoint, script, on_note)
+        return pkg.read("s3", "screening.json", Screening), pkg.read("s4", "assembly.json", Assembly)
+    pkg.redo_after("s4")
+    return run_s3_s4(pkg)
 
 
 def conclude(pkg: Package, screening: Screening, assembly: Assembly, labels: Path | None,
