@@ -16,6 +16,7 @@ Open in the paper, chosen here:
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,15 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
     from sandbox.models import Budget
 
     draft = pkg.draft()
+    run_dir = stage_dir / "run"
+    done = {s.id: run_dir / "attempts" / s.id / "1" for s in sessions}
+    asked = {s.id: stage_dir / f"prompt-{s.id}.txt" for s in sessions}
+    if all((done[s.id] / "attempt.json").is_file() and asked[s.id].is_file()
+           and asked[s.id].read_text("utf-8") == s.prompt for s in sessions):  # a resumed run: the same sessions ran
+        on_note(f"{stage_dir.relative_to(pkg.root).as_posix()}: its {len(sessions)} session(s) ran before; reused")
+        return done
+    if run_dir.exists():  # interrupted part-way, or asked otherwise: keep what it left, run the sessions again
+        run_dir.rename(run_dir.with_name(f"run.interrupted-{time.strftime('%Y%m%dT%H%M%S')}"))
     stage_dir.mkdir(parents=True, exist_ok=True)
     root = _staging(pkg, stage_dir, sessions, with_video, with_web=proxy_mode == "replay")
     scripts = None
@@ -120,7 +130,6 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
         scripts.mkdir(exist_ok=True)
         for s in sessions:
             dump(scripts / f"{s.id}.json", {"task": s.id, "match": s.marker, "model": SCRIPTED_MODEL, "steps": s.steps})
-    run_dir = stage_dir / "run"
     door = (parse_search_door(endpoint.search_door, endpoint.search_key_env, proxy_mode)  # type: ignore[arg-type]
             if endpoint.search_door and proxy_mode != "deny" else None)
     run_system(root, run_dir, "reference", [s.id for s in sessions], capability,
@@ -128,7 +137,7 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
                budget=Budget(wall_time_s=draft.budgets.wall_time_s, attempts_per_task=1),
                limits=SandboxLimits(cpus=1.0, memory_mb=1024), proxy_mode=proxy_mode,
                parallel=endpoint.parallel, on_note=on_note, scripts_dir=scripts, search_door=door)
-    return {s.id: run_dir / "attempts" / s.id / "1" for s in sessions}
+    return done
 
 
 def agent_evidence(attempt: Path) -> list[dict]:

@@ -1,6 +1,7 @@
 """`omnidr author`: ARC S0-S6, stage by stage or end to end (the main group loads it on demand)."""
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -8,15 +9,16 @@ import click
 from omnidr._console import make_console
 from omnidr.benchmark import taxonomy
 from omnidr.errors import UserError
+from omnidr.pipeline import eval_options
 
 from ._agents import ModelEndpoint
 from ._criteria import run_s2, run_s3_s4
 from ._demo_script import demo_script
 from ._evidence_maps import run_s1a, run_s1b, run_s1c
 from ._models import ROUTES, AuthoringReport, Budgets
-from ._package import Package, TaskRequest, dump, init_package
+from ._package import Package, TaskRequest, dump, init_package, resume_package
 from ._review import review_package
-from ._run import author_all, conclude, read_script
+from ._run import assembled, author_all, conclude, read_script
 
 out = make_console()
 _PACKAGE = click.argument("package", type=click.Path(path_type=Path))
@@ -54,6 +56,14 @@ def _endpoint(model_base_url, model, model_key_env, web, parallel, search_door, 
 
 def _note(message: str) -> None:
     out.print(message, soft_wrap=True, markup=False)
+
+
+def _redo(pkg: Package, stage: str) -> None:
+    """A stage run by hand makes the stages after it run again in a later `omnidr author run`."""
+    pkg.draft()
+    undone = pkg.redo_after(stage)
+    if undone:
+        _note(f"{stage.upper()} runs again: {', '.join(u.upper() for u in undone)} will run again too")
 
 
 @click.group("author", short_help="Build a new task with Audited Rubric Construction (S0-S6).")
@@ -114,6 +124,7 @@ def init(video, out_dir, **kw) -> None:
 @_model_options
 def video_map(package, script_file, **kw) -> None:
     """S1a: an agent reads the video in T_win windows with the web closed and records timestamped facts."""
+    _redo(Package(package), "s1a")
     vmap = run_s1a(Package(package), _endpoint(**kw), read_script(script_file), _note)
     _note(f"S1a: {len(vmap.facts)} video fact(s) kept, {len(vmap.rejected)} rejected")
 
@@ -124,6 +135,7 @@ def video_map(package, script_file, **kw) -> None:
 @click.option("--max-rounds", default=None, type=click.IntRange(1), help="Round limit (default: the package's).")
 def web_map(package, script_file, max_rounds, **kw) -> None:
     """S1b: one isolated session per route, rounds until two consecutive saturated rounds or the round limit."""
+    _redo(Package(package), "s1b")
     wmap = run_s1b(Package(package), _endpoint(**kw), read_script(script_file), _note, max_rounds=max_rounds)
     _note(f"S1b: {len(wmap.claims)} claim(s) in {len(wmap.rounds)} round(s), stopped: {wmap.stopped}")
 
@@ -133,6 +145,7 @@ def web_map(package, script_file, max_rounds, **kw) -> None:
 @_model_options
 def reconcile(package, script_file, **kw) -> None:
     """S1c: merge equivalent statements keeping provenance, keep conflict edges, compute verification states."""
+    _redo(Package(package), "s1c")
     result = run_s1c(Package(package), _endpoint(**kw), read_script(script_file), _note)
     states: dict[str, int] = {}
     for e in result.entries:
@@ -146,6 +159,7 @@ def reconcile(package, script_file, **kw) -> None:
 @_model_options
 def generate(package, script_file, **kw) -> None:
     """S2: one model call through the gateway turns the library into candidate criteria."""
+    _redo(Package(package), "s2")
     candidates = run_s2(Package(package), _endpoint(**kw), read_script(script_file), _note)
     _note(f"S2: {len(candidates)} candidate(s)")
 
@@ -155,6 +169,7 @@ def generate(package, script_file, **kw) -> None:
 def assemble(package) -> None:
     """S3 screening (reasons kept, difficulty computed) and S4 assembly (slots, N/A reasons, caps), then the static
     checks of `snapshot validate`."""
+    _redo(Package(package), "s4")
     screening, assembly = run_s3_s4(Package(package))
     _note(f"S3: kept {len(screening.kept)}, removed {len(screening.removed)}; S4: "
           f"{sum(len(v) for v in assembly.placed.values())} atom(s), {len(assembly.na_reasons)} N/A, "
@@ -176,14 +191,23 @@ def _show(report: AuthoringReport, pkg: Package | None = None) -> None:
               f"`omnidr eval {pkg.root}`")
 
 
-@author.command("review", short_help="S5/S6: human review labels, repair routing, freeze or exclude.")
+@author.command("review", short_help="S5/S6: human review labels, repair by the stages that erred, freeze or exclude.")
 @_PACKAGE
 @click.argument("labels", type=click.Path(path_type=Path))
-def review(package, labels) -> None:
-    """S5 human review of the package from a LABELS file (JSON Lines: round, rater, item, label), then S6."""
+@_model_options
+def review(package, labels, script_file, **kw) -> None:
+    """S5 human review of the package from a LABELS file (JSON Lines: round, rater, item, label, note), then S6:
+    each incorrect fact goes back to S1a or S1b and each incorrect criterion to S2-S4, run again with the model
+    (--model-base-url, or the scripted model with --script). Rounds already decided are kept: append each new
+    round's labels to the file and run the command again. Without a model, S6 removes what review found incorrect."""
     pkg = Package(package)
     pkg.draft()
-    _show(review_package(pkg, labels, _previous(pkg)), pkg)
+    endpoint = _endpoint(**kw)
+    script = read_script(script_file)
+    if endpoint.base_url is None and script is None:
+        _note("S6: no model given (--model-base-url, or --script for the scripted model): a repair removes what "
+              "review found incorrect, without replacements")
+    _show(review_package(pkg, labels, _previous(pkg), endpoint, script, _note), pkg)
 
 
 def _previous(pkg: Package) -> list:
@@ -205,9 +229,14 @@ def run(video, out_dir, request, like, subcategory, family, language, query_form
     """S0-S6: init, the evidence maps, reconciliation, generation, screening, assembly, review and repair."""
     endpoint = _endpoint(**kw)
     script = read_script(script_file)
-    _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
-          max_rounds)
-    _show(author_all(Package(out_dir), endpoint, script, labels, _note), Package(out_dir))
+    pkg = Package(out_dir)
+    if pkg.draft_file.is_file():  # an interrupted (or finished) run of the same package: resume it
+        resume_package(pkg, video, request, task_id or out_dir.name, video_url)
+        _note(f"S0: package {out_dir} exists for this video and request; resuming (stages already done are skipped)")
+    else:
+        _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
+              max_rounds)
+    _show(author_all(pkg, endpoint, script, labels, _note), pkg)
 
 
 @author.command("finish", short_help="S6 without review: freeze a package that passes the static checks.")
@@ -215,7 +244,8 @@ def run(video, out_dir, request, like, subcategory, family, language, query_form
 def finish_cmd(package) -> None:
     """Freeze an assembled package on the static checks alone (no human review round)."""
     pkg = Package(package)
-    _show(conclude(pkg, *run_s3_s4(pkg), None), pkg)
+    pkg.draft()
+    _show(conclude(pkg, *assembled(pkg, _note), None), pkg)
 
 
 @author.command("demo-script", short_help="Write the authoring script of a demo task for the scripted model.")
@@ -231,3 +261,34 @@ def demo_script_cmd(snapshot, task_id, file) -> None:
         raise UserError(str(exc)) from None
     dump(file, script)
     _note(f"wrote {file}: the authoring script of {task_id} ({len(script['s1b'])} routes)")
+
+
+@author.command("calibrate", short_help="S5: behavioural calibration of the package (R1 < R2 < R3).")
+@_PACKAGE
+@click.option("--harness", default="reference", show_default=True, help="The harness that writes R1, R2 and R3.")
+@eval_options
+def calibrate_cmd(package, harness, **options) -> None:
+    """S5's behavioural calibration (paper App. E.4), `omnidr calibrate`'s check on the package: one model under one
+    harness writes R1 (video, no web search), R2 (full tools) and R3 (full tools and the fact library's evidence brief),
+    and the task must satisfy R1 < R2 < R3 with R3 - R1 above calibration_gap. A package that fails is excluded (S6).
+    The runs go to RUNS_ROOT/calibration/<snapshot id>/ (rerunning resumes); the result to the package's
+    calibration.json and authoring/s5/record.json. Exit code 1 when the package fails or no result was reached."""
+    from omnidr.reliability import calibration_grid, systems_line
+
+    from ._calibration import calibrate_package, calibration_row
+    from ._review import finish
+
+    pkg = Package(package)
+    pkg.draft()
+    result = calibrate_package(pkg, harness, out, options)
+    if result is None or result.calibration is None:
+        _note(f"S5 calibration: not concluded: {result.problem if result else 'the runs produced no run root'}")
+        sys.exit(1)
+    out.print(calibration_grid(result.calibration, result.gap).rich())
+    _note(systems_line(result.calibration))
+    row, problem = calibration_row(pkg)
+    _note(f"S5 calibration: {row.decision if row else 'no record'}")
+    if pkg.report_file.is_file():  # the package's fate again, with the calibration in it
+        _show(finish(pkg, AuthoringReport.model_validate_json(pkg.report_file.read_text("utf-8"))), pkg)
+    if problem is not None:
+        sys.exit(1)

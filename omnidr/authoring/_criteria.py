@@ -19,7 +19,7 @@ Open in the paper, chosen here:
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from omnidr.benchmark import (
     Atom,
@@ -131,14 +131,16 @@ def _atom(c: Candidate, difficulty: Difficulty) -> Atom:
     return Atom.model_validate({**c.model_dump(exclude_none=True), "difficulty": difficulty.value})
 
 
-def screen(candidates: list[Candidate], library: FactLibrary, zh: bool) -> tuple[Screening, list[Atom]]:
-    """S3: remove what fails a screening test (with its reason), compute each kept atom's difficulty."""
+def screen(candidates: list[Candidate], library: FactLibrary, zh: bool,
+           existing: Sequence[Atom] = ()) -> tuple[Screening, list[Atom]]:
+    """S3: remove what fails a screening test (with its reason), compute each kept atom's difficulty. `existing`
+    atoms (S6: the criteria a repair keeps) count for the duplicate tests."""
     origins = {f.id: f.origin for f in library.facts}
     states = {f.id: f.verification for f in library.facts}
     kept: list[Atom] = []
     removed: list[Rejected] = []
-    seen: dict[str, str] = {}
-    ids: set[str] = set()
+    seen: dict[str, str] = {normalize(a.criterion): a.id for a in existing}
+    ids: set[str] = {a.id for a in existing}
     levels: dict[str, str] = {}
     for c in candidates:
         problem = _problem(c, library, zh)

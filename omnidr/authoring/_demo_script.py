@@ -3,7 +3,8 @@
 candidates for S3 to remove. Like the research scripts (`sandbox/scripted_model`), this demonstrates the machinery,
 not a model's work.
 
-    {"task": ID, "s1a": [steps], "s1b": {ROUTE: [steps]}, "s1c": [steps], "s2": [steps]}
+    {"task": ID, "s1a": [steps], "s1b": {ROUTE: [steps]}, "s1c": [steps], "s2": [steps],
+     "repair": {"facts": {FACT_ID: [steps]}, "criteria": {ATOM_ID: [steps]}}}   (S6's reruns, one session per item)
 
 Each steps list is a scripted-model script's `steps` (tool calls of the reference agent, then a final message).
 """
@@ -90,4 +91,37 @@ def demo_script(snapshot: Path, task_id: str) -> dict:
     s2_answer = {"candidates": candidates, "na_reasons": dict(rubric.na_reasons)}
     return {"task": task_id, "s1a": s1a, "s1b": s1b,
             "s1c": [{"content": json.dumps(s1c_answer, ensure_ascii=False)}],
-            "s2": [{"content": json.dumps(s2_answer, ensure_ascii=False)}]}
+            "s2": [{"content": json.dumps(s2_answer, ensure_ascii=False)}],
+            "repair": repair_script(facts, rubric.atoms, snap.hyperparameters.window_s if snap.hyperparameters else 300.0)}
+
+
+def repair_script(facts: list, atoms: list, window_s: float) -> dict:
+    """S6's sessions, one per fact and per criterion a review may send back: a fact is observed or researched again
+    and recorded as the release states it; a criterion is written again as the release states it (so the demo
+    shows the routing and the reruns; a lab's model writes the corrections)."""
+    kinds = {"webpage": "web", "document": "document", "image": "image", "video": "video"}
+    out: dict = {"facts": {}, "criteria": {}}
+    for f in facts:
+        if f.origin is Origin.video and f.video_ref is not None:
+            k = int(f.video_ref.start_s // window_s)
+            out["facts"][f.id] = [
+                {"content": f"Read window {k} again.", "tool_calls": [_call("rw", "read_window", {"index": k, "frames": 2})]},
+                {"tool_calls": [_call("rec", "record_evidence", {
+                    "claim": f.claim, "modality": "video", "excerpt": f.claim, "video_time_s": f.video_ref.start_s,
+                    "anchor": f"{f.type.value}@{f.video_ref.start_s:g}-{f.video_ref.end_s:g}"})]},
+                {"content": f"{f.id} observed again."}]
+        elif f.sources:
+            src = f.sources[0]
+            args = {"claim": f.claim, "modality": kinds[src.kind.value], "source_url": src.url,
+                    "excerpt": src.quote or f.claim, "anchor": f"{f.type.value}@{src.tier.value}"}
+            if src.published:
+                args["date"] = src.published.isoformat()
+            out["facts"][f.id] = [
+                {"content": "Open the source again.", "tool_calls": [_call("open", "fetch_url", {"url": src.url})]},
+                {"tool_calls": [_call("rec", "record_evidence", args)]}, {"content": f"{f.id} researched again."}]
+        else:  # an open question: still no usable source
+            out["facts"][f.id] = [{"content": f"No usable source for {f.id} was found."}]
+    for a in atoms:
+        answer = {"candidates": [a.model_dump(mode="json", exclude={"difficulty"}, exclude_none=True)], "na_reasons": {}}
+        out["criteria"][a.id] = [{"content": json.dumps(answer, ensure_ascii=False)}]
+    return out

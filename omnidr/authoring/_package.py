@@ -22,6 +22,7 @@ from typing import Any
 from omnidr._files import write_atomic
 from omnidr.benchmark import (
     HYPERPARAMETERS_FILE,
+    MANIFEST_FILE,
     SNAPSHOT_FILE,
     FactLibrary,
     Hyperparameters,
@@ -42,6 +43,9 @@ from ._models import ROUTES, Budgets, TaskDraft
 AUTHORING = "authoring"
 DRAFT_FILE = "task-draft.json"
 REPORT_FILE = "report.json"
+RECORD_FILE = "record.json"
+# The stage folders in the order the stages run; a stage is done when its folder holds its record (written last).
+STAGES = ("s1a", "s1b", "s1c", "s2", "s3", "s4", "s5", "s6")
 
 
 def dump(path: Path, value: Any) -> None:
@@ -86,6 +90,24 @@ class Package:
 
     def hyperparameters(self) -> Hyperparameters:
         return Hyperparameters.model_validate_json((self.root / HYPERPARAMETERS_FILE).read_text("utf-8"))
+
+    def done(self, stage: str) -> bool:
+        """The stage wrote its record (its last write): a resumed run skips it."""
+        return (self.stage(stage) / RECORD_FILE).is_file()
+
+    def redo_after(self, stage: str) -> list[str]:
+        """A stage is run again: the stages after it are no longer done (their records, S6's round records and the
+        report are removed; their other files stay until the stage rewrites them). Returns the stages undone."""
+        undone = []
+        for later in STAGES[STAGES.index(stage) + 1:]:
+            records = [self.stage(later) / RECORD_FILE, *self.stage(later).glob(f"round-*/{RECORD_FILE}")]
+            if any(r.is_file() for r in records):
+                undone.append(later)
+            for r in records:
+                r.unlink(missing_ok=True)
+        self.report_file.unlink(missing_ok=True)
+        (self.root / MANIFEST_FILE).unlink(missing_ok=True)  # the package is changing: no longer what was frozen
+        return undone
 
     def read(self, stage: str, name: str, model):
         path = self.stage(stage) / name
@@ -183,6 +205,22 @@ def init_package(video: Path, spec: TaskRequest, out: Path, like: Path, budgets:
     dump(pkg.stage("s0") / "record.json", {
         "stage": "S0", "inputs": {"video": str(video), "request": request, "like": str(like)},
         "probe": probe.model_dump(), "outputs": [f"tasks/{task_id}/task.json", f"{AUTHORING}/{DRAFT_FILE}"]})
+    return draft
+
+
+def resume_package(pkg: Package, video: Path, request: str, task_id: str, video_url: str | None) -> TaskDraft:
+    """S0 of a resumed `omnidr author run`: the package in OUT must be the one this video and request make."""
+    draft = pkg.draft()
+    if not video.is_file():
+        raise UserError(f"{video}: no such video file")
+    task = pkg.task(draft)
+    given = {"task id": (draft.id, task_id), "request": (draft.request, request),
+             "video": (task.video.sha256, sha256_file(video)),
+             "video URL": (draft.video_url, video_url or video.resolve().as_uri())}
+    differ = [name for name, (was, now) in given.items() if was != now]
+    if differ:
+        raise UserError(f"{pkg.root} holds a package of another {' and '.join(differ)}; give a new folder for this "
+                        "one, or the package's own to resume it")
     return draft
 
 

@@ -7,18 +7,26 @@ Open in the paper, chosen here:
 - Item correctness is the share of reviewed items whose majority label is 'correct' (the issue's reading of "majority
   decides"); a tie has no majority and counts as incorrect. Unanimity is counted over items with exactly three
   raters (App. A.5: "all three reviewers assign the same label").
-- A round whose error share (1 - item correctness) exceeds `Budgets.error_threshold` excludes the package. Otherwise
-  each incorrect item is routed back: a fact to S1 (evidence acquisition), a criterion to S2 (criterion
-  generation). Offline, the repair is the removal of the item (a fact takes the criteria bound to it along), the
-  verification states and difficulties recomputed by the rules, and a direction left empty given an N/A reason that
-  names the review; a new evidence or generation run may add replacements before the next round.
-- Rounds are counted from 1; a package still holding incorrect items after round R_max (hyperparameters
-  `max_repair_rounds`) is excluded for persistent errors. A package whose last round finds no incorrect item is
-  frozen (`snapshot freeze`: static checks clean and every warning reviewed).
+- A round whose error share (1 - item correctness) exceeds `Budgets.error_threshold` excludes the package (App. E.1:
+  "packages with high ... artifact error rates are excluded"; the paper gives no number, 50% here). Otherwise each
+  incorrect item goes back to the stage that made it (App. E.4: "Fact errors return to evidence acquisition, while
+  criterion errors return to criterion generation or rubric assembly"), which runs again with the model (`_repair`).
+  Without a model (no endpoint and no authoring script) the repair removes the item (a fact takes the criteria bound
+  to it along), recomputes verification and difficulty, and gives a direction left empty an N/A reason that names
+  the review; the round's record says so.
+- R_max (hyperparameters `max_repair_rounds`) counts validation rounds, numbered from 1 (Sec. 3.2: "After at most
+  three rounds, ARC freezes"): rounds 1 .. R_max - 1 may repair, and a package still holding incorrect items in
+  round R_max is excluded for persistent errors (no later round would check its repair). A package whose round finds
+  no incorrect item is frozen (`snapshot freeze`: static checks clean and every warning reviewed) unless S5's
+  behavioural calibration failed (`_calibration`).
+- A decided round (`authoring/s6/round-N/record.json`, with the labels it was decided on) is not decided again: the
+  labels file grows by a round at a time, and changing a decided round's labels is refused.
 """
 
 import json
+import logging
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from omnidr.benchmark import (
@@ -33,8 +41,13 @@ from omnidr.benchmark import (
 )
 from omnidr.errors import UserError
 
+from ._agents import ModelEndpoint
+from ._calibration import STEP, calibration_row
 from ._models import Attrition, AuthoringReport, ReviewLabel, ReviewRound
 from ._package import Package, dump, write_library, write_rubric
+from ._repair import RepairRound, repair_with_model
+
+log = logging.getLogger(__name__)
 
 
 def read_review_labels(path: Path) -> list[ReviewLabel]:
@@ -120,8 +133,23 @@ def repair(library: FactLibrary, rubric: RubricTree, facts: list[str], criteria:
     return library, RubricTree(task_id=rubric.task_id, atoms=atoms, na_reasons=na), routed
 
 
-def review_package(pkg: Package, labels_file: Path, attrition: list[Attrition] | None = None) -> AuthoringReport:
-    """S5 human review and S6 routing over every round of the labels file, then the package's fate."""
+def _notes(labels: list[ReviewLabel], round_no: int) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for lab in labels:
+        if lab.round == round_no and lab.note:
+            out[lab.item].append(lab.note)
+    return out
+
+
+def review_package(pkg: Package, labels_file: Path, attrition: list[Attrition] | None = None,
+                   endpoint: ModelEndpoint | None = None, script: dict | None = None,
+                   on_note: Callable[[str], None] = log.info) -> AuthoringReport:
+    """S5 human review and S6 over every round of the labels file, then the package's fate.
+
+    A round already decided (`authoring/s6/round-N/record.json`) is not reviewed or repaired again: a labels file
+    that grows by a round each time resumes where the last call stopped. With a model (`endpoint` with a base URL,
+    or the scripted model with `script`), S6 reruns the stages that made each finding (`_repair`); without one it
+    removes what review found incorrect and says so."""
     draft = pkg.draft()
     labels = read_review_labels(labels_file)
     rounds = sorted({lab.round for lab in labels})
@@ -133,34 +161,73 @@ def review_package(pkg: Package, labels_file: Path, attrition: list[Attrition] |
     library = FactLibrary.model_validate_json((folder / "facts.json").read_text("utf-8"))
     rubric = RubricTree.model_validate_json((folder / "rubric.json").read_text("utf-8"))
     video_url = pkg.task(draft).video.url
+    with_model = endpoint is not None and (endpoint.base_url is not None or script is not None)
     trace = list(attrition or [])
     reviews: list[ReviewRound] = []
     routed: list[dict] = []
     status, note = "assembled", ""
     for r in rounds:
+        record_file = pkg.stage("s6") / f"round-{r}" / "record.json"
+        given = sorted(lab.model_dump_json() for lab in labels if lab.round == r)
+        if record_file.is_file():
+            done = json.loads(record_file.read_text("utf-8"))
+            if done.get("labels") != given:
+                raise UserError(f"{labels_file}: the labels of round {r} differ from the ones that round was decided "
+                                f"on ({record_file}); keep them, or remove that record to review the round again")
+            reviews.append(ReviewRound.model_validate(done["review"]))
+            trace.append(Attrition.model_validate(done["attrition"]))
+            routed += done["routed"]
+            status, note = done["status"], done["note"]
+            on_note(f"S5/S6 round {r}: decided before ({done['attrition']['decision']}); reused")
+            if status != "assembled":
+                break
+            continue
         rr = review_round(labels, {f.id for f in library.facts}, {a.id for a in rubric.atoms}, r)
         reviews.append(rr)
         wrong = len(rr.incorrect_facts) + len(rr.incorrect_criteria)
         error = 1 - rr.item_correctness
+        step = f"S5/S6 round {r}"
+        details: dict = {}
+        found: list[dict] = []
         if error > draft.budgets.error_threshold:
             status, note = "excluded", (f"round {r}: {wrong} of {rr.items} reviewed items incorrect ({error:.1%} > "
                                         f"threshold {draft.budgets.error_threshold:.0%}): pervasive errors")
-            trace.append(Attrition(step=f"S5/S6 round {r}", candidates=rr.items, accepted=rr.correct_items,
-                                   excluded=rr.items, decision="excluded"))
-            break
-        if not wrong:
-            trace.append(Attrition(step=f"S5/S6 round {r}", candidates=rr.items, accepted=rr.items, decision="accepted"))
-            status = "frozen"
-            break
-        library, rubric, found = repair(library, rubric, rr.incorrect_facts, rr.incorrect_criteria, video_url, r)
+            row = Attrition(step=step, candidates=rr.items, accepted=rr.correct_items, excluded=rr.items,
+                            decision="excluded")
+        elif not wrong:
+            status, note = "frozen", ""
+            row = Attrition(step=step, candidates=rr.items, accepted=rr.items, decision="accepted")
+        elif r >= r_max:
+            status, note = "excluded", (f"incorrect items remained in round {r} = R_max ({r_max}): persistent "
+                                        "errors (no later round would check a repair)")
+            row = Attrition(step=step, candidates=rr.items, accepted=rr.correct_items, excluded=rr.items,
+                            decision="excluded")
+        else:
+            if with_model:
+                assert endpoint is not None
+                res = repair_with_model(RepairRound(pkg, r, _notes(labels, r), endpoint, script, on_note),
+                                        library, rubric, rr.incorrect_facts, rr.incorrect_criteria)
+                library, rubric, found = res.library, res.rubric, res.routed
+                repaired, excluded = res.repaired, res.excluded
+                details = {"repair": "model", "sessions": res.sessions, "routes": res.routes,
+                           "removed": [x.model_dump() for x in res.removed], "errors": res.errors,
+                           "warnings": res.warnings}
+            else:
+                library, rubric, found = repair(library, rubric, rr.incorrect_facts, rr.incorrect_criteria,
+                                                video_url, r)
+                repaired, excluded = 0, wrong
+                details = {"repair": "removal: no model was given (--model-base-url, or --script for the scripted "
+                                     "model), so what review found incorrect is removed without replacement"}
+                write_library(pkg, draft, library)
+                write_rubric(pkg, draft, rubric)
+            status, note = "assembled", f"repaired in round {r}; the package awaits review round {r + 1}"
+            row = Attrition(step=step, candidates=rr.items, accepted=rr.correct_items, repaired=repaired,
+                            excluded=excluded, decision="repaired")
         routed += found
-        trace.append(Attrition(step=f"S5/S6 round {r}", candidates=rr.items, accepted=rr.correct_items,
-                               repaired=len(found), decision="repaired"))
-        write_library(pkg, draft, library)
-        write_rubric(pkg, draft, rubric)
-        if r >= r_max:
-            status, note = "excluded", f"incorrect items remained in round {r} = R_max ({r_max}): persistent errors"
-            trace[-1] = trace[-1].model_copy(update={"decision": "excluded", "excluded": rr.items})
+        trace.append(row)
+        dump(record_file, {"stage": "S6", "round": r, "labels": given, "review": rr.model_dump(),
+                           "attrition": row.model_dump(), "routed": found, "status": status, "note": note, **details})
+        if status != "assembled":
             break
     report = AuthoringReport(task_id=draft.id, status=status, attrition=trace, reviews=reviews,
                              routed=routed, note=note)
@@ -170,6 +237,14 @@ def review_package(pkg: Package, labels_file: Path, attrition: list[Attrition] |
 def finish(pkg: Package, report: AuthoringReport) -> AuthoringReport:
     """Write the report; freeze a package review accepted (refused, it stays 'assembled' or becomes 'invalid')."""
     stage = pkg.stage("s6")
+    row, problem = calibration_row(pkg)
+    if row is not None:  # S5's behavioural calibration, after the construction rows
+        trace = [a for a in report.attrition if a.step != STEP]
+        at = next((i for i, a in enumerate(trace) if a.step.startswith("S5/S6")), len(trace))
+        report = report.model_copy(update={"attrition": [*trace[:at], row, *trace[at:]]})
+        if problem is not None and report.status in ("frozen", "assembled"):
+            report = report.model_copy(update={"status": "excluded", "note": f"S5 behavioural calibration fails "
+                                               f"(every retained task satisfies it, App. E.4): {problem}"})
     if report.status == "frozen":
         check = validate_snapshot(pkg.root)
         if check.errors or check.unreviewed:

@@ -11,8 +11,10 @@ delta_cal; the paper asks it of R3 - R1 only, and so does this check. A task wit
 in one configuration scores 0 there, as an unparseable report does in the paper (App. F).
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from omnidr.benchmark import CALIBRATION_FILE, Calibration, CalibrationScores, calibration_problem
 from omnidr.errors import UserError
@@ -156,3 +158,24 @@ def conclude_calibration(snapshot: Path, run_root: Path, board, systems: dict, j
     uri = log_reliability(run_root, "calibration", metrics, files[1:])
     return CalibrationOutcome(calibration=cal, gap=gap, failed=failed, files=files, tracking_uri=uri)
 
+
+
+def run_calibration(snapshot: Path, harness: str, console, options: Mapping[str, Any]):
+    """`omnidr calibrate`'s work, also S5 of `omnidr author calibrate`: the three systems' runs (into
+    RUNS_ROOT/calibration/<snapshot id>/, resumable), then `conclude_calibration`. `options` are the eval options
+    (`omnidr.pipeline.eval_options`) by their Click names. Returns the pipeline's outcome and the calibration outcome
+    (None when the run produced no run root)."""
+    from omnidr.pipeline import eval_request, judge_key, parse_model, run_with_progress
+
+    o = options
+    systems = calibration_systems(harness, parse_model(o["model"], o["model_key_env"]))
+    request = eval_request(snapshot, list(systems.values()), o["judge"], o["judge_key_env"], o["budget"], o["tasks"],
+                           Path(o["runs_root"]) / "calibration", o["parallel"], o["executor"], o["ray_address"],
+                           o["tracking_uri"], o["provider_tools"], o["wait"], evaluator=o["evaluator"],
+                           max_starts=o["max_starts"], stall_timeout_s=o["stall_timeout_s"],
+                           prices_file=o["prices_file"], max_cost=o["max_cost"], max_connections=o["max_connections"])
+    outcome = run_with_progress(request, check_examples=False, console=console)
+    if outcome.run_root is None:
+        return outcome, None
+    return outcome, conclude_calibration(snapshot, outcome.run_root, outcome.board, systems, judge_key(request.judge),
+                                         request.tasks)

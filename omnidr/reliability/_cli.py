@@ -197,9 +197,8 @@ def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, mo
     SNAPSHOT is the old spelling of --snapshot (kept for one release, with a notice).
     """
     from omnidr.benchmark import MANIFEST_FILE
-    from omnidr.pipeline import eval_request, judge_key, parse_model, run_with_progress
 
-    from ._calibration import calibration_grid, calibration_systems, conclude_calibration, systems_line
+    from ._calibration import calibration_grid, run_calibration, systems_line
 
     out = make_console(stderr=fmt != "terminal")
     snapshot = snapshot_given(snapshot, old_snapshot, "calibrate")
@@ -207,16 +206,13 @@ def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, mo
         raise UserError("give --snapshot PATH, the snapshot to calibrate")
     if not Path(snapshot).is_dir():
         raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
-    systems = calibration_systems(harness, parse_model(model, model_key_env))
-    request = eval_request(snapshot, list(systems.values()), judge, judge_key_env, budget, tasks,
-                           Path(runs_root) / "calibration", parallel, executor, ray_address, tracking_uri, provider_tools,
-                           wait, evaluator=evaluator, max_starts=max_starts, stall_timeout_s=stall_timeout_s,
-                           prices_file=prices_file, max_cost=max_cost, max_connections=max_connections)
-    outcome = run_with_progress(request, check_examples=False, console=out)
-    if outcome.run_root is None:
+    outcome, result = run_calibration(snapshot, harness, out, dict(
+        model=model, model_key_env=model_key_env, judge=judge, judge_key_env=judge_key_env, evaluator=evaluator,
+        budget=budget, tasks=tasks, runs_root=runs_root, parallel=parallel, executor=executor, ray_address=ray_address,
+        tracking_uri=tracking_uri, provider_tools=provider_tools, wait=wait, max_starts=max_starts,
+        stall_timeout_s=stall_timeout_s, prices_file=prices_file, max_connections=max_connections, max_cost=max_cost))
+    if result is None:
         sys.exit(1)
-    result = conclude_calibration(snapshot, outcome.run_root, outcome.board, systems, judge_key(request.judge),
-                                  request.tasks)
     if result.problem is not None or result.calibration is None:
         out.print(f"[red]not calibrated: {result.problem}[/red]", soft_wrap=True)
         sys.exit(1)

@@ -4,6 +4,7 @@ assertions (two S1b rounds of six routes, S1a, and the two model calls of S1c an
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,17 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+REQUEST = ("I am about to hang the same 6.8 kg glass pendant over my kitchen island myself. "
+           "Which of the video's steps and numbers can I rely on?")
+
+
+def _run_args(base: Path, request: str = REQUEST) -> list:
+    """`omnidr author run`'s options after VIDEO and OUT, as the module's package was made."""
+    return ["--like", DEMO, "--subcategory", "home_repair_diy", "--id", TASK, "--request", request,
+            "--video-url", "https://www.youtube.com/watch?v=Pq7dLmpA3xK", "--script", base / "script.json",
+            "--max-rounds", "2", "--labels", base / "labels.jsonl"]
+
+
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
     base = tmp_path_factory.mktemp("author")
@@ -30,11 +42,7 @@ def package(tmp_path_factory):
     labels = base / "labels.jsonl"  # S5: three raters accept four items in round 1
     labels.write_text("".join(json.dumps({"round": 1, "rater": f"r{n}", "item": item, "label": "correct"}) + "\n"
                               for item in ("V07", "W06", "C-FC-03", "C-XV-01") for n in (1, 2, 3)))
-    ran = run_cli("author", "run", VIDEO, pkg, "--like", DEMO, "--subcategory", "home_repair_diy", "--id", TASK,
-                  "--request", "I am about to hang the same 6.8 kg glass pendant over my kitchen island myself. "
-                  "Which of the video's steps and numbers can I rely on?",
-                  "--video-url", "https://www.youtube.com/watch?v=Pq7dLmpA3xK", "--script", script,
-                  "--max-rounds", "2", "--labels", labels, timeout=900)
+    ran = run_cli("author", "run", VIDEO, pkg, *_run_args(base), timeout=900)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     return pkg, ran.stdout
 
@@ -133,3 +141,118 @@ def test_the_package_validates_freezes_and_keeps_its_audit_trail(package):
         [exchange] = _jsonl(pkg / "authoring" / stage / "run" / "attempts" / stage / "1" / "logs" / "gateway.jsonl")
         assert exchange["status"] == 200
         assert (pkg / "authoring" / stage / f"prompt-{stage}.txt").read_text().startswith(f"[ARC {name} {TASK}]")
+
+
+def _copy(pkg: Path, to: Path) -> Path:
+    shutil.copytree(pkg, to, symlinks=True)
+    return to
+
+
+def _votes(round_no: int, item: str, labels: str) -> list[dict]:
+    """Three raters' labels of one item: 'cci' is correct, correct, incorrect."""
+    return [{"round": round_no, "rater": f"r{i}", "item": item, "label": "correct" if c == "c" else "incorrect",
+             "note": "the tester detail is misquoted" if item == "W03" and c == "i" else ""}
+            for i, c in enumerate(labels, 1)]
+
+
+CORRECTED = "A non-contact voltage tester whose battery is flat shows no light even when the wire is live."
+REWORDED = "Does the report give the maximum fixture weight printed on the ceiling box label in the video?"
+
+
+def test_s6_reruns_the_stage_that_made_each_finding_then_freezes(package, tmp_path):
+    """Review round 1 finds a web fact, a video fact and a criterion incorrect: the web fact goes back to S1b (web, no
+    video) and is recorded again as corrected, the video fact to S1a (video, no web), which finds nothing this time,
+    so it and the criterion bound to it go; the criterion goes back to S2, whose new wording S3 keeps (and whose
+    compound twin S3 removes). Round 2 accepts the repaired items and the package is frozen again."""
+    built, _ = package
+    pkg = _copy(built, tmp_path / "pkg")
+    shutil.rmtree(pkg / "authoring" / "s6")  # the module's review, set aside: this test reviews the package anew
+    script = json.loads((built.parent / "script.json").read_text())
+    [record_w03] = [c for step in script["repair"]["facts"]["W03"] for c in step.get("tool_calls", [])
+                    if c["name"] == "record_evidence"]
+    record_w03["arguments"]["claim"] = CORRECTED
+    script["repair"]["facts"]["V02"] = [{"content": "The breaker step shows no voltage test after all."}]
+    c_fc_02 = json.loads(script["repair"]["criteria"]["C-FC-02"][0]["content"])["candidates"][0]
+    answer = {"candidates": [{**c_fc_02, "criterion": REWORDED},
+                             {**c_fc_02, "id": "C-FC-02b", "criterion": "Does the report give the box's limit and "
+                              "does it give the pendant's weight?"}], "na_reasons": {}}
+    script["repair"]["criteria"]["C-FC-02"] = [{"content": json.dumps(answer)}]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    labels = tmp_path / "labels.jsonl"
+    rows = [v for item, said in (("V01", "ccc"), ("V03", "ccc"), ("W01", "ccc"), ("C-FC-01", "ccc"), ("W03", "iic"),
+                                 ("V02", "iii"), ("C-FC-02", "iii")) for v in _votes(1, item, said)]
+    rows += [v for item in ("W03", "C-FC-02", "C-CA-01") for v in _votes(2, item, "ccc")]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    done = run_cli("author", "review", pkg, labels, "--script", tmp_path / "script.json", timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # round 1: 7 items, 4 correct by majority; W03 and C-FC-02 repaired, V02 dropped; round 2: 3 of 3 correct
+    assert "S5/S6 round 1: candidates 7, accepted 4, repaired 2, excluded 1 (repaired)" in done.stdout
+    assert "S5/S6 round 2: candidates 3, accepted 3, repaired 0, excluded 0 (accepted)" in done.stdout
+    assert "review round 1: item correctness 57.1% (4/7), unanimity 85.7% (6/7)" in done.stdout
+    assert f"package {TASK}: frozen" in done.stdout
+    round1 = json.loads((pkg / "authoring" / "s6" / "round-1" / "record.json").read_text())
+    routes = {r["item"]: (r["stage"], r["replaced_by"], r["outcome"]) for r in round1["routed"]}
+    assert routes == {"W03": ("S1b", ["W03"], "repaired"), "V02": ("S1a", [], "excluded"),
+                      "C-FC-02": ("S2", ["C-FC-02"], "repaired"), "C-CA-01": ("S2", ["C-CA-01"], "repaired"),
+                      "C-VF-01": ("S2", [], "excluded")}
+    removed = {r["item"]: r["reason"] for r in round1["removed"]}
+    assert removed["C-FC-02b"] == "several claims: a compound criterion (split it into one question per claim)"
+    assert removed["C-VF-01"] == "no evidence: fact V02 is not in the library"
+    facts = {f["id"]: f for f in json.loads((pkg / "tasks" / TASK / "facts.json").read_text())["facts"]}
+    assert facts["W03"]["claim"] == CORRECTED and "V02" not in facts
+    assert facts["W03"]["relations"] == [{"type": "explanation", "target": "V03"}]  # kept from the fact it replaces
+    atoms = {a["id"]: a for a in json.loads((pkg / "tasks" / TASK / "rubric.json").read_text())["atoms"]}
+    assert atoms["C-FC-02"]["criterion"] == REWORDED and "C-VF-01" not in atoms and "C-FC-02b" not in atoms
+    # each rerun had its stage's doors, and the model calls went through the gateway
+    s1a = pkg / "authoring" / "s6" / "round-1" / "s1a" / "run" / "attempts" / "fact-v02" / "1"
+    assert json.loads((s1a / "attempt.json").read_text())["proxy_mode"] == "deny"
+    assert _jsonl(s1a / "logs" / "network.jsonl") == []
+    assert "/input/video.mp4" in (s1a / "input" / "instruction.txt").read_text()
+    s1b = pkg / "authoring" / "s6" / "round-1" / "s1b"
+    assert json.loads((s1b / "staging" / "tasks" / "fact-w03" / "task.json").read_text())["video"]["file"] == \
+        "video-withheld.txt"
+    assert "the tester detail is misquoted" in (s1b / "prompt-fact-w03.txt").read_text()
+    for session in ("criterion-c-fc-02", "criterion-c-ca-01", "criterion-c-vf-01"):
+        [exchange] = _jsonl(pkg / "authoring" / "s6" / "round-1" / "s2" / "run" / "attempts" / session / "1" / "logs"
+                            / "gateway.jsonl")
+        assert exchange["status"] == 200
+    _, diff = verify_snapshot(pkg)
+    assert diff.clean
+    trace = json.loads((pkg / "authoring" / "report.json").read_text())["attrition"]
+    assert [(r["step"], r["candidates"], r["accepted"], r["repaired"], r["excluded"]) for r in trace] == [
+        ("S2", 51, 51, 0, 0), ("S3", 51, 45, 0, 6), ("S4", 45, 45, 0, 0), ("S5/S6 round 1", 7, 4, 2, 1),
+        ("S5/S6 round 2", 3, 3, 0, 0)]
+
+
+def test_an_interrupted_authoring_run_resumes_where_it_stopped(package, tmp_path):
+    """The same `omnidr author run` again: on a finished package every stage is skipped and the frozen package is the
+    same; on one interrupted in S1b's second round, S1a and round 1 are reused and the rest runs again to the same
+    library and rubric."""
+    built, _ = package
+    base = built.parent
+    snapshot_id = json.loads((built / "MANIFEST.json").read_text())["snapshot_id"]
+    pkg = _copy(built, tmp_path / "pkg")
+    again = run_cli("author", "run", VIDEO, pkg, *_run_args(base), timeout=900)
+    assert again.returncode == 0, again.stdout + again.stderr
+    for name, stage in (("S1a", "s1a"), ("S1b", "s1b"), ("S1c", "s1c"), ("S2", "s2"), ("S3/S4", "s4")):
+        assert f"{name}: done before (authoring/{stage}/record.json); skipped" in again.stdout
+    assert "S5/S6 round 1: decided before (accepted); reused" in again.stdout
+    assert json.loads((pkg / "MANIFEST.json").read_text())["snapshot_id"] == snapshot_id
+
+    # interrupted in S1b round 2: its record not written, one session of the round not finished
+    (pkg / "authoring" / "s1b" / "record.json").unlink()
+    shutil.rmtree(pkg / "authoring" / "s1b" / "round-2" / "run" / "attempts" / "r2-timelines")
+    resumed = run_cli("author", "run", VIDEO, pkg, *_run_args(base), timeout=900)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "S1a: done before (authoring/s1a/record.json); skipped" in resumed.stdout
+    assert "authoring/s1b/round-1: its 6 session(s) ran before; reused" in resumed.stdout
+    assert list((pkg / "authoring" / "s1b" / "round-2").glob("run.interrupted-*"))
+    assert len([p for p in (pkg / "authoring" / "s1b" / "round-2" / "run" / "attempts").iterdir() if p.is_dir()]) == 6
+    assert "S1c: done before" not in resumed.stdout and f"package {TASK}: frozen" in resumed.stdout
+    for name in ("facts.json", "rubric.json"):
+        assert (pkg / "tasks" / TASK / name).read_text() == (built / "tasks" / TASK / name).read_text()
+
+    other = run_cli("author", "run", VIDEO, pkg, *_run_args(base, request="Another question?"))
+    assert other.returncode == 2 and other.stderr.count("\n") == 1
+    assert "holds a package of another request" in other.stderr

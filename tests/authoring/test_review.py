@@ -135,3 +135,52 @@ def test_init_refuses_bad_input_in_one_line(assembled, tmp_path):
     task = json.loads((tmp_path / "ok" / "tasks" / "ok" / "task.json").read_text())
     assert task["video"]["duration_s"] == 36.0 and task["video"]["sha256"] == json.loads(
         (DEMO / "tasks" / TASK / "task.json").read_text())["video"]["sha256"]
+
+
+def _calibration(pkg: Package, r1: float, r2: float, r3: float) -> None:
+    (pkg.root / "calibration.json").write_text(json.dumps({
+        "systems": {"R1": "reference-video-scripted", "R2": "reference-full-scripted",
+                    "R3": "reference-full-brief-scripted"}, "judge": "scripted", "tasks": {TASK: {"R1": r1, "R2": r2, "R3": r3}}}))
+
+
+def test_a_package_failing_behavioural_calibration_is_excluded(package, tmp_path):
+    # S5's calibration (App. E.4): R3 - R1 = 48 - 30 = 18 points, not above delta_cal = 20 points
+    _calibration(package, 30, 45, 48)
+    rows = _votes(1, "V01", "ccc") + _votes(1, "C-FC-01", "ccc")
+    report = review_package(package, _labels(tmp_path / "labels.jsonl", rows))
+    assert report.status == "excluded" and report.note == (
+        "S5 behavioural calibration fails (every retained task satisfies it, App. E.4): R3 - R1 = 18 points, not above "
+        "the calibration gap of 20 points")
+    assert [(a.step, a.candidates, a.accepted, a.excluded, a.decision) for a in report.attrition] == [
+        ("S5 calibration", 1, 0, 1, "failed: R3 - R1 = 18 points, not above the calibration gap of 20 points"),
+        ("S5/S6 round 1", 2, 2, 0, "accepted")]
+    assert not (package.root / "MANIFEST.json").exists()
+
+
+def test_a_package_passing_behavioural_calibration_is_frozen_with_it_in_its_trace(package, tmp_path):
+    _calibration(package, 30, 45, 55)  # 30 < 45 < 55 and 55 - 30 = 25 > 20
+    rows = _votes(1, "V01", "ccc") + _votes(1, "C-FC-01", "ccc")
+    report = review_package(package, _labels(tmp_path / "labels.jsonl", rows))
+    assert report.status == "frozen"
+    assert [(a.step, a.accepted, a.decision) for a in report.attrition] == [
+        ("S5 calibration", 1, "passed (R1 30, R2 45, R3 55; R3 - R1 must exceed 20 points)"),
+        ("S5/S6 round 1", 2, "accepted")]
+    _, diff = verify_snapshot(package.root)
+    assert diff.clean
+
+
+def test_review_rounds_already_decided_are_kept_and_their_labels_may_not_change(package, tmp_path):
+    """A labels file that grows by a round: round 1 is decided once (repaired, awaiting round 2), then round 2 is
+    added and the package freezes; changing a decided round's labels is refused in one line."""
+    labels = tmp_path / "labels.jsonl"
+    first = _votes(1, "V01", "ccc") + _votes(1, "W03", "iii") + _votes(1, "C-FC-01", "ccc")
+    report = review_package(package, _labels(labels, first))
+    assert report.status == "assembled" and report.note == "repaired in round 1; the package awaits review round 2"
+    notes: list[str] = []
+    report = review_package(package, _labels(labels, first + _votes(2, "V01", "ccc")), on_note=notes.append)
+    assert notes == ["S5/S6 round 1: decided before (repaired); reused"]
+    assert report.status == "frozen" and [a.decision for a in report.attrition] == ["repaired", "accepted"]
+    changed = _labels(tmp_path / "changed.jsonl", _votes(1, "V01", "ccc") + _votes(1, "W03", "cci"))
+    done = run_cli("author", "review", package.root, changed)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "the labels of round 1 differ from the ones that round was decided on" in done.stderr
