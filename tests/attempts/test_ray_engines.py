@@ -54,7 +54,7 @@ def session_pids(sid: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[3]) == sid:
+        if int(fields[3]) == sid and fields[0] != "Z":  # a zombie is gone, only not yet reaped
             pids.append(int(entry.name))
     return pids
 
@@ -257,11 +257,10 @@ def ray_cluster(second_engine: SecondEngine) -> Iterator[RayCluster]:
             time.sleep(1)
         yield RayCluster(address, procs[0], procs[1])
     finally:
+        for p in procs:  # a test cluster keeps nothing worth a graceful stop
+            kill_all(session_pids(p.pid))
         for p in procs:
-            kill_all(session_pids(p.pid), signal.SIGTERM)
-        for p in procs:
-            left = wait_gone(lambda p=p: session_pids(p.pid), 20)
-            kill_all(left)
+            kill_all(wait_gone(lambda p=p: session_pids(p.pid), 10))
             if p.poll() is None:
                 p.wait(10)
         for p in procs:
@@ -298,15 +297,32 @@ def drive(cluster: RayCluster, run_dir: Path, image: str, url: str) -> subproces
                           timeout=600, env=env)
 
 
-def agent_starts(engine: docker.DockerClient, since: int, run_dir: Path) -> set[str]:
-    """'task/attempt' of every agent container of `run_dir` that started on `engine` since `since`."""
-    seen = set()
-    for event in engine.events(since=since, until=int(time.time()) + 1, decode=True,
-                               filters={"type": "container", "event": "start"}):
-        attrs = event.get("Actor", {}).get("Attributes", {})
-        if attrs.get("name", "").startswith("omnidr-agent-") and attrs.get(LABEL_RUN_DIR) == str(run_dir.resolve()):
-            seen.add(attrs[LABEL_ATTEMPT])
-    return seen
+class AgentStarts:
+    """'task/attempt' of every agent container of `run_dir` that starts on `engine` while this watches: the
+    engine's event stream, read as it comes (a `since` query reads only the engine's last 256 events, which
+    other tests' containers overrun)."""
+
+    def __init__(self, engine: docker.DockerClient, run_dir: Path):
+        self.seen: set[str] = set()
+        self._stream = engine.events(decode=True, filters={"type": "container", "event": "start",
+                                                           "label": f"{LABEL_RUN_DIR}={run_dir.resolve()}"})
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for event in self._stream:
+                attrs = event.get("Actor", {}).get("Attributes", {})
+                if attrs.get("name", "").startswith("omnidr-agent-"):
+                    self.seen.add(attrs[LABEL_ATTEMPT])
+        except Exception:  # noqa: BLE001 - the stream closed under the reader, or the engine went
+            pass
+
+    def close(self) -> set[str]:
+        time.sleep(1)  # the last start's event is on its way
+        self._stream.close()
+        self._thread.join(10)
+        return self.seen
 
 
 def records(run_dir: Path) -> dict[str, dict]:
@@ -345,19 +361,19 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
         n: (images[n], "yes") for n in ("base", "gateway", "egress")}
 
     # 1. both tasks at once: one runs on each engine, and both deliver
-    since = int(time.time()) - 1
     first = tmp_path / "first"
+    watch = AgentStarts(client, first), AgentStarts(e.client, first)
     r = drive(ray_cluster, first, images["base"], model_endpoint)
+    on_first, on_second = (w.close() for w in watch)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout[-3000:] + r.stderr[-3000:]
     assert {k: v["reason"] for k, v in records(first).items()} == {f"{t}/1": "success" for t in TASKS}
-    on_first, on_second = agent_starts(client, since, first), agent_starts(e.client, since, first)
     assert len(on_first) == len(on_second) == 1 and on_first | on_second == {f"{t}/1" for t in TASKS}, (on_first, on_second)
     ids = [v["image_ids"] for v in records(first).values()]
     assert ids[0] == ids[1]  # the same images on either engine
 
     # 2. the second node is lost while its attempt runs: that attempt ends infra_error, the task is retried on the first
-    since = int(time.time()) - 1
     second = tmp_path / "second"
+    watch = AgentStarts(client, second), AgentStarts(e.client, second)
     lost: list[str] = []
 
     def lose_the_second_node() -> None:
@@ -376,6 +392,7 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
     killer.start()
     r = drive(ray_cluster, second, images["base"], model_endpoint)
     killer.join(10)
+    on_first, on_second = (w.close() for w in watch)
     assert lost, "no attempt was seen running on the second engine"
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout[-3000:] + r.stderr[-3000:]
     [lost_attempt] = lost
@@ -385,8 +402,7 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
     assert {k: v["reason"] for k, v in got.items()} == {
         f"{lost_task}/1": "infra_error", f"{lost_task}/2": "success", f"{other}/1": "success"}
     assert "the Ray worker running this attempt was lost" in got[f"{lost_task}/1"]["detail"]
-    assert agent_starts(e.client, since, second) == {f"{lost_task}/1"}
-    assert agent_starts(client, since, second) == {f"{other}/1", f"{lost_task}/2"}
+    assert (on_first, on_second) == ({f"{other}/1", f"{lost_task}/2"}, {f"{lost_task}/1"})
     # the lost attempt had reached the model through the second engine's gateway before the node went
     gateway_log = second / "attempts" / lost_task / "1" / "logs" / "gateway.jsonl"
     assert gateway_log.is_file() and gateway_log.read_text().strip()
