@@ -28,7 +28,7 @@ from pathlib import Path
 import docker
 import pytest
 from attempt_helpers import DEMO, agent_argv
-from testkit import ROOT, free_port
+from testkit import ROOT, free_port, kill_session
 
 from omnidr.attempts import LABEL_RUN_DIR, cleanup_run
 from omnidr.attempts._sandbox import LABEL_ATTEMPT
@@ -41,23 +41,7 @@ LABEL_CONTENT = "org.omnidr.content"  # the content tag an image carries (omnidr
 NO_TELEMETRY = {"RAY_USAGE_STATS_ENABLED": "0"}
 
 
-# --- processes, found by id: a Ray node's session, a network namespace's members -------------------------------
-
-def session_pids(sid: int) -> list[int]:
-    """Every process of session `sid` (a `ray start --block` started with a session of its own, and all the Ray
-    processes it started and they forked)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":  # a zombie is gone, only not yet reaped
-            pids.append(int(entry.name))
-    return pids
-
+# --- the processes of a network namespace, found by id ---------------------------------------------------------
 
 def netns_pids(name: str) -> list[int]:
     out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout
@@ -190,7 +174,7 @@ def second_engine(client, images) -> Iterator[SecondEngine]:
                 pass
         kill_all(netns_pids(netns) if Path(f"/run/netns/{netns}").exists() else [])
         if engine is not None:
-            kill_all(session_pids(engine.pid))
+            kill_session(engine.pid)
             if engine.poll() is None:
                 engine.wait(10)
         left = wait_gone(lambda: netns_pids(netns) if Path(f"/run/netns/{netns}").exists() else [], 20)
@@ -257,15 +241,13 @@ def ray_cluster(second_engine: SecondEngine) -> Iterator[RayCluster]:
             time.sleep(1)
         yield RayCluster(address, procs[0], procs[1])
     finally:
-        for p in procs:  # a test cluster keeps nothing worth a graceful stop
-            kill_all(session_pids(p.pid))
+        left = [pid for p in procs for pid in kill_session(p.pid)]  # a test cluster keeps nothing worth a graceful stop
         for p in procs:
-            kill_all(wait_gone(lambda p=p: session_pids(p.pid), 10))
             if p.poll() is None:
                 p.wait(10)
         for p in procs:
             p.stdout and p.stdout.close()
-        assert not [pid for p in procs for pid in session_pids(p.pid)], "Ray processes outlived the cluster"
+        assert not left, f"Ray processes outlived the cluster: {left}"
 
 
 # --- the run -------------------------------------------------------------------------------------------------
@@ -384,7 +366,7 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
                 if agent.labels.get(LABEL_RUN_DIR) == str(second.resolve()):
                     time.sleep(2)  # the attempt is under way
                     lost.append(agent.labels[LABEL_ATTEMPT])
-                    kill_all(session_pids(ray_cluster.node2.pid))  # every Ray process of the node, at once
+                    kill_session(ray_cluster.node2.pid)  # every Ray process of the node, at once
                     return
             time.sleep(0.2)
 
