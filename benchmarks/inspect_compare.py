@@ -113,7 +113,7 @@ def omnidr_seconds(n: int, tmp: Path, reuse: bool = True) -> float:
         sys.argv = ["x"]
         from pathlib import Path
         from benchmarks.sandbox_speed import spec_for
-        from omnidr.attempts import AttemptSandbox
+        from omnidr.attempts import AttemptSandbox, DockerBackend
         from omnidr.attempts._helpers import HelperPool
         from omnidr.benchmark import open_snapshot
         from omnidr.harness import CommandHarness
@@ -125,8 +125,8 @@ def omnidr_seconds(n: int, tmp: Path, reuse: bool = True) -> float:
         harness = CommandHarness(tags["base"], ["python3", "-c", {COMMAND!r}])
         pool = HelperPool(Path({str(tmp)!r})) if {reuse!r} else None
         for k in range({n}):
-            record = AttemptSandbox(client, spec_for(Path({str(tmp)!r}) / f"a{{k}}", tags, snap, task_id), harness,
-                                    pool).run()
+            record = AttemptSandbox(DockerBackend(client, pool), spec_for(Path({str(tmp)!r}) / f"a{{k}}", tags, snap,
+                                    task_id), harness).run()
             print("ENDED", record.reason.value, record.detail, flush=True)
         if pool is not None:
             pool.close()

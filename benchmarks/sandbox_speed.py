@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from omnidr.attempts import AttemptSandbox, AttemptSpec, SandboxLimits, Upstream
+from omnidr.attempts import AttemptSandbox, AttemptSpec, DockerBackend, SandboxLimits, Upstream
 from omnidr.attempts._helpers import HelperPool  # noqa: E402
 from omnidr.benchmark import open_snapshot  # noqa: E402
 from omnidr.harness import CommandHarness  # noqa: E402
@@ -120,7 +120,8 @@ def main() -> None:
             with ThreadPoolExecutor(max_workers=n) as pool:
                 records = list(pool.map(
                     lambda k, n=n, harness=harness, helpers=helpers: AttemptSandbox(
-                        client, spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id), harness, helpers).run(),
+                        DockerBackend(client, helpers), spec_for(Path(tmp) / f"c{n}-{k}", tags, snap, task_id),
+                        harness).run(),
                     range(args.per_slot * n)))
             wall = time.monotonic() - t0
             if helpers is not None:
@@ -141,8 +142,8 @@ def main() -> None:
 
                 def batch(count: int, prefix: str, n=n, helpers=helpers, harness=harness) -> None:
                     with ThreadPoolExecutor(max_workers=n) as pool:
-                        list(pool.map(lambda k: AttemptSandbox(client, spec_for(Path(tmp) / f"{prefix}{k}", tags, snap,
-                                                                                task_id), harness, helpers).run(),
+                        list(pool.map(lambda k: AttemptSandbox(DockerBackend(client, helpers), spec_for(
+                                        Path(tmp) / f"{prefix}{k}", tags, snap, task_id), harness).run(),
                                       range(count)))
 
                 batch(n, f"warm{n}-")  # one attempt per slot starts the pairs

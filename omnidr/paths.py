@@ -29,7 +29,7 @@ An `omnidr eval` root holds one run folder per system; `omnidr run` makes a run 
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.models import ANSWER_FILE, GATEWAY_LOG, GATEWAY_STATE
+from sandbox.models import ANSWER_FILE, GATEWAY_LOG, GATEWAY_STATE, NETWORK_LOG, PROVIDER_WEB_LOG, QUESTION_FILE
 
 ATTEMPT_FILE = "attempt.json"
 TRAJECTORY_FILE = "trajectory.json"
@@ -68,8 +68,33 @@ class AttemptPaths:
         return self.root / "control"
 
     @property
+    def gateway_config(self) -> Path:
+        """The model gateway's configuration (`control/gateway.json`)."""
+        return self.control / "gateway.json"
+
+    @property
+    def ca(self) -> Path:
+        """Where the egress proxy writes the attempt's CA certificate (`control/ca/`, modes that decrypt HTTPS)."""
+        return self.control / "ca"
+
+    @property
+    def resolv_conf(self) -> Path:
+        """The agent's /etc/resolv.conf (`control/resolv.conf`)."""
+        return self.control / "resolv.conf"
+
+    @property
     def input(self) -> Path:
         return self.root / "input"
+
+    @property
+    def instruction(self) -> Path:
+        """The instruction the agent is given (`input/instruction.txt`)."""
+        return self.input / "instruction.txt"
+
+    @property
+    def question(self) -> Path:
+        """A multiple-choice attempt's question without its key (`input/question.json`)."""
+        return self.input / QUESTION_FILE
 
     @property
     def logs(self) -> Path:
@@ -82,6 +107,14 @@ class AttemptPaths:
     @property
     def gateway_state(self) -> Path:
         return self.logs / GATEWAY_STATE
+
+    @property
+    def network_log(self) -> Path:
+        return self.logs / NETWORK_LOG
+
+    @property
+    def provider_web_log(self) -> Path:
+        return self.logs / PROVIDER_WEB_LOG
 
     @property
     def agent_log(self) -> Path:
@@ -115,6 +148,10 @@ class AttemptPaths:
     @property
     def recording(self) -> Path:
         return self.root / "record"
+
+    def set_aside(self, stamp: str) -> Path:
+        """Where an interrupted attempt's folder is kept (`<n>.interrupted-<stamp>`) when the attempt is redone."""
+        return self.root.with_name(f"{self.root.name}.interrupted-{stamp}")
 
     @property
     def finished(self) -> bool:

@@ -1,9 +1,23 @@
 """Attempts stage: each agent attempt in a network-logged sandbox, under budgets, with retries."""
 
 from ._admission import STALL_TIMEOUT_S, Admission, HostPolicy, RunStopped, StartBreaker, StartGate, retry_delay_s
+from ._backend import (
+    DEFAULT_BACKEND,
+    DoorControl,
+    ExecResult,
+    Sandbox,
+    SandboxBackend,
+    SandboxFault,
+    backend_names,
+    register_backend,
+    sandbox_backend,
+)
 from ._contract import AgentContext, Harness
+from ._docker import DockerBackend, cleanup_run, dns_exposure
 from ._executors import EXECUTORS, RayExecutor, make_executor
 from ._instruction import instruction
+from ._labels import LABEL_RUN, LABEL_RUN_DIR, run_labels
+from ._lifecycle import AttemptSandbox
 from ._limiter import DEFAULT_MAX_CONNECTIONS, SharedLimiter
 from ._models import (
     NOT_COUNTED,
@@ -28,13 +42,15 @@ from ._runner import (
     LOCAL_EXECUTOR,
     LocalExecutor,
     RunConfig,
+    RunOptions,
+    RunScope,
     changed_settings,
     open_run,
     run_attempts,
     run_task_attempts,
     stop_run,
 )
-from ._sandbox import LABEL_RUN, LABEL_RUN_DIR, AttemptSandbox, AttemptSpec, cleanup_run, dns_exposure, run_labels
+from ._spec import AttemptSpec
 from ._spend import SpendCap, SpendCapReached, spend_cap
 
 __all__ = [
@@ -44,5 +60,8 @@ __all__ = [
     "run_task_attempts", "stop_run", "web_closed", "PRICE_FILE_KEYS", "load_prices", "resolve_pricing", "SpendCap", "cost_text", "spend_cap", "DEFAULT_MAX_CONNECTIONS", "SharedLimiter",
     "SpendCapReached",
     "LABEL_RUN", "LABEL_RUN_DIR", "run_labels",
+    "DEFAULT_BACKEND", "DoorControl", "ExecResult", "Sandbox", "SandboxBackend", "SandboxFault", "backend_names",
+    "register_backend", "sandbox_backend", "RunOptions", "RunScope", "DockerBackend",
     "STALL_TIMEOUT_S", "Admission", "HostPolicy", "RunStopped", "StartBreaker", "StartGate", "retry_delay_s",
 ]
+

@@ -11,47 +11,61 @@ written there directly. Records come back to the driver, which reports them as t
 import logging
 import os
 import secrets
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from omnidr.benchmark import Snapshot
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
 
 from ._admission import Admission, HostPolicy
-from ._helpers import HelperPool, reuse_helpers
+from ._backend import DEFAULT_BACKEND, SandboxBackend, sandbox_backend
+from ._labels import owner_id
 from ._models import AttemptReason, AttemptRecord
-from ._sandbox import owner_id
 
 if TYPE_CHECKING:
-    from ._runner import LocalExecutor
+    from ._runner import LocalExecutor, RunOptions
 
 EXECUTORS = ("local", "ray")
 
 
-def _ray_task(run_dir: str, config_json: str, snapshot: str, task_id: str, harness,
-              backoff_s: float, reach: dict[str, str], driver: str | None = None,
-              host_json: str | None = None) -> tuple[list[str], list[int]]:
+@dataclass(frozen=True)
+class RayTask:
+    """What one Ray task (every attempt of one benchmark task, on a worker node) is sent."""
+
+    run_dir: str
+    config_json: str  # the run's RunConfig
+    snapshot: str  # the snapshot folder, on a path every node sees
+    task_id: str
+    harness: Any
+    backoff_s: float  # the gateways' first retry delay
+    reach: dict[str, str]  # upstream base URL -> the address the gateways use for it
+    driver: str | None = None  # the driver's identity (LABEL_DRIVER), which the worker's objects carry too
+    host_json: str | None = None  # the driver's HostPolicy (start slots, backoff, stop rule, stall timeout)
+    backend: str = DEFAULT_BACKEND  # the sandbox backend's name; the worker makes its own, on its own engine
+
+
+def _ray_task(task: RayTask) -> tuple[list[str], list[int]]:
     """Body of one Ray task (runs on a worker node): every attempt of one benchmark task. Returns the
     records and the numbers of the attempts run now (the others were finished before). The worker process's
     start slots are shared by its tasks; the stop rule counts this task's starts (see `_admission`)."""
     from omnidr.benchmark import open_snapshot
-    from omnidr.images import docker_client
 
-    from ._runner import RunConfig, run_task_attempts
+    from ._runner import RunConfig, RunOptions, RunScope, run_task_attempts
 
-    config = RunConfig.model_validate_json(config_json)
+    config = RunConfig.model_validate_json(task.config_json)
     fresh: list[int] = []
-    helpers = HelperPool(RunPaths(Path(run_dir)).attempts) if reuse_helpers() else None  # this task's retries
+    run_dir = Path(task.run_dir)
+    backend = sandbox_backend(task.backend).for_run(RunPaths(run_dir).attempts)  # shared by this task's retries
+    options = RunOptions(on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=task.backoff_s,
+                         reach=task.reach, backend=task.backend)
+    admission = Admission(HostPolicy.model_validate_json(task.host_json) if task.host_json else None)
     try:
-        records = run_task_attempts(docker_client(), Path(run_dir), config, open_snapshot(Path(snapshot)), task_id,
-                                    harness, on_attempt=lambda r: fresh.append(r.attempt), gateway_backoff_s=backoff_s,
-                                    reach=reach, driver=driver, pool=helpers,
-                                    admission=Admission(HostPolicy.model_validate_json(host_json) if host_json else None))
+        records = run_task_attempts(RunScope(backend, run_dir, config, open_snapshot(Path(task.snapshot)),
+                                             task.harness, options, admission, driver=task.driver), task.task_id)
     finally:
-        if helpers is not None:
-            helpers.close()
+        backend.close()
     return [r.model_dump_json() for r in records], fresh
 
 
@@ -95,17 +109,13 @@ class RayExecutor:
                             f"{str(exc).splitlines()[0][:200]}; start it with `ray start --head` or drop --ray-address") from None
         return ray
 
-    def run_tasks(self, client, run_dir: Path, config, snap: Snapshot, harness, on_attempt: Callable[[AttemptRecord], None],
-                  on_start: Callable[[str, int], None], backoff_s: float, parallel: int,
-                  reach: dict[str, str],
-                  on_task: Callable[[str, list[AttemptRecord]], None],
-                  admission: Admission | None = None, spend: object = None,
-                  max_connections: object = None) -> dict[str, list[AttemptRecord]]:
-        """As `LocalExecutor.run_tasks`; `client` (the driver's engine) is not used: each worker has its own,
-        and its own start slots (`admission`'s policy travels with each task). `spend` (`--max-cost`) is refused
-        before (`run_attempts`): the dollars are counted in the driver's process. The workers' gateways are on other
-        hosts, where the driver's shared upstream limiter is not: they run without it (`max_connections` is not
-        used)."""
+    def run_tasks(self, backend: SandboxBackend, run_dir: Path, config, snap: Snapshot, harness,
+                  options: "RunOptions", admission: Admission | None = None) -> dict[str, list[AttemptRecord]]:
+        """As `LocalExecutor.run_tasks`; `backend` (the driver's) only removes what a lost worker left on this
+        node: each worker makes its own, of the same name, and its own start slots (`admission`'s policy travels
+        with each task). `options.spend` (`--max-cost`) is refused before (`run_attempts`): the dollars are counted
+        in the driver's process. The workers' gateways are on other hosts, where the driver's shared upstream
+        limiter is not: they run without it (`options.max_connections` is not used)."""
         ray = self._connect()
         started_here = not self.address
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
@@ -118,11 +128,12 @@ class RayExecutor:
             host_json = admission.policy.model_dump_json() if admission is not None else None
             lost: dict[str, int] = {}  # task id -> workers lost while running it
             while queue or pending:
-                while queue and len(pending) < max(1, parallel):
+                while queue and len(pending) < max(1, options.parallel):
                     task_id = queue.pop(0)
-                    on_start(task_id, 0)
-                    ref = remote.remote(str(run_dir), config_json, str(snap.root.resolve()), task_id, harness, backoff_s,
-                                        reach, driver, host_json)
+                    options.on_start(task_id, 0)
+                    ref = remote.remote(RayTask(str(run_dir), config_json, str(snap.root.resolve()), task_id, harness,
+                                                options.gateway_backoff_s, options.reach, driver, host_json,
+                                                options.backend))
                     pending[ref] = task_id
                 try:
                     done, _ = ray.wait(list(pending), num_returns=1)
@@ -136,22 +147,22 @@ class RayExecutor:
                         raw, fresh = ray.get(ref)
                     except _worker_lost(ray) as exc:  # a fault of the cluster, not of the task: record it, go on
                         lost[task_id] = lost.get(task_id, 0) + 1
-                        record = record_lost_attempt(Path(run_dir), task_id, config, exc)
+                        record = record_lost_attempt(Path(run_dir), task_id, config, exc, backend=backend)
                         if record is not None:
-                            on_attempt(record)
+                            options.on_attempt(record)
                         if lost[task_id] <= config.retry.max_infra_retries:
                             queue.insert(0, task_id)  # another worker takes the task; finished attempts are kept
                         else:
                             out[task_id] = records_on_disk(Path(run_dir), task_id)
-                            on_task(task_id, out[task_id])
+                            options.on_task(task_id, out[task_id])
                         continue
                     except ray.exceptions.RayError as exc:
                         raise UserError(f"the Ray task for {task_id} failed: {str(exc).splitlines()[0][:300]}") from None
                     out[task_id] = [AttemptRecord.model_validate_json(r) for r in raw]
                     for r in out[task_id]:
                         if r.attempt in fresh:
-                            on_attempt(r)
-                    on_task(task_id, out[task_id])
+                            options.on_attempt(r)
+                    options.on_task(task_id, out[task_id])
             return {t: out[t] for t in config.tasks}
         finally:
             if started_here:
@@ -172,27 +183,21 @@ def records_on_disk(run_dir: Path, task_id: str) -> list[AttemptRecord]:
 
 
 def record_lost_attempt(run_dir: Path, task_id: str, config, exc: BaseException, what: str = "lost",
-                        remove_containers: bool = True) -> AttemptRecord | None:
+                        backend: SandboxBackend | None = None) -> AttemptRecord | None:
     """The attempt a lost worker was running (the last attempt folder without attempt.json) ends infra_error:
     its files stay, the record says what happened, and the next worker goes on with the next attempt. Its
-    containers, whose owner is gone, are removed where this driver's Docker engine holds them (unless
-    `remove_containers` is off: the local executor's other tasks still run). None when the worker died before it
-    made the folder. `what`: "lost" (a Ray worker that died) or "failed" (an error in the driver's own thread)."""
+    sandbox, whose owner is gone, is removed where `backend` (this driver's) holds it (None: not removed, as the
+    local executor's other tasks still run). None when the worker died before it made the folder. `what`: "lost"
+    (a Ray worker that died) or "failed" (an error in the driver's own thread)."""
     from datetime import UTC, datetime
-
-    from docker.errors import DockerException
 
     from omnidr._files import write_atomic
 
-    from ._sandbox import cleanup_run
-
     open_ = [a for a in RunPaths(run_dir).attempt_folders(task_id) if not a.finished]
     try:
-        from omnidr.images import docker_client
-
-        if remove_containers:
-            cleanup_run(docker_client(), config.run_id(), run_dir=run_dir)
-    except (UserError, OSError, DockerException):  # no engine here: the next run's start cleans up on the worker's
+        if backend is not None:
+            backend.cleanup_run(config.run_id(), run_dir=run_dir)
+    except Exception:  # noqa: BLE001 - no engine here: the next run's start cleans up on the worker's
         pass
     if not open_:
         return None

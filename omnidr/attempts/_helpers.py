@@ -38,6 +38,8 @@ from omnidr.errors import UserError
 from sandbox.egress import CONTROL_HOST, GenerationOpened, GenerationSealed, OpenGeneration
 from sandbox.models import AttemptOpen, ScopeReport
 
+from ._backend import direct_session
+
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
@@ -62,13 +64,6 @@ def reuse_helpers() -> bool:
 def ca_digest(path: Path) -> str | None:
     """The sha256 of an exported CA certificate, None when there is none (a mode that decrypts nothing)."""
     return sha256_file(path) if path.is_file() else None
-
-
-def direct_session() -> requests.Session:
-    """A session that never uses the environment's proxy, netrc or CA bundle: the controller's calls to its helpers."""
-    session = requests.Session()
-    session.trust_env = False  # no proxy, netrc or CA bundle from the environment
-    return session
 
 
 class PairFailed(RuntimeError):

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +23,12 @@ from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._admission import Admission, HostPolicy, NotStarted, RunStopped
+from ._backend import DEFAULT_BACKEND, SandboxBackend, sandbox_backend
 from ._contract import Harness
 from ._executors import record_lost_attempt, records_on_disk
-from ._helpers import HelperPool, reuse_helpers
 from ._instruction import answer_instruction, instruction
+from ._labels import LABEL_DRIVER, run_labels
+from ._lifecycle import INTERRUPTED, AttemptSandbox
 from ._limiter import DEFAULT_MAX_CONNECTIONS, SharedLimiter
 from ._models import (
     NOT_COUNTED,
@@ -36,21 +39,17 @@ from ._models import (
     Upstream,
     default_provider_tools,
 )
-from ._relay import network_host_ip
-from ._sandbox import (
-    INTERRUPTED,
-    LABEL_DRIVER,
-    AttemptSandbox,
-    AttemptSpec,
-    cleanup_run,
-    run_labels,
-)
+from ._spec import AttemptSpec
 from ._spend import SpendCap
 
 if TYPE_CHECKING:
     from ._executors import RayExecutor
 
 log = logging.getLogger(__name__)
+
+
+def _ignore(*_args) -> None:
+    """A hook that hears nothing."""
 
 
 class RunConfig(DiskRecord):
@@ -175,17 +174,15 @@ def open_run(run_dir: Path, config: RunConfig) -> None:
     write_atomic(path, config.model_dump_json(indent=2))
 
 
-def _finished(folder: Path) -> AttemptRecord | None:
-    path = AttemptPaths(folder).record
-    if not path.is_file():
+def _finished(paths: AttemptPaths) -> AttemptRecord | None:
+    if not paths.finished:
         return None
-    return AttemptRecord.model_validate_json(path.read_text("utf-8"))
+    return AttemptRecord.model_validate_json(paths.record.read_text("utf-8"))
 
 
-def _set_aside(folder: Path) -> None:
+def _set_aside(paths: AttemptPaths) -> None:
     """An attempt folder without attempt.json was interrupted: keep its files, redo the attempt."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    shutil.move(str(folder), str(folder.with_name(f"{folder.name}.interrupted-{stamp}")))
+    shutil.move(str(paths.root), str(paths.set_aside(time.strftime("%Y%m%dT%H%M%S"))))
 
 
 def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harness) -> dict:
@@ -252,89 +249,167 @@ def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
                 instruction=question_text(question), question=question, media_dir=media)
 
 
-def run_task_attempts(
-    client,
-    run_dir: Path,
-    config: RunConfig,
-    snap: Snapshot,
-    task_id: str,
-    harness: Harness,
-    on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
-    gateway_backoff_s: float = 1.0,
-    on_start: Callable[[str, int], None] = lambda _t, _n: None,
-    reach: dict[str, str] | None = None,
-    driver: str | None = None,
-    pool: HelperPool | None = None,
-    spend: SpendCap | None = None,
-    limiter: SharedLimiter | None = None,
-    admission: Admission | None = None,
-) -> list[AttemptRecord]:
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run's attempts are placed, paced and reported (what `run_attempts` is given besides the run)."""
+
+    on_attempt: Callable[[AttemptRecord], None] = _ignore  # hears of each attempt run now, once it ended
+    on_start: Callable[[str, int], None] = _ignore  # hears of each attempt (task id, number) as it starts
+    on_task: Callable[[str, list[AttemptRecord]], None] = _ignore  # hears of each task whose attempts are over
+    gateway_backoff_s: float = 1.0  # the gateway's first retry delay after an upstream failure, seconds
+    parallel: int = 1  # tasks whose attempts run at once
+    executor: "LocalExecutor | RayExecutor | None" = None  # where the tasks' attempts run; None: threads here
+    reach: dict[str, str] = field(default_factory=dict)  # upstream base URL -> the address the gateway uses for it
+    host: HostPolicy | None = None  # start slots, infra retries' backoff, the stop rule, the stall timeout
+    spend: SpendCap | None = None  # `--max-cost`: attempts that could take the invocation past it do not start
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # upstream requests in flight at once per upstream
+    backend: str = DEFAULT_BACKEND  # the sandbox backend's registered name (see `_backend`)
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """What every task's attempts of a run share on one node."""
+
+    backend: SandboxBackend  # made `for_run` (its shared parts, e.g. reused helper pairs, are this run's)
+    run_dir: Path
+    config: RunConfig
+    snap: Snapshot
+    harness: Harness
+    options: RunOptions = field(default_factory=RunOptions)
+    admission: Admission = field(default_factory=Admission)  # start slots and the run's stop rule (see `_admission`)
+    limiter: SharedLimiter | None = None  # the run's shared upstream limit, asked by every gateway; None: none
+    driver: str | None = None  # the driver's LABEL_DRIVER, when the attempts run in a worker of another process
+
+
+@dataclass
+class _Tally:
+    """A task's attempts of this invocation that count, and its infrastructure retries."""
+
+    counted: int = 0
+    infra: int = 0
+
+
+def _attempt_spec(scope: RunScope, task_id: str, n: int, kind_fields: dict) -> AttemptSpec:
+    config, reach = scope.config, scope.options.reach
+    limiter = scope.limiter
+    return AttemptSpec(
+        run_id=config.run_id(), task_id=task_id, attempt=n, folder=RunPaths(scope.run_dir).attempt(task_id, n).root,
+        **kind_fields, model=config.model,
+        upstreams=tuple(u.model_copy(update={"via": reach[u.base_url]}) if u.base_url in reach else u
+                        for u in config.upstreams), budget=config.budget, limits=config.limits,
+        gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
+        replay_dir=scope.snap.root / "web" if config.proxy_mode == "replay" else None,
+        denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
+        upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
+        capability=config.capability, model_policy=config.model_policy, pricing=config.pricing,
+        outside_network=config.outside_network, gateway_backoff_s=scope.options.gateway_backoff_s,
+        extra_labels={**run_labels(scope.run_dir), **({LABEL_DRIVER: scope.driver} if scope.driver else {})},
+        upstream_limit=(limiter.url, limiter.token) if limiter is not None else None,
+    )
+
+
+def _new_attempt(scope: RunScope, task_id: str, n: int, kind_fields: dict) -> AttemptRecord | None:
+    """Run attempt `n` of the task now; None when it is not started (the run stops, or `--max-cost`) or was
+    stopped by Ctrl-C: the task ends here, and the next invocation runs that attempt."""
+    spend, admission = scope.options.spend, scope.admission
+    paths = RunPaths(scope.run_dir).attempt(task_id, n)
+    folder = paths.root
+    if INTERRUPTED.is_set() or admission.breaker.stopped:
+        return None  # an attempt not started leaves no folder: the next invocation runs it
+    if spend is not None and not spend.admit(task_id):
+        log.warning("%s attempt %d: not started, as it could take the run past --max-cost $%g", task_id, n,
+                    spend.limit)
+        return None
+    if folder.exists():
+        _set_aside(paths)
+    spec = _attempt_spec(scope, task_id, n, kind_fields)
+    folder.mkdir(parents=True, exist_ok=True)
+    log.info("%s attempt %d: starting in %s", task_id, n, folder)
+    scope.options.on_start(task_id, n)
+    try:
+        record = AttemptSandbox(scope.backend, spec, scope.harness, admission).run()
+    except NotStarted:  # the run was stopped while it waited for a start slot: it leaves no trace
+        if spend is not None:
+            spend.settle(0.0)  # and spent nothing
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    except BaseException:
+        if spend is not None:  # an attempt that never returned (Ctrl-C, a fault) is counted at its budget
+            spend.settle(None)
+        raise
+    if spend is not None:
+        spend.settle(record.budget_use.cost)  # unpriced (None): counted at its budget
+    if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
+        log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
+        return None
+    scope.options.on_attempt(record)
+    return record
+
+
+def _retry_not_counted(scope: RunScope, task_id: str, record: AttemptRecord, fresh: bool, tally: _Tally) -> bool:
+    """After an infra or upstream error: whether the task gets another attempt now (after a delay)."""
+    retry = scope.config.retry
+    if fresh and record.reason is AttemptReason.upstream_error:
+        # the gateway already retried every failed request (budget.upstream_retries): an outage is
+        # not waited out here; the next invocation of the same command tries the task again
+        log.warning("%s: upstream outage; no retry now, the next run of the same command tries again", task_id)
+        return False
+    if fresh:  # earlier invocations' infra and upstream errors do not use up this one's retries
+        tally.infra += 1
+    if tally.infra > retry.max_infra_retries:
+        log.warning("%s: %d infrastructure failure(s), more than the %d retries allowed; given up", task_id,
+                    tally.infra, retry.max_infra_retries)
+        return False
+    if scope.admission.breaker.stopped:
+        return False  # the run stops: no retry waits for it
+    delay = scope.admission.retry_delay_s(tally.infra) if fresh and record.reason is AttemptReason.infra_error else 0.0
+    log.info("%s: retrying after %s in %.1f s (infrastructure retry %d of %d; it does not count)", task_id,
+             record.reason.value, delay, tally.infra, retry.max_infra_retries)
+    return not (delay and INTERRUPTED.wait(delay))
+
+
+def _again(scope: RunScope, task_id: str, record: AttemptRecord, fresh: bool, tally: _Tally) -> bool:
+    """Whether the task gets another attempt after `record`: not after a delivery; after an infra or upstream
+    error within the infrastructure retries; after a counted failure that the retry policy names, within
+    `attempts_per_task`."""
+    if record.delivered:
+        return False
+    if record.reason in NOT_COUNTED:
+        return _retry_not_counted(scope, task_id, record, fresh, tally)
+    tally.counted += 1
+    budget = scope.config.budget
+    if not scope.config.retry.retries(record.reason) or tally.counted >= budget.attempts_per_task:
+        return False
+    log.info("%s: retrying after %s (attempt %d of %d)", task_id, record.reason.value, tally.counted + 1,
+             budget.attempts_per_task)
+    return True
+
+
+def run_task_attempts(scope: RunScope, task_id: str) -> list[AttemptRecord]:
     """Run attempts of one task until success or the retry policy says stop; resumes finished ones.
 
     Infra and upstream errors do not count against the attempts; their retries are counted per
     invocation, so a rerun after an outage tries such a task again and keeps its earlier attempts.
-    `reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback relay).
-    `pool` lends reused helper pairs (see `_helpers`); None: each attempt starts its own gateway and proxy.
-    `admission` holds the start slots and the run's stop rule (see `_admission`): no attempt starts once the run
-    is stopped, and an infra_error is retried after a jittered, growing delay.
+    `scope.options.reach` maps an upstream base URL of the config to the address the gateway uses for it (a loopback
+    relay). `scope.backend` makes each attempt's sandbox (reused helper pairs, with Docker's pool).
+    `scope.admission` holds the start slots and the run's stop rule (see `_admission`): no attempt starts once the
+    run is stopped, and an infra_error is retried after a jittered, growing delay.
     `spend` (`--max-cost`) may leave the task's next attempt unstarted; the task then ends here, resumable.
-    `limiter`: the run's shared upstream limit, which every attempt's gateway asks before each upstream request."""
-    reach = reach or {}
-    admission = admission or Admission()
-    kind_fields = _kind_fields(snap, task_id, config, harness)
-    task_dir = RunPaths(run_dir).task_attempts(task_id)
+    `scope.limiter`: the run's shared upstream limit, which every attempt's gateway asks before each upstream
+    request."""
+    kind_fields = _kind_fields(scope.snap, task_id, scope.config, scope.harness)
+    run = RunPaths(scope.run_dir)
     records: list[AttemptRecord] = []
-    counted = infra = 0
+    tally = _Tally()
     n = 0
     while True:
         n += 1
-        folder = task_dir / str(n)
-        record = _finished(folder)
-        if record is None and (INTERRUPTED.is_set() or admission.breaker.stopped):
-            break  # an attempt not started leaves no folder: the next invocation runs it
+        record = _finished(run.attempt(task_id, n))
+        fresh = record is None
         if record is None:
-            if spend is not None and not spend.admit(task_id):
-                log.warning("%s attempt %d: not started, as it could take the run past --max-cost $%g", task_id, n,
-                            spend.limit)
+            record = _new_attempt(scope, task_id, n, kind_fields)
+            if record is None:
                 break
-            if folder.exists():
-                _set_aside(folder)
-            spec = AttemptSpec(
-                run_id=config.run_id(), task_id=task_id, attempt=n, folder=folder, **kind_fields, model=config.model,
-                upstreams=tuple(u.model_copy(update={"via": reach[u.base_url]}) if u.base_url in reach else u
-                                for u in config.upstreams), budget=config.budget, limits=config.limits,
-                gateway_image=config.gateway_image, egress_image=config.egress_image, proxy_mode=config.proxy_mode,
-                replay_dir=snap.root / "web" if config.proxy_mode == "replay" else None,
-                denylist=tuple(config.denylist), provider_tools=config.provider_tools, search_door=config.search_door,
-                upstream_ca=tuple(Path(c) for c in config.upstream_ca), allow_nets=tuple(config.allow_nets),
-                capability=config.capability, model_policy=config.model_policy, pricing=config.pricing,
-                outside_network=config.outside_network, gateway_backoff_s=gateway_backoff_s,
-                extra_labels={**run_labels(run_dir), **({LABEL_DRIVER: driver} if driver else {})},
-                upstream_limit=(limiter.url, limiter.token) if limiter is not None else None,
-            )
-            folder.mkdir(parents=True, exist_ok=True)
-            log.info("%s attempt %d: starting in %s", task_id, n, folder)
-            on_start(task_id, n)
-            try:
-                record = AttemptSandbox(client, spec, harness, pool, admission).run()
-            except NotStarted:  # the run was stopped while it waited for a start slot: it leaves no trace
-                if spend is not None:
-                    spend.settle(0.0)  # and spent nothing
-                shutil.rmtree(folder, ignore_errors=True)
-                break
-            except BaseException:
-                if spend is not None:  # an attempt that never returned (Ctrl-C, a fault) is counted at its budget
-                    spend.settle(None)
-                raise
-            if spend is not None:
-                spend.settle(record.budget_use.cost)  # unpriced (None): counted at its budget
-            if INTERRUPTED.is_set():  # stopped by Ctrl-C: not a finished attempt
-                log.warning("%s attempt %d: interrupted (Ctrl-C); left unfinished for the next run", task_id, n)
-                break
-            on_attempt(record)
-            fresh = True
-        else:
-            fresh = False
         records.append(record)
         if fresh:
             use = record.budget_use
@@ -343,39 +418,14 @@ def run_task_attempts(
                     use.requests, use.input_tokens + use.output_tokens)
         else:
             log.info("%s attempt %d already finished (%s); kept", task_id, n, record.reason.value)
-        if record.delivered:
+        if not _again(scope, task_id, record, fresh, tally):
             break
-        if record.reason in NOT_COUNTED:
-            if fresh and record.reason is AttemptReason.upstream_error:
-                # the gateway already retried every failed request (budget.upstream_retries): an outage is
-                # not waited out here; the next invocation of the same command tries the task again
-                log.warning("%s: upstream outage; no retry now, the next run of the same command tries again", task_id)
-                break
-            if fresh:  # earlier invocations' infra and upstream errors do not use up this one's retries
-                infra += 1
-            if infra > config.retry.max_infra_retries:
-                log.warning("%s: %d infrastructure failure(s), more than the %d retries allowed; given up", task_id,
-                            infra, config.retry.max_infra_retries)
-                break
-            if admission.breaker.stopped:
-                break  # the run stops: no retry waits for it
-            delay = admission.retry_delay_s(infra) if fresh and record.reason is AttemptReason.infra_error else 0.0
-            log.info("%s: retrying after %s in %.1f s (infrastructure retry %d of %d; it does not count)", task_id,
-                     record.reason.value, delay, infra, config.retry.max_infra_retries)
-            if delay and INTERRUPTED.wait(delay):
-                break
-            continue
-        counted += 1
-        if not config.retry.retries(record.reason) or counted >= config.budget.attempts_per_task:
-            break
-        log.info("%s: retrying after %s (attempt %d of %d)", task_id, record.reason.value, counted + 1,
-                 config.budget.attempts_per_task)
     return records
 
 
-def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0,
+def stop_run(backend: SandboxBackend, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s: float = 60.0,
              run_dir: Path | None = None) -> None:
-    """Ctrl-C: no queued attempt starts, the running ones' containers are removed (by the run's label),
+    """Ctrl-C: no queued attempt starts, the running ones' sandboxes are removed (by the run's label),
     and their threads are given `wait_s` to notice; a second Ctrl-C stops waiting. Finished attempts
     stay as they are; the stopped ones are left unfinished for the next invocation."""
     INTERRUPTED.set()
@@ -387,12 +437,12 @@ def stop_run(client, run_id: str, pool: ThreadPoolExecutor | None = None, wait_s
     if in_main:
         signal.signal(signal.SIGINT, lambda *_: hurry.set())
     try:
-        cleanup_run(client, run_id, mine=True, run_dir=run_dir)
+        backend.cleanup_run(run_id, mine=True, run_dir=run_dir)
         deadline = time.monotonic() + wait_s
         workers = list(getattr(pool, "_threads", ())) if pool is not None else []
         while any(t.is_alive() for t in workers) and time.monotonic() < deadline and not hurry.is_set():
             time.sleep(0.2)
-            cleanup_run(client, run_id, mine=True, run_dir=run_dir)  # an attempt that was starting its helpers just now
+            backend.cleanup_run(run_id, mine=True, run_dir=run_dir)  # an attempt that was starting its helpers just now
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
@@ -404,49 +454,42 @@ class LocalExecutor:
     def describe(self) -> dict:
         return {"executor": "local"}
 
-    def run_tasks(self, client, run_dir: Path, config: RunConfig, snap: Snapshot, harness: Harness,
-                  on_attempt: Callable[[AttemptRecord], None], on_start: Callable[[str, int], None], backoff_s: float,
-                  parallel: int, reach: dict[str, str],
-                  on_task: Callable[[str, list[AttemptRecord]], None],
-                  admission: Admission | None = None, spend: SpendCap | None = None,
-                  max_connections: int = DEFAULT_MAX_CONNECTIONS) -> dict[str, list[AttemptRecord]]:
-        helpers = HelperPool(RunPaths(run_dir).attempts) if reuse_helpers() else None
-        admission = admission or Admission()
+    def run_tasks(self, backend: SandboxBackend, run_dir: Path, config: RunConfig, snap: Snapshot, harness: Harness,
+                  options: RunOptions, admission: Admission | None = None) -> dict[str, list[AttemptRecord]]:
+        run_backend = backend.for_run(RunPaths(run_dir).attempts)
         # one limit per upstream for every gateway of the run, on the network the gateways reach out on
         try:
-            limiter: SharedLimiter | None = SharedLimiter(network_host_ip(client, config.outside_network),
-                                                          max_connections)
+            limiter: SharedLimiter | None = SharedLimiter(backend.host_address(config.outside_network),
+                                                          options.max_connections)
         except (RuntimeError, UserError) as exc:  # a courtesy to the provider, never a reason not to run
             log.warning("no shared upstream limit for this run: %s", exc)
             limiter = None
+        scope = RunScope(run_backend, run_dir, config, snap, harness, options, admission or Admission(), limiter)
 
         def one(task_id: str) -> list[AttemptRecord]:
             try:
-                records = run_task_attempts(client, run_dir, config, snap, task_id, harness, on_attempt, backoff_s,
-                                            on_start, reach, pool=helpers, admission=admission, spend=spend,
-                                            limiter=limiter)
+                records = run_task_attempts(scope, task_id)
             except OSError:
                 raise  # the machine's fault (a full disk, a lost engine socket): the run stops with one line
             except Exception as exc:  # noqa: BLE001 - a fault of the driver's code is that task's, never the run's
                 log.error("%s: the driver failed while running this task: %s: %s", task_id, type(exc).__name__, exc,
                           exc_info=True)
-                record_lost_attempt(run_dir, task_id, config, exc, what="failed", remove_containers=False)
+                record_lost_attempt(run_dir, task_id, config, exc, what="failed", backend=None)
                 records = records_on_disk(run_dir, task_id)
-            on_task(task_id, records)
+            options.on_task(task_id, records)
             return records
 
-        pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+        pool = ThreadPoolExecutor(max_workers=max(1, options.parallel))
         futures = {t: pool.submit(one, t) for t in config.tasks}
         try:
             out = {t: f.result() for t, f in futures.items()}
         except KeyboardInterrupt:
-            stop_run(client, config.run_id(), pool, run_dir=run_dir)
+            stop_run(backend, config.run_id(), pool, run_dir=run_dir)
             raise
         finally:
-            # the helpers go only once no task can use them any more (a task's error no longer ends the others)
+            # the shared parts go only once no task can use them any more (a task's error no longer ends the others)
             pool.shutdown(wait=not INTERRUPTED.is_set(), cancel_futures=True)
-            if helpers is not None:
-                helpers.close()
+            run_backend.close()
             if limiter is not None:
                 limiter.close()
         return out
@@ -455,53 +498,40 @@ class LocalExecutor:
 LOCAL_EXECUTOR = LocalExecutor()
 
 
-def run_attempts(
-    client,
-    run_dir: Path,
-    config: RunConfig,
-    snap: Snapshot,
-    harness: Harness,
-    on_attempt: Callable[[AttemptRecord], None] = lambda _r: None,
-    gateway_backoff_s: float = 1.0,
-    parallel: int = 1,
-    on_start: Callable[[str, int], None] = lambda _t, _n: None,
-    executor: "LocalExecutor | RayExecutor" = LOCAL_EXECUTOR,
-    reach: dict[str, str] | None = None,
-    on_task: Callable[[str, list[AttemptRecord]], None] = lambda _t, _rs: None,
-    host: HostPolicy | None = None,
-    spend: SpendCap | None = None,
-    max_connections: int = DEFAULT_MAX_CONNECTIONS,
-) -> dict[str, list[AttemptRecord]]:
-    """All tasks of the run, up to `parallel` tasks at once. Leftover containers of an
-    interrupted run are removed first. `executor` places each task's attempts: threads of this process
-    (`LocalExecutor`, the default) or a Ray cluster (`RayExecutor`). `on_task` hears of each task whose attempts
-    are over. `host` sets the start slots, the infra retries' backoff, the stop rule and the stall timeout (see
-    `_admission`); a run stopped by the rule raises `RunStopped` once its running attempts have ended. With `spend`
+def run_attempts(client, run_dir: Path, config: RunConfig, snap: Snapshot, harness: Harness,
+                 options: RunOptions | None = None) -> dict[str, list[AttemptRecord]]:
+    """All tasks of the run, up to `options.parallel` tasks at once, in sandboxes of the backend
+    `options.backend` (Docker by default, on the engine `client`). Leftovers of an interrupted run are removed
+    first. `options.executor` places each task's attempts: threads of this process (`LocalExecutor`, the default)
+    or a Ray cluster (`RayExecutor`). `options.on_task` hears of each task whose attempts are over. `options.host`
+    sets the start slots, the infra retries' backoff, the stop rule and the stall timeout (see `_admission`); a run
+    stopped by the rule raises `RunStopped` once its running attempts have ended. With `options.spend`
     (`--max-cost`), attempts that could take the invocation past it are left unstarted and the run ends with
-    `SpendCapReached` once the others are over. `max_connections` caps the upstream requests in flight at once per
-    upstream over all the run's gateways (`SharedLimiter`; the local executor only)."""
-    if spend is not None and not isinstance(executor, LocalExecutor):
+    `SpendCapReached` once the others are over. `options.max_connections` caps the upstream requests in flight at
+    once per upstream over all the run's gateways (`SharedLimiter`; the local executor only)."""
+    options = options or RunOptions()
+    executor = options.executor or LOCAL_EXECUTOR
+    if options.spend is not None and not isinstance(executor, LocalExecutor):
         raise UserError("--max-cost runs with the local executor only (the dollars are counted in this process); "
                         "drop --executor ray, or drop --max-cost")
     run_dir = Path(run_dir).resolve()
-    reuse_helpers()  # a bad OMNIDR_FRESH_HELPERS is refused before anything is made
+    backend = sandbox_backend(options.backend, client)  # an unknown name, or bad settings, before anything is made
     open_run(run_dir, config)
     INTERRUPTED.clear()  # a Ctrl-C stops the run it came in, not the next one of this process
-    cleanup_run(client, config.run_id(), run_dir=run_dir)
+    backend.cleanup_run(config.run_id(), run_dir=run_dir)
     try:
-        admission = Admission(host)
-        out = executor.run_tasks(client, run_dir, config, snap, harness, on_attempt, on_start, gateway_backoff_s,
-                                 parallel, reach or {}, on_task, admission, spend, max_connections)
+        admission = Admission(options.host)
+        out = executor.run_tasks(backend, run_dir, config, snap, harness, options, admission)
     except KeyboardInterrupt:
-        stop_run(client, config.run_id(), run_dir=run_dir)  # this node's containers (the local executor stopped its threads' too)
+        stop_run(backend, config.run_id(), run_dir=run_dir)  # this node's sandboxes (the local executor stopped its threads' too)
         raise
     # a lost Ray worker's request the engine finished after the worker died leaves a container nobody owns
-    cleanup_run(client, config.run_id(), run_dir=run_dir)
+    backend.cleanup_run(config.run_id(), run_dir=run_dir)
     write_atomic(RunPaths(run_dir).attempts_summary, json.dumps(
         {t: [r.reason.value for r in rs] for t, rs in out.items()}, indent=2))
     if admission.breaker.reason is not None:
         log.error("%s", admission.breaker.reason)
         raise RunStopped(admission.breaker.reason)
-    if spend is not None:
-        spend.check()
+    if options.spend is not None:
+        options.spend.check()
     return out

@@ -14,7 +14,7 @@ from ._criteria import run_s2, run_s3_s4
 from ._demo_script import demo_script
 from ._evidence_maps import run_s1a, run_s1b, run_s1c
 from ._models import ROUTES, AuthoringReport, Budgets
-from ._package import Package, dump, init_package
+from ._package import Package, TaskRequest, dump, init_package
 from ._review import review_package
 from ._run import author_all, conclude, read_script
 
@@ -84,15 +84,18 @@ def _init_options(f):
     return f
 
 
-def _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
-          max_rounds):
+def _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url,  # noqa: PLR0913
+          routes, max_rounds):
+    """S0 from the options of `_init_options` (Click passes one keyword per option; this is their one reader)."""
     sub = taxonomy().subcategory(subcategory)
     if sub is None:
         raise UserError(f"unknown subcategory {subcategory!r}; see omnidr/benchmark/data/taxonomy.json")
     if family and family != sub.family.value:
         raise UserError(f"subcategory {subcategory!r} belongs to family {sub.family.value!r}, not {family!r}")
-    return init_package(video, request, out_dir, like, language, sub.family.value, subcategory, query_form,
-                        task_id or out_dir.name, video_url, list(routes) or None, Budgets(max_rounds=max_rounds))
+    task = TaskRequest(request=request, language=language, family=sub.family.value, subcategory=subcategory,
+                       query_form=query_form, task_id=task_id or out_dir.name, video_url=video_url,
+                       routes=list(routes) or None)
+    return init_package(video, task, out_dir, like, Budgets(max_rounds=max_rounds))
 
 
 @author.command("init", short_help="S0: write the task skeleton; acquire and probe the video.")
@@ -197,8 +200,8 @@ def _previous(pkg: Package) -> list:
 @_model_options
 @click.option("--labels", type=click.Path(path_type=Path), default=None,
               help="A human review labels file (S5); without it the package is frozen on the static checks alone.")
-def run(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
-        max_rounds, script_file, labels, **kw) -> None:
+def run(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url,  # noqa: PLR0913
+        routes, max_rounds, script_file, labels, **kw) -> None:  # Click passes one keyword per option
     """S0-S6: init, the evidence maps, reconciliation, generation, screening, assembly, review and repair."""
     endpoint = _endpoint(**kw)
     script = read_script(script_file)

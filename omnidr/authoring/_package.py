@@ -109,9 +109,25 @@ def copy_tree(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, dirs_exist_ok=True)
 
 
-def init_package(video: Path, request: str, out: Path, like: Path, language: str, family: str, subcategory: str,
-                 query_form: str, task_id: str, video_url: str | None, routes: list[str] | None = None,
-                 budgets: Budgets | None = None) -> TaskDraft:
+@dataclass(frozen=True)
+class TaskRequest:
+    """What S0 is asked to make: the user request, how the task is classified, its id and its routes."""
+
+    request: str
+    """The user request, in the task language."""
+    language: str
+    family: str
+    subcategory: str
+    """Subcategory id from the taxonomy."""
+    query_form: str
+    task_id: str
+    video_url: str | None = None
+    """Public URL of the video; None: the local file's path."""
+    routes: list[str] | None = None
+    """The S1b routes; None: all six of App. E.2."""
+
+
+def init_package(video: Path, spec: TaskRequest, out: Path, like: Path, budgets: Budgets | None = None) -> TaskDraft:
     """S0, scope: the task skeleton. The video is probed (ffprobe) and hashed as a snapshot's is; the report
     contract, hyperparameters and web corpus (the S1b replay corpus offline) come from the snapshot `like`.
 
@@ -119,6 +135,8 @@ def init_package(video: Path, request: str, out: Path, like: Path, language: str
     package, App. E.1); the title is the request's first sentence; the routes default to all six."""
     from omnidr.media import ProbeError, probe_video
 
+    request, language, family, subcategory = spec.request, spec.language, spec.family, spec.subcategory
+    query_form, task_id, video_url, routes = spec.query_form, spec.task_id, spec.video_url, spec.routes
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} exists and is not empty; give a new folder for the package")
     if not video.is_file():

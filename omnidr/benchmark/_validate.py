@@ -4,16 +4,30 @@ import hashlib
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+
+from sandbox.models import CorpusPage
 
 from ._calibration import CALIBRATION_FILE, calibration_problem
 from ._contract import data_schema
 from ._evidence import derive_difficulty, derive_verifications, registrable_domain
-from ._facts import Origin, Verification
+from ._facts import EvidenceRecord, EvidenceSource, Origin, Verification
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
 from ._kinds import TaskKind
 from ._mcq import VIDEOS_FILE
-from ._rubric import AtomEvaluator, Difficulty, Dimension, EvaluatorKind, GateLogic, direction_inventory, probe_catalog
+from ._rubric import (
+    Atom,
+    AtomEvaluator,
+    Difficulty,
+    Dimension,
+    Direction,
+    EvaluatorKind,
+    GateLogic,
+    ProbeSpec,
+    direction_inventory,
+    probe_catalog,
+)
 from ._snapshot import Problem, Snapshot, TaskBundle
 from ._task import Language
 from ._taxonomy import taxonomy
@@ -256,35 +270,12 @@ def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]
         else:
             ids[rec.id] = i
     corpus = {p.url: p for p in snap.corpus.pages} if snap.corpus else {}
-    duration = b.task.video.duration_s if b.task else None
     domains: Counter[str] = Counter()
-    zh = b.task is not None and b.task.language is Language.zh
     for i, rec in enumerate(facts.facts):
-        for j, rel in enumerate(rec.relations):
-            if rel.target not in ids:
-                out.append(Problem("error", ff, f"facts[{i}].relations[{j}].target", f"unknown fact id '{rel.target}'"))
-        for j, other in enumerate(rec.conflicts_with):
-            if other not in ids:
-                out.append(Problem("error", ff, f"facts[{i}].conflicts_with[{j}]", f"unknown fact id '{other}'"))
-        if rec.video_ref and duration is not None and rec.video_ref.end_s > duration + 0.5:
-            out.append(Problem("error", ff, f"facts[{i}].video_ref.end_s",
-                               f"{rec.video_ref.end_s} s is past the video's end ({duration} s)"))
-        if b.task is not None and zh != _is_cjk_text(rec.claim):
-            out.append(Problem("warning", ff, f"facts[{i}].claim", "claim language does not match task language"))
+        _check_fact(b, ff, f"facts[{i}]", rec, ids, out)
         for j, src in enumerate(rec.sources):
             domains[registrable_domain(src.url)] += 1
-            page = corpus.get(src.url)
-            if src.corpus_path is None:
-                continue
-            if page is None:
-                out.append(Problem("error", ff, f"facts[{i}].sources[{j}].url", f"{src.url} is not in web/corpus.json"))
-                continue
-            path = snap.root / "web" / src.corpus_path
-            if src.corpus_path != page.path or not path.is_file():
-                out.append(Problem("error", ff, f"facts[{i}].sources[{j}].corpus_path",
-                                   f"does not match the corpus entry for {src.url} ({page.path})"))
-            elif src.quote and path.suffix in (".html", ".htm", ".txt") and src.quote not in path.read_text("utf-8", "replace"):
-                out.append(Problem("warning", ff, f"facts[{i}].sources[{j}].quote", "quote not found verbatim in the bundled page"))
+            _check_fact_source(snap, corpus, ff, f"facts[{i}].sources[{j}]", src, out)
     total = sum(domains.values())
     if total >= 4:
         domain, count = domains.most_common(1)[0]
@@ -302,108 +293,204 @@ def _check_facts(snap: Snapshot, task_id: str, b: TaskBundle, out: list[Problem]
     return {fid: d.state for fid, d in derived.items()}
 
 
+def _check_fact(b: TaskBundle, ff: str, at: str, rec: EvidenceRecord, ids: dict[str, int], out: list[Problem]) -> None:
+    """A fact's links name known facts, its video moment lies within the video, its claim is in the task's language."""
+    for j, rel in enumerate(rec.relations):
+        if rel.target not in ids:
+            out.append(Problem("error", ff, f"{at}.relations[{j}].target", f"unknown fact id '{rel.target}'"))
+    for j, other in enumerate(rec.conflicts_with):
+        if other not in ids:
+            out.append(Problem("error", ff, f"{at}.conflicts_with[{j}]", f"unknown fact id '{other}'"))
+    if b.task is None:
+        return
+    duration = b.task.video.duration_s
+    if rec.video_ref and duration is not None and rec.video_ref.end_s > duration + 0.5:
+        out.append(Problem("error", ff, f"{at}.video_ref.end_s",
+                           f"{rec.video_ref.end_s} s is past the video's end ({duration} s)"))
+    if (b.task.language is Language.zh) != _is_cjk_text(rec.claim):
+        out.append(Problem("warning", ff, f"{at}.claim", "claim language does not match task language"))
+
+
+def _check_fact_source(snap: Snapshot, corpus: dict[str, CorpusPage], ff: str, at: str, src: EvidenceSource,
+                       out: list[Problem]) -> None:
+    """A source bundled in the corpus names its corpus entry, and its quote is in the bundled page."""
+    if src.corpus_path is None:
+        return
+    page = corpus.get(src.url)
+    if page is None:
+        out.append(Problem("error", ff, f"{at}.url", f"{src.url} is not in web/corpus.json"))
+        return
+    path = snap.root / "web" / src.corpus_path
+    if src.corpus_path != page.path or not path.is_file():
+        out.append(Problem("error", ff, f"{at}.corpus_path",
+                           f"does not match the corpus entry for {src.url} ({page.path})"))
+    elif src.quote and path.suffix in (".html", ".htm", ".txt") and src.quote not in path.read_text("utf-8", "replace"):
+        out.append(Problem("warning", ff, f"{at}.quote", "quote not found verbatim in the bundled page"))
+
+
+@dataclass(frozen=True)
+class _RubricScope:
+    """What a rubric's atoms are checked against: the direction inventory, the probe catalog and the task's facts."""
+
+    rf: str
+    """The rubric's path, as problems name it."""
+    directions: dict[str, Direction]
+    probes: dict[str, ProbeSpec]
+    states: dict[str, Verification]
+    """Each fact's verification state, as its evidence decides it."""
+    origin_of: dict[str, Origin]
+    has_facts: bool
+    has_task: bool
+    zh: bool
+
+
 def _check_rubric(task_id: str, b: TaskBundle, states: dict[str, Verification], out: list[Problem]) -> None:
     rubric = b.rubric
     assert rubric is not None
-    rf = f"tasks/{task_id}/rubric.json"
-    directions = direction_inventory().by_id()
-    probes = probe_catalog().by_name()
+    scope = _RubricScope(
+        rf=f"tasks/{task_id}/rubric.json", directions=direction_inventory().by_id(), probes=probe_catalog().by_name(),
+        states=states, origin_of={f.id: f.origin for f in b.facts.facts} if b.facts is not None else {},
+        has_facts=b.facts is not None, has_task=b.task is not None,
+        zh=b.task is not None and b.task.language is Language.zh)
     if rubric.task_id != task_id:
-        out.append(Problem("error", rf, "task_id", f"'{rubric.task_id}' differs from task '{task_id}'"))
-    zh = b.task is not None and b.task.language is Language.zh
-    origin_of = {f.id: f.origin for f in b.facts.facts} if b.facts is not None else {}
-    origins = {fid: o.value for fid, o in origin_of.items()}
+        out.append(Problem("error", scope.rf, "task_id", f"'{rubric.task_id}' differs from task '{task_id}'"))
     seen_ids: dict[str, int] = {}
     seen_text: dict[str, int] = {}
-    per_direction: Counter[str] = Counter()
     for i, atom in enumerate(rubric.atoms):
         at = f"atoms[{i}]"
-        if atom.id in seen_ids:
-            out.append(Problem("error", rf, f"{at}.id", f"duplicate atom id '{atom.id}' (first at atoms[{seen_ids[atom.id]}])"))
-        else:
-            seen_ids[atom.id] = i
-        key = _normalize(atom.criterion)
-        if key in seen_text:
-            out.append(Problem("error", rf, f"{at}.criterion", f"duplicate criterion (same as atoms[{seen_text[key]}])"))
-        else:
-            seen_text[key] = i
-        direction = directions.get(atom.direction)
-        if direction is None:
-            out.append(Problem("error", rf, f"{at}.direction", f"unknown direction '{atom.direction}'"))
-        else:
-            per_direction[atom.direction] += 1
-            allowed = direction.evaluator is EvaluatorKind.both or direction.evaluator.value == atom.evaluator.value
-            if not allowed:
-                out.append(Problem("error", rf, f"{at}.evaluator",
-                                   f"direction {direction.id} takes {direction.evaluator.value} atoms, not {atom.evaluator.value}"))
-            if atom.coverage and direction.dimension is not Dimension.C:
-                out.append(Problem("error", rf, f"{at}.coverage", (
-                    f"only content atoms are coverage checks (App. A.4); {direction.id} is not a content (C) "
-                    "direction")))
-        if atom.fact_id is not None and atom.fact_id not in states:
-            out.append(Problem("error", rf, f"{at}.fact_id", f"unknown fact id '{atom.fact_id}'"))
-        for j, other in enumerate(atom.composes):
-            if other not in states:
-                out.append(Problem("error", rf, f"{at}.composes[{j}]", f"unknown fact id '{other}'"))
-        derived = derive_difficulty(atom, origin_of, states) if b.facts is not None else None
-        if derived is not None and derived[0] is not atom.difficulty:
-            out.append(Problem("warning", rf, f"{at}.difficulty", (
-                f"declared {atom.difficulty.value}, but the evidence makes it {derived[0].value}: {derived[1]} "
-                "(App. E.3)")))
-        fact = origins.get(atom.fact_id or "")
-        if direction is not None and direction.fact_origin and fact and fact != direction.fact_origin:
-            out.append(Problem("warning", rf, f"{at}.fact_id", (
-                f"direction boundary: {direction.id} checks {direction.fact_origin} facts, "
-                f"but '{atom.fact_id}' is a {fact} fact")))
-        if atom.evaluator is AtomEvaluator.J and atom.fact_id is None:
-            out.append(Problem("error", rf, f"{at}.fact_id", "a J atom must name the fact it checks"))
-        if atom.evaluator is AtomEvaluator.M and atom.probe is not None:
-            spec = probes.get(atom.probe.name)
-            if spec is None:
-                out.append(Problem("error", rf, f"{at}.probe.name", f"unknown probe '{atom.probe.name}'"))
-            else:
-                if direction is not None and atom.direction not in spec.directions:
-                    out.append(Problem("warning", rf, f"{at}.probe.name", (
-                        f"direction boundary: probe '{spec.name}' measures {', '.join(spec.directions)}, "
-                        f"not {atom.direction}")))
-                for name in sorted(set(spec.params) - set(atom.probe.params) - set(spec.defaults)):
-                    out.append(Problem("error", rf, f"{at}.probe.params", f"missing parameter '{name}'"))
-                kind = atom.probe.params.get("source_type")
-                if (spec.name == "source_budget" and "min_count" not in atom.probe.params and isinstance(kind, str)
-                        and ReferenceBudgets().minimum(kind) is None):
-                    out.append(Problem("error", rf, f"{at}.probe.params", (
-                        f"the budgets set no minimum for {kind} sources: give min_count")))
-                for name, value in sorted(atom.probe.params.items()):
-                    if name not in spec.params:
-                        out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"probe '{spec.name}' takes no parameter '{name}'"))
-                    elif not isinstance(value, JSON_TYPES[spec.params[name]]) or isinstance(value, bool) != (spec.params[name] == "boolean"):
-                        out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"must be a {spec.params[name]}"))
-            if atom.fact_id is None and not (atom.impact or "").strip():
-                out.append(Problem("error", rf, f"{at}.impact", "an M atom without a fact must state its presentation impact"))
-        subjective = subjective_wording(atom.criterion, zh)
-        if subjective:
-            out.append(Problem("warning", rf, f"{at}.criterion", f"subjective wording '{subjective}'"))
-        if b.task is not None and zh != _is_cjk_text(atom.criterion):
-            out.append(Problem("warning", rf, f"{at}.criterion", "criterion language does not match task language"))
-    for direction_id in sorted(rubric.na_reasons):
+        _check_atom_unique(scope, at, i, atom, seen_ids, seen_text, out)
+        direction = scope.directions.get(atom.direction)
+        _check_atom_direction(scope, at, atom, direction, out)
+        _check_atom_facts(scope, at, atom, direction, out)
+        _check_atom_probe(scope, at, atom, direction, out)
+        _check_atom_wording(scope, at, atom, out)
+    per_direction = Counter(a.direction for a in rubric.atoms if a.direction in scope.directions)
+    _check_na_reasons(scope, rubric.na_reasons, per_direction, out)
+    _check_difficulty_balance(scope.rf, rubric.atoms, out)
+
+
+def _check_atom_unique(scope: _RubricScope, at: str, i: int, atom: Atom, seen_ids: dict[str, int],
+                       seen_text: dict[str, int], out: list[Problem]) -> None:
+    """An atom's id and its criterion (normalized) appear once in the rubric."""
+    if atom.id in seen_ids:
+        out.append(Problem("error", scope.rf, f"{at}.id", f"duplicate atom id '{atom.id}' (first at atoms[{seen_ids[atom.id]}])"))
+    else:
+        seen_ids[atom.id] = i
+    key = _normalize(atom.criterion)
+    if key in seen_text:
+        out.append(Problem("error", scope.rf, f"{at}.criterion", f"duplicate criterion (same as atoms[{seen_text[key]}])"))
+    else:
+        seen_text[key] = i
+
+
+def _check_atom_direction(scope: _RubricScope, at: str, atom: Atom, direction: Direction | None, out: list[Problem]) -> None:
+    """The atom's direction exists and takes atoms of its evaluator (and coverage checks only if content)."""
+    rf = scope.rf
+    if direction is None:
+        out.append(Problem("error", rf, f"{at}.direction", f"unknown direction '{atom.direction}'"))
+        return
+    allowed = direction.evaluator is EvaluatorKind.both or direction.evaluator.value == atom.evaluator.value
+    if not allowed:
+        out.append(Problem("error", rf, f"{at}.evaluator",
+                           f"direction {direction.id} takes {direction.evaluator.value} atoms, not {atom.evaluator.value}"))
+    if atom.coverage and direction.dimension is not Dimension.C:
+        out.append(Problem("error", rf, f"{at}.coverage", (
+            f"only content atoms are coverage checks (App. A.4); {direction.id} is not a content (C) "
+            "direction")))
+
+
+def _check_atom_facts(scope: _RubricScope, at: str, atom: Atom, direction: Direction | None, out: list[Problem]) -> None:
+    """The facts an atom names exist, its difficulty is what their evidence makes it, and its direction checks
+    facts of that origin."""
+    rf = scope.rf
+    if atom.fact_id is not None and atom.fact_id not in scope.states:
+        out.append(Problem("error", rf, f"{at}.fact_id", f"unknown fact id '{atom.fact_id}'"))
+    for j, other in enumerate(atom.composes):
+        if other not in scope.states:
+            out.append(Problem("error", rf, f"{at}.composes[{j}]", f"unknown fact id '{other}'"))
+    derived = derive_difficulty(atom, scope.origin_of, scope.states) if scope.has_facts else None
+    if derived is not None and derived[0] is not atom.difficulty:
+        out.append(Problem("warning", rf, f"{at}.difficulty", (
+            f"declared {atom.difficulty.value}, but the evidence makes it {derived[0].value}: {derived[1]} "
+            "(App. E.3)")))
+    origin = scope.origin_of.get(atom.fact_id or "")
+    fact = origin.value if origin is not None else None
+    if direction is not None and direction.fact_origin and fact and fact != direction.fact_origin:
+        out.append(Problem("warning", rf, f"{at}.fact_id", (
+            f"direction boundary: {direction.id} checks {direction.fact_origin} facts, "
+            f"but '{atom.fact_id}' is a {fact} fact")))
+    if atom.evaluator is AtomEvaluator.J and atom.fact_id is None:
+        out.append(Problem("error", rf, f"{at}.fact_id", "a J atom must name the fact it checks"))
+
+
+def _check_atom_probe(scope: _RubricScope, at: str, atom: Atom, direction: Direction | None, out: list[Problem]) -> None:
+    """An M atom's probe is in the catalog and gets the parameters it takes; without a fact it states its impact."""
+    if atom.evaluator is not AtomEvaluator.M or atom.probe is None:
+        return
+    rf = scope.rf
+    spec = scope.probes.get(atom.probe.name)
+    if spec is None:
+        out.append(Problem("error", rf, f"{at}.probe.name", f"unknown probe '{atom.probe.name}'"))
+    else:
+        if direction is not None and atom.direction not in spec.directions:
+            out.append(Problem("warning", rf, f"{at}.probe.name", (
+                f"direction boundary: probe '{spec.name}' measures {', '.join(spec.directions)}, "
+                f"not {atom.direction}")))
+        _check_probe_params(rf, at, spec, atom.probe.params, out)
+    if atom.fact_id is None and not (atom.impact or "").strip():
+        out.append(Problem("error", rf, f"{at}.impact", "an M atom without a fact must state its presentation impact"))
+
+
+def _check_probe_params(rf: str, at: str, spec: ProbeSpec, params: dict, out: list[Problem]) -> None:
+    for name in sorted(set(spec.params) - set(params) - set(spec.defaults)):
+        out.append(Problem("error", rf, f"{at}.probe.params", f"missing parameter '{name}'"))
+    kind = params.get("source_type")
+    if (spec.name == "source_budget" and "min_count" not in params and isinstance(kind, str)
+            and ReferenceBudgets().minimum(kind) is None):
+        out.append(Problem("error", rf, f"{at}.probe.params", (
+            f"the budgets set no minimum for {kind} sources: give min_count")))
+    for name, value in sorted(params.items()):
+        if name not in spec.params:
+            out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"probe '{spec.name}' takes no parameter '{name}'"))
+        elif not isinstance(value, JSON_TYPES[spec.params[name]]) or isinstance(value, bool) != (spec.params[name] == "boolean"):
+            out.append(Problem("error", rf, f"{at}.probe.params.{name}", f"must be a {spec.params[name]}"))
+
+
+def _check_atom_wording(scope: _RubricScope, at: str, atom: Atom, out: list[Problem]) -> None:
+    """A criterion is checkable (no words of taste) and in the task's language."""
+    subjective = subjective_wording(atom.criterion, scope.zh)
+    if subjective:
+        out.append(Problem("warning", scope.rf, f"{at}.criterion", f"subjective wording '{subjective}'"))
+    if scope.has_task and scope.zh != _is_cjk_text(atom.criterion):
+        out.append(Problem("warning", scope.rf, f"{at}.criterion", "criterion language does not match task language"))
+
+
+def _check_na_reasons(scope: _RubricScope, na_reasons: dict[str, str], per_direction: Counter[str],
+                      out: list[Problem]) -> None:
+    """Every direction has atoms or an N/A reason, never both; an 'any' gate with one atom is an 'all' gate."""
+    rf, directions = scope.rf, scope.directions
+    for direction_id in sorted(na_reasons):
         if direction_id not in directions:
             out.append(Problem("error", rf, f"na_reasons.{direction_id}", f"unknown direction '{direction_id}'"))
         elif per_direction[direction_id]:
             out.append(Problem("error", rf, f"na_reasons.{direction_id}", "direction has atoms and an N/A reason"))
-        elif not rubric.na_reasons[direction_id].strip():
+        elif not na_reasons[direction_id].strip():
             out.append(Problem("error", rf, f"na_reasons.{direction_id}", "empty N/A reason"))
     for direction in directions.values():
-        if not per_direction[direction.id] and direction.id not in rubric.na_reasons:
+        if not per_direction[direction.id] and direction.id not in na_reasons:
             out.append(Problem("error", rf, "atoms", f"direction {direction.id} ({direction.name}) has no atom and no N/A reason"))
         if direction.gate and direction.logic is GateLogic.any and per_direction[direction.id] == 1:
             out.append(Problem("warning", rf, "atoms",
                                f"gate {direction.id} uses logic 'any' with a single atom, which acts as 'all'"))
-    levels = Counter(a.difficulty for a in rubric.atoms)
-    if rubric.atoms:
+
+
+def _check_difficulty_balance(rf: str, atoms: list[Atom], out: list[Problem]) -> None:
+    levels = Counter(a.difficulty for a in atoms)
+    if atoms:
         missing = [d.value for d in Difficulty if not levels[d]]
         if missing:
             out.append(Problem("warning", rf, "atoms", f"difficulty balance: no atom at {', '.join(missing)}"))
         level, count = levels.most_common(1)[0]
-        if count / len(rubric.atoms) > MAX_DIFFICULTY_SHARE:
+        if count / len(atoms) > MAX_DIFFICULTY_SHARE:
             out.append(Problem("warning", rf, "atoms",
-                               f"difficulty balance: {count} of {len(rubric.atoms)} atoms are {level.value}"))
+                               f"difficulty balance: {count} of {len(atoms)} atoms are {level.value}"))

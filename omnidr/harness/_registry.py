@@ -226,12 +226,12 @@ def run_system(
     upstream requests in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter).
     `scripts_dir` gives the scripted model other scripts than the ones its image carries (`omnidr author` writes
     one per stage)."""
-    from docker.errors import ImageNotFound
-
     from omnidr.attempts import (
+        DEFAULT_MAX_CONNECTIONS,
         LOCAL_EXECUTOR,
         RetryPolicy,
         RunConfig,
+        RunOptions,
         SandboxLimits,
         default_provider_tools,
         open_run,
@@ -241,7 +241,7 @@ def run_system(
         run_labels,
     )
     from omnidr.benchmark import RELEASE_DENYLIST, open_snapshot
-    from omnidr.images import build_images, docker_client
+    from omnidr.images import docker_client
     from sandbox.models import Budget
 
     info = harness_info(harness)
@@ -250,28 +250,17 @@ def run_system(
     if not snap.ok:
         raise UserError(f"{snapshot}: the snapshot does not load; run `omnidr snapshot validate {snapshot}`")
     check_kind(info, snap, capability)
-    task_ids = list(tasks or snap.tasks)
-    unknown = [t for t in task_ids if t not in snap.tasks]
-    if unknown:
-        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    task_ids = _task_ids(snap, tasks)
     if model_base_url and not model:
         raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
     if not model_base_url and not info.scripted and not extra_upstreams:
         raise UserError(f"the scripted model does not drive the {harness} harness; give it a model endpoint")
     if harness == "command" and not (image and argv):
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
-    proxy_mode = proxy_mode if proxy_mode is not None else "replay"
-    if info.webless(capability):  # the doors close the web, whatever the harness is told and whatever was asked
-        # said only when a web was asked for: the offline replay default closing quietly is no news
-        if proxy_mode not in ("replay", "deny") or (provider_tools is not None and provider_tools.opens_provider_web):
-            on_note(f"{capability} has no web: the egress proxy denies every request (mode deny) and the gateway "
-                    "every provider-side tool, whatever --proxy-mode or --provider-tools said")
-        proxy_mode, provider_tools = "deny", ProviderToolsPolicy.every("deny")
+    proxy_mode, provider_tools = _web_doors(info, capability, proxy_mode, provider_tools, on_note)
     denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *(denylist or [])]))
     translation = None if harness == "command" else info.translation(endpoint_family)
-    if translation and provider_tools is not None and provider_tools.web_search != "deny":
-        raise UserError(f"provider-side tools ({provider_tools}) cannot cross the gateway's {translation} "
-                        "translation; drop --provider-tools, or give the model an endpoint of the harness's own API")
+    _check_translation(translation, provider_tools)
     provider_tools = provider_tools or default_provider_tools(proxy_mode)
     upstream_family, responses_api = endpoint_upstream(endpoint_family or info.family)
     given = list(extra_upstreams)
@@ -283,28 +272,13 @@ def run_system(
     # the model's price, fixed for the run: the model name is the one `out.model` gets below
     run_model = cast(str, model) if model_base_url else (model or "unspecified") if given else (model or SCRIPTED_MODEL)
     pricing = resolve_pricing(run_model, model_base_url or (given[0].base_url if given else None), prices)
-    if pricing is None and (budget.max_cost_usd is not None or spend is not None):
-        raise UserError(f"no price is known for the model {run_model!r}, so dollars cannot be counted: give its rates "
-                        "with --prices FILE ({\"MODEL\": {\"input_per_mtok\": ..., \"output_per_mtok\": ...}}), "
-                        "or drop the dollar budget")
+    _check_dollars_countable(run_model, pricing, budget, spend)
     # one driver per run folder: a second one stops here (or waits), before any image, relay or container
     with folder_lock(Path(run_dir), wait=wait, on_wait=on_note):
-        names = ["gateway", "egress"] + ([info.image] if info.image else [])
-        built = {b.name: b for b in build_images(names)}
-        missing = [n for n, b in built.items() if not b.tag]
-        if missing:
-            raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
+        built = _built_images(info)
         client = docker_client()
         warn_dns_exposure(client, on_note)
-        if image is None:
-            if info.image is None:
-                raise UserError(f"the {harness} harness has no image of its own: give --image IMAGE")
-            image = built[info.image].tag
-        else:
-            try:
-                client.images.get(image)
-            except ImageNotFound:
-                raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
+        image = _agent_image(client, info, harness, image, built)
         out = SystemRun(translation=translation)
         if translation:
             on_note(f"the {harness} harness speaks another API than its model endpoint: the gateway translates "
@@ -341,9 +315,7 @@ def run_system(
             else:
                 adapter = info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
                                     provider_search=provider_tools.web_search != "deny" and not translation)
-            command = (list(argv or []) if harness == "command" else
-                       reference_argv(capability, out.model, workflow_args(snap.hyperparameters)) if harness == "reference"
-                       else [harness])
+            command = _agent_command(harness, argv, capability, out.model, snap.hyperparameters)
             config = RunConfig(
                 snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
                 command=command, model=out.model, upstreams=upstreams,
@@ -359,16 +331,90 @@ def run_system(
                 on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
                         "so this run is not offline although the proxy replays the snapshot's corpus")
             open_run(Path(run_dir), config)  # refuses a changed configuration before any work
-            out.records = run_attempts(client, Path(run_dir), config, snap, adapter, on_attempt, gateway_backoff_s,
-                                       parallel, on_start=on_start, executor=executor or LOCAL_EXECUTOR, reach=reach,
-                                       on_task=on_task, host=host, spend=spend,
-                                       **({"max_connections": max_connections} if max_connections else {}))
+            options = RunOptions(on_attempt=on_attempt, on_start=on_start, on_task=on_task,
+                                 gateway_backoff_s=gateway_backoff_s, parallel=parallel,
+                                 executor=executor or LOCAL_EXECUTOR, reach=reach, host=host, spend=spend,
+                                 max_connections=max_connections or DEFAULT_MAX_CONNECTIONS)
+            out.records = run_attempts(client, Path(run_dir), config, snap, adapter, options)
         finally:
             for relay in relays:
                 relay.close()
             if scripted is not None:
                 scripted.stop()
         return out
+
+
+def _agent_command(harness: str, argv: list[str] | None, capability: str, model: str, hyperparameters) -> list[str]:
+    """The command the run records for its agent: the command harness's own, the reference agent's, else the name."""
+    if harness == "command":
+        return list(argv or [])
+    if harness == "reference":
+        return reference_argv(capability, model, workflow_args(hyperparameters))
+    return [harness]
+
+
+def _check_translation(translation: str | None, provider_tools) -> None:
+    """Provider-side tools cannot cross a translation between the harness's API and the endpoint's."""
+    if translation and provider_tools is not None and provider_tools.web_search != "deny":
+        raise UserError(f"provider-side tools ({provider_tools}) cannot cross the gateway's {translation} "
+                        "translation; drop --provider-tools, or give the model an endpoint of the harness's own API")
+
+
+def _built_images(info: HarnessInfo) -> dict:
+    """The gateway's, the egress proxy's and the harness's images, built (or found), by name."""
+    from omnidr.images import build_images
+
+    names = ["gateway", "egress"] + ([info.image] if info.image else [])
+    built = {b.name: b for b in build_images(names)}
+    missing = [n for n, b in built.items() if not b.tag]
+    if missing:
+        raise UserError(f"image(s) {', '.join(missing)} could not be built: {built[missing[0]].reason}")
+    return built
+
+
+def _task_ids(snap, tasks: list[str] | None) -> list[str]:
+    """The tasks asked for (all the snapshot's when None), each one the snapshot has."""
+    task_ids = list(tasks or snap.tasks)
+    unknown = [t for t in task_ids if t not in snap.tasks]
+    if unknown:
+        raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
+    return task_ids
+
+
+def _web_doors(info: HarnessInfo, capability: str, proxy_mode, provider_tools,
+               on_note: Callable[[str], None]) -> tuple:
+    """The proxy mode (default replay) and provider-tools policy the run gets: a capability without web closes both."""
+    proxy_mode = proxy_mode if proxy_mode is not None else "replay"
+    if info.webless(capability):  # the doors close the web, whatever the harness is told and whatever was asked
+        # said only when a web was asked for: the offline replay default closing quietly is no news
+        if proxy_mode not in ("replay", "deny") or (provider_tools is not None and provider_tools.opens_provider_web):
+            on_note(f"{capability} has no web: the egress proxy denies every request (mode deny) and the gateway "
+                    "every provider-side tool, whatever --proxy-mode or --provider-tools said")
+        proxy_mode, provider_tools = "deny", ProviderToolsPolicy.every("deny")
+    return proxy_mode, provider_tools
+
+
+def _check_dollars_countable(run_model: str, pricing, budget, spend) -> None:
+    """A dollar budget or spending cap needs the model's price."""
+    if pricing is None and (budget.max_cost_usd is not None or spend is not None):
+        raise UserError(f"no price is known for the model {run_model!r}, so dollars cannot be counted: give its rates "
+                        "with --prices FILE ({\"MODEL\": {\"input_per_mtok\": ..., \"output_per_mtok\": ...}}), "
+                        "or drop the dollar budget")
+
+
+def _agent_image(client, info: HarnessInfo, harness: str, image: str | None, built: dict) -> str:
+    """The agent's image: the one given (which must be on the engine), else the harness's own as built."""
+    from docker.errors import ImageNotFound
+
+    if image is None:
+        if info.image is None:
+            raise UserError(f"the {harness} harness has no image of its own: give --image IMAGE")
+        return built[info.image].tag
+    try:
+        client.images.get(image)
+    except ImageNotFound:
+        raise UserError(f"image {image} is not on this Docker engine; build it first (e.g. `omnidr images build`)") from None
+    return image
 
 
 def check_harness_kind(info: HarnessInfo, kind, root) -> None:

@@ -120,27 +120,38 @@ def _download(url: str, workdir: Path, socket_timeout_s: float, video: bool = Tr
     return _Fetched(max(produced, key=lambda p: p.stat().st_size), captions)
 
 
+@dataclass(frozen=True)
+class FetchOptions:
+    """How `fetch_video` fetches."""
+
+    force: bool = False
+    """Download again even what is present with the right checksum."""
+    socket_timeout_s: float = 30.0
+    """yt-dlp's socket timeout, seconds."""
+    add_captions: str | None = None
+    """A language (e.g. `en`) whose caption tracks are fetched too where task.json declares none."""
+
+
 def fetch_video(
     task_id: str,
     url: str,
     dest: Path,
     sha256: str,
     duration_s: float | None = None,
-    force: bool = False,
-    socket_timeout_s: float = 30.0,
     captions: Sequence = (),
-    add_captions: str | None = None,
+    options: FetchOptions = FetchOptions(),
 ) -> FetchResult:
     """Make `dest` hold the video at `url` with checksum `sha256`, and the caption tracks `captions`
     (`omnidr.benchmark.Captions`) beside it, each with its checksum.
 
-    A file already present with the right checksum is kept (unless `force`). A download goes to a temporary
+    A file already present with the right checksum is kept (unless `options.force`). A download goes to a temporary
     folder beside `dest` and replaces it only once its checksum matches, so a failed fetch never damages what
-    was there. With `add_captions` (a language, e.g. `en`), tracks in that language that task.json does not
+    was there. With `options.add_captions` (a language, e.g. `en`), tracks in that language that task.json does not
     declare are fetched too and returned with `added=True` (the caller records them).
     """
     from omnidr.benchmark import sha256_file
 
+    force, socket_timeout_s, add_captions = options.force, options.socket_timeout_s, options.add_captions
     result = FetchResult(task_id=task_id, url=url, status=FetchStatus.present, sha256=sha256)
     need_video = force or not (dest.is_file() and sha256_file(dest) == sha256)
     declared = list(captions)
@@ -244,9 +255,9 @@ def fetch_snapshot_videos(
                                  reason=f"tasks/{task_id}/task.json did not load; run `omnidr snapshot validate`")
         else:
             video = bundle.task.video
-            result = fetch_video(task_id, video.url, bundle.folder / video.file, video.sha256, video.duration_s, force,
-                                 captions=video.captions,
-                                 add_captions=bundle.task.language.value if add_captions else None)
+            options = FetchOptions(force=force, add_captions=bundle.task.language.value if add_captions else None)
+            result = fetch_video(task_id, video.url, bundle.folder / video.file, video.sha256, video.duration_s,
+                                 captions=video.captions, options=options)
             added = [c for c in result.captions if c.added and c.status is not FetchStatus.failed]
             if added:
                 _record_captions(bundle.folder / "task.json", added)

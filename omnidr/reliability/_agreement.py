@@ -106,6 +106,42 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     return None if np.isnan(value) else value
 
 
+def _ratio(num: float, den: float) -> float | None:
+    return float(num / den) if den else None
+
+
+def _group_rows(groups: dict[str, list[int]], dimensions: bool) -> list[GroupAgreement]:
+    """The agreement per dimension (`dimensions`) or per direction; `groups` holds both, dimensions as `dim:<id>`."""
+    return [GroupAgreement(group=g.removeprefix("dim:"), atoms=c[0], unanimity=_ratio(c[1], c[2]),
+                           machine_agreement=_ratio(c[3], c[4]))
+            for g, c in sorted(groups.items()) if g.startswith("dim:") == dimensions]
+
+
+def _rating_agreement(ratings: dict[tuple[str, str], list[int]], machine: Mapping[tuple[str, str], MachineReport],
+                      replicates: int, seed: int) -> Estimate:
+    """Spearman's rho between the machine's report totals and the raters' mean ratings, with its bootstrap interval."""
+    rated = [(machine[r].total, float(np.mean(v))) for r, v in sorted(ratings.items())
+             if r in machine and machine[r].total is not None]
+    spearman = Estimate(value=None, n=len(rated))
+    if rated:
+        x, y = np.array([a for a, _ in rated]), np.array([b for _, b in rated])
+        spearman.value = _spearman(x, y)
+        if spearman.value is not None:
+            rng = np.random.default_rng(seed)
+            picks = rng.integers(0, len(rated), size=(replicates, len(rated)))
+            spearman.low, spearman.high = _interval(_spearman(x[p], y[p]) for p in picks)
+    return spearman
+
+
+def _fleiss(by_n: dict[int, list[Counter]]) -> tuple[float | None, int]:
+    """Fleiss' kappa over the atoms with the most common number of raters (and that number; 0: none)."""
+    if not by_n:
+        return None, 0
+    fleiss_n = max(by_n, key=lambda n: (len(by_n[n]), n))
+    cats = ("pass", "fail", "na")
+    return fleiss_kappa(np.array([[c[k] for k in cats] for c in by_n[fleiss_n]], dtype=float)), fleiss_n
+
+
 def agreement(labels: list[HumanLabel], machine: Mapping[tuple[str, str], MachineReport],
               replicates: int = 2000, seed: int = 0) -> Agreement:
     """Every agreement figure of `labels` against the machine's decisions (`machine`: (system, task) ->
@@ -155,45 +191,23 @@ def agreement(labels: list[HumanLabel], machine: Mapping[tuple[str, str], Machin
                 cell[3] += outcome == majority
                 cell[4] += 1
 
-    def ratio(num: float, den: float) -> float | None:
-        return float(num / den) if den else None
-
     draws = bootstrap_counts(len(reports), replicates, seed)  # (replicates, reports)
     sums = draws @ counts.T  # (replicates, 4)
-    unanimity = Estimate(value=ratio(counts[0].sum(), counts[1].sum()), n=int(counts[1].sum()))
-    machine_agree = Estimate(value=ratio(counts[2].sum(), counts[3].sum()), n=int(counts[3].sum()))
+    unanimity = Estimate(value=_ratio(counts[0].sum(), counts[1].sum()), n=int(counts[1].sum()))
+    machine_agree = Estimate(value=_ratio(counts[2].sum(), counts[3].sum()), n=int(counts[3].sum()))
     if unanimity.value is not None:
-        unanimity.low, unanimity.high = _interval(ratio(s[0], s[1]) for s in sums)
+        unanimity.low, unanimity.high = _interval(_ratio(s[0], s[1]) for s in sums)
     if machine_agree.value is not None:
-        machine_agree.low, machine_agree.high = _interval(ratio(s[2], s[3]) for s in sums)
+        machine_agree.low, machine_agree.high = _interval(_ratio(s[2], s[3]) for s in sums)
 
-    rated = [(machine[r].total, float(np.mean(v))) for r, v in sorted(ratings.items())
-             if r in machine and machine[r].total is not None]
-    spearman = Estimate(value=None, n=len(rated))
-    if rated:
-        x, y = np.array([a for a, _ in rated]), np.array([b for _, b in rated])
-        spearman.value = _spearman(x, y)
-        if spearman.value is not None:
-            rng = np.random.default_rng(seed)
-            picks = rng.integers(0, len(rated), size=(replicates, len(rated)))
-            spearman.low, spearman.high = _interval(_spearman(x[p], y[p]) for p in picks)
-
-    fleiss, fleiss_n = None, 0
-    if by_n:
-        fleiss_n = max(by_n, key=lambda n: (len(by_n[n]), n))
-        cats = ("pass", "fail", "na")
-        fleiss = fleiss_kappa(np.array([[c[k] for k in cats] for c in by_n[fleiss_n]], dtype=float))
+    spearman = _rating_agreement(ratings, machine, replicates, seed)
+    fleiss, fleiss_n = _fleiss(by_n)
     cohen = None
     if pairs_machine and len(set(pairs_machine) | set(pairs_human)) > 1:
         cohen = float(cohen_kappa_score(pairs_machine, pairs_human))
 
-    def group_rows(dimensions: bool) -> list[GroupAgreement]:
-        return [GroupAgreement(group=g.removeprefix("dim:"), atoms=c[0], unanimity=ratio(c[1], c[2]),
-                               machine_agreement=ratio(c[3], c[4]))
-                for g, c in sorted(groups.items()) if g.startswith("dim:") == dimensions]
-
     return Agreement(
         reports=len(reports), raters=sorted({label.rater for label in labels}), atoms=len(verdicts),
         unanimity=unanimity, machine_agreement=machine_agree, cohen_kappa=cohen, fleiss_kappa=fleiss,
-        fleiss_raters=fleiss_n, spearman=spearman, by_dimension=group_rows(True), by_direction=group_rows(False),
+        fleiss_raters=fleiss_n, spearman=spearman, by_dimension=_group_rows(groups, True), by_direction=_group_rows(groups, False),
         replicates=replicates, seed=seed)

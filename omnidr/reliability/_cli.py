@@ -181,7 +181,7 @@ def agreement_grids(a: Agreement) -> list[Grid]:
 @eval_options
 @format_option("the result", "json and markdown print the run root's reliability/calibration.json or .md, the progress "
                "going to stderr")
-def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None,
+def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None,  # noqa: PLR0913 - Click passes one keyword per option (eval_options)
               judge: str, judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int,
               executor: str, ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool,
               fmt: str, max_starts: int | None, stall_timeout_s: float, prices_file: Path | None,

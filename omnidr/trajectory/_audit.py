@@ -21,7 +21,7 @@ from omnidr.paths import RUN_FILE, AttemptPaths, RunPaths
 from sandbox.models import GatewayExchange, read_web_log
 
 from ._gateway import attach_gateway_totals, read_gateway_log, trajectory_from_gateway
-from ._html import audit_page
+from ._html import AttemptLogs, audit_page
 from ._jsonl import TrajectoryFormatError
 from ._models import Trajectory
 from ._native import FORMATS, NATIVE_LOG_GLOBS, parse_native_log, read_common_trajectory
@@ -146,7 +146,7 @@ def audit_attempt(attempt_dir: Path, harness: str) -> AttemptAudit:
     changes = [c for c in (
         _write_changed(trajectory_path, traj.model_dump_json(indent=1), _steps_note(trajectory_path, traj, origin)),
         _write_changed(page_path, audit_page(traj, stats, origin=origin, task_id=task_id, attempt=number,
-                                             record=record, exchanges=exchanges, network=network,
+                                             record=record, logs=AttemptLogs(exchanges, network),
                                              links=page_links(attempt_dir, task_id, number)), ""),
     ) if c]
     return AttemptAudit(task_id=task_id, attempt=number, folder=str(attempt_dir), origin=origin, stats=stats,

@@ -34,16 +34,11 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
         session_id = session_id or d.get("session_id") or d.get("sessionId")
         version = version or d.get("version") or d.get("claude_code_version")
         if kind == "system":
-            sub = d.get("subtype")
-            if sub == "init":
+            if d.get("subtype") == "init":
                 model = d.get("model") or model
                 version = d.get("claude_code_version") or version
-                b.add(SystemStep(index=1, timestamp=when, line=line, message=f"session started, model {d.get('model')}"))
-            elif sub == "api_retry":
-                text = f"API retry {d.get('attempt')}/{d.get('max_retries')}: {d.get('error_status')} {d.get('error')}"
-                b.add(SystemStep(index=1, timestamp=when, line=line, message=text, is_error=True))
-            elif sub == "compact_boundary":
-                b.add(SystemStep(index=1, timestamp=when, line=line, message="context compacted"))
+            if (step := _system_step(d, line, when)) is not None:
+                b.add(step)
         elif kind == "assistant":
             _assistant(b, by_message, d, line, when)
             model = model or (d.get("message") or {}).get("model")
@@ -67,6 +62,26 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
             if x not in (None, ""))
     if path is not None and not all(s.subagent for s in traj.steps):  # a subagent's own file has none of its own
         _merge_subagents(traj, _subagent_files(path, session_id, transcript))
+    _harness_metrics(traj, by_message, results)
+    return traj
+
+
+def _system_step(d: dict[str, Any], line: int, when: datetime | None) -> SystemStep | None:
+    """The step a `system` record shows (session start, API retry, compaction); None: one it does not show."""
+    sub = d.get("subtype")
+    if sub == "init":
+        return SystemStep(index=1, timestamp=when, line=line, message=f"session started, model {d.get('model')}")
+    if sub == "api_retry":
+        text = f"API retry {d.get('attempt')}/{d.get('max_retries')}: {d.get('error_status')} {d.get('error')}"
+        return SystemStep(index=1, timestamp=when, line=line, message=text, is_error=True)
+    if sub == "compact_boundary":
+        return SystemStep(index=1, timestamp=when, line=line, message="context compacted")
+    return None
+
+
+def _harness_metrics(traj: Trajectory, by_message: dict[str, AgentStep], results: list[dict[str, Any]]) -> None:
+    """The harness's own token counts, cost and duration, from its `result` records (else its steps' usage)."""
+    result = results[-1] if results else None
     m = traj.final_metrics
     if results:
         # every `result` of the session counts (a resumed session has several); `modelUsage` also
@@ -83,7 +98,6 @@ def parse_claude_code_records(records: list[tuple[int, dict[str, Any]]], path: P
         m.harness_cost_usd = result.get("total_cost_usd")
         if result.get("duration_ms") is not None:
             m.harness_duration_s = result["duration_ms"] / 1000
-    return traj
 
 
 def _model_usage(result: dict) -> tuple[int, int]:

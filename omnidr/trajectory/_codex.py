@@ -9,6 +9,7 @@ the `response_item`s and are skipped.
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -118,78 +119,99 @@ _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
 
 def parse_codex_rollout_records(records: list[tuple[int, dict[str, Any]]], path: Path | None) -> Trajectory:
-    b = TrajectoryBuilder(HARNESS, "codex-rollout", path)
-    session_id = version = model = None
-    reasoning: list[str] = []
-    last_total: dict | None = None
-    complete: bool | None = None
-    last_agent: AgentStep | None = None
-    usage_pending = False
+    r = _RolloutReader(TrajectoryBuilder(HARNESS, "codex-rollout", path))
     for line, d in records:
         kind = d.get("type")
         p = d.get("payload") or {}
         when = timestamp(d.get("timestamp"))
         if kind == "session_meta":
-            session_id, version = p.get("id"), p.get("cli_version")
+            r.session_id, r.version = p.get("id"), p.get("cli_version")
         elif kind == "turn_context":
-            model = p.get("model") or model
+            r.model = p.get("model") or r.model
         elif kind == "event_msg":
-            sub = p.get("type")
-            if sub == "token_count" and isinstance(p.get("info"), dict):
-                info = p["info"]
-                last_total = info.get("total_token_usage") or last_total  # cumulative: keep the last
-                if last_agent is not None and usage_pending and info.get("last_token_usage"):
-                    last_agent.usage = usage_from(info["last_token_usage"], anthropic=False)
-                    usage_pending = False
-            elif sub == "turn_aborted":
-                b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True,
-                                 message=f"turn aborted ({p.get('reason', 'unknown')})"))
-                complete = False
-            elif sub in ("task_complete",):
-                # 0.147 ends a failed turn (say, a refused model request) with task_complete carrying an error
-                if p.get("error"):
-                    err = p["error"]
-                    text = err.get("message") if isinstance(err, dict) else err
-                    b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True,
-                                     message=f"turn failed: {str(text)[:500]}"))
-                complete = not p.get("error")
-            elif sub in ("error", "stream_error"):
-                b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True, message=str(p.get("message"))))
+            r.event(p, line, when)
         elif kind == "response_item":
-            sub = p.get("type")
-            if sub == "reasoning":
-                text = content_text(p.get("summary")) or content_text(p.get("content"))
-                if text:
-                    reasoning.append(text)
-            elif sub == "message":
-                role = p.get("role")
-                text = content_text(p.get("content"))
-                if role == "assistant":
-                    last_agent = b.agent(timestamp=when, line=line, model=model, message=text,
-                                         reasoning="\n".join(reasoning) or None)
-                    reasoning.clear()
-                    usage_pending = True
-                elif role == "user":
-                    b.add(UserStep(index=1, timestamp=when, line=line, message=text))
-                else:
-                    b.add(SystemStep(index=1, timestamp=when, line=line, message=text))
-            elif sub in _CALLS:
-                call_id = str(p.get("call_id") or p.get("id") or f"line-{line}")
-                name = str(p.get("name") or sub)
-                args = decode_arguments(p.get("arguments") if "arguments" in p else p.get("input", p.get("action")))
-                last_agent = b.agent(timestamp=when, line=line, model=model, reasoning="\n".join(reasoning) or None)
-                reasoning.clear()
-                usage_pending = True
-                b.call(last_agent, call_id, name, args)
-            elif sub in _OUTPUTS:
-                text, failed = _rollout_output(p.get("output"))
-                b.observe(p.get("call_id"), text, failed, when, line)
-    traj = b.build(session_id=session_id, harness_version=version, model=model, complete=complete)
+            r.item(p, line, when)
+    traj = r.b.build(session_id=r.session_id, harness_version=r.version, model=r.model, complete=r.complete)
     if path is not None:
         traj.warnings += _fallback_metadata(path)
-    if last_total and (u := usage_from(last_total, anthropic=False)) is not None:
+    if r.last_total and (u := usage_from(r.last_total, anthropic=False)) is not None:
         traj.final_metrics.harness_tokens = TokenTotals(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
     return traj
+
+
+class _RolloutReader:
+    """A rollout's records, one by one, into a trajectory builder (with what later records need of earlier ones)."""
+
+    def __init__(self, b: TrajectoryBuilder) -> None:
+        self.b = b
+        self.session_id: Any = None
+        self.version: Any = None
+        self.model: Any = None
+        self.reasoning: list[str] = []  # reasoning summaries since the last agent step
+        self.last_total: dict | None = None  # the cumulative token usage, as last reported
+        self.complete: bool | None = None
+        self.last_agent: AgentStep | None = None
+        self.usage_pending = False  # the last agent step waits for its `token_count`
+
+    def event(self, p: dict[str, Any], line: int, when: datetime | None) -> None:
+        """An `event_msg`: token counts, aborted, completed or failed turns, errors."""
+        b, sub = self.b, p.get("type")
+        if sub == "token_count" and isinstance(p.get("info"), dict):
+            info = p["info"]
+            self.last_total = info.get("total_token_usage") or self.last_total  # cumulative: keep the last
+            if self.last_agent is not None and self.usage_pending and info.get("last_token_usage"):
+                self.last_agent.usage = usage_from(info["last_token_usage"], anthropic=False)
+                self.usage_pending = False
+        elif sub == "turn_aborted":
+            b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True,
+                             message=f"turn aborted ({p.get('reason', 'unknown')})"))
+            self.complete = False
+        elif sub in ("task_complete",):
+            # 0.147 ends a failed turn (say, a refused model request) with task_complete carrying an error
+            if p.get("error"):
+                err = p["error"]
+                text = err.get("message") if isinstance(err, dict) else err
+                b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True,
+                                 message=f"turn failed: {str(text)[:500]}"))
+            self.complete = not p.get("error")
+        elif sub in ("error", "stream_error"):
+            b.add(SystemStep(index=1, timestamp=when, line=line, is_error=True, message=str(p.get("message"))))
+
+    def item(self, p: dict[str, Any], line: int, when: datetime | None) -> None:
+        """A `response_item`: reasoning, a message, a tool call or a tool's output."""
+        b, sub = self.b, p.get("type")
+        if sub == "reasoning":
+            text = content_text(p.get("summary")) or content_text(p.get("content"))
+            if text:
+                self.reasoning.append(text)
+        elif sub == "message":
+            self._message(p, line, when)
+        elif sub in _CALLS:
+            call_id = str(p.get("call_id") or p.get("id") or f"line-{line}")
+            name = str(p.get("name") or sub)
+            args = decode_arguments(p.get("arguments") if "arguments" in p else p.get("input", p.get("action")))
+            self.last_agent = b.agent(timestamp=when, line=line, model=self.model,
+                                      reasoning="\n".join(self.reasoning) or None)
+            self.reasoning.clear()
+            self.usage_pending = True
+            b.call(self.last_agent, call_id, name, args)
+        elif sub in _OUTPUTS:
+            text, failed = _rollout_output(p.get("output"))
+            b.observe(p.get("call_id"), text, failed, when, line)
+
+    def _message(self, p: dict[str, Any], line: int, when: datetime | None) -> None:
+        role = p.get("role")
+        text = content_text(p.get("content"))
+        if role == "assistant":
+            self.last_agent = self.b.agent(timestamp=when, line=line, model=self.model, message=text,
+                                           reasoning="\n".join(self.reasoning) or None)
+            self.reasoning.clear()
+            self.usage_pending = True
+        elif role == "user":
+            self.b.add(UserStep(index=1, timestamp=when, line=line, message=text))
+        else:
+            self.b.add(SystemStep(index=1, timestamp=when, line=line, message=text))
 
 
 FALLBACK = re.compile(r"Model metadata for `([^`]*)` not found")

@@ -139,28 +139,40 @@ def _from_sse(text: str, route: str) -> dict[str, Any]:
     """Rebuild the final JSON answer from a streamed one (as far as the stream got)."""
     events = _events(text)
     if route == "responses":
-        for event in events:
-            if event.get("type") == "response.completed" and isinstance(event.get("response"), dict):
-                return event["response"]
-        return {"output": [e["item"] for e in events if e.get("type") == "response.output_item.done" and "item" in e]}
+        return _responses_from_sse(events)
     if route == "messages":
-        blocks: dict[int, dict[str, Any]] = {}
-        partial: dict[int, str] = {}
-        for event in events:
-            i = event.get("index", 0)
-            if event.get("type") == "content_block_start":
-                blocks[i] = dict(event.get("content_block") or {})
-            elif event.get("type") == "content_block_delta":
-                delta = event.get("delta") or {}
-                if delta.get("type") == "text_delta":
-                    blocks.setdefault(i, {"type": "text", "text": ""})
-                    blocks[i]["text"] = blocks[i].get("text", "") + delta.get("text", "")
-                elif delta.get("type") == "input_json_delta":
-                    partial[i] = partial.get(i, "") + delta.get("partial_json", "")
-        for i, raw in partial.items():
-            if i in blocks:
-                blocks[i]["input"] = decode_arguments(raw) if raw else {}
-        return {"content": [blocks[i] for i in sorted(blocks)]}
+        return _messages_from_sse(events)
+    return _chat_from_sse(events)
+
+
+def _responses_from_sse(events: list[dict[str, Any]]) -> dict[str, Any]:
+    for event in events:
+        if event.get("type") == "response.completed" and isinstance(event.get("response"), dict):
+            return event["response"]
+    return {"output": [e["item"] for e in events if e.get("type") == "response.output_item.done" and "item" in e]}
+
+
+def _messages_from_sse(events: list[dict[str, Any]]) -> dict[str, Any]:
+    blocks: dict[int, dict[str, Any]] = {}
+    partial: dict[int, str] = {}
+    for event in events:
+        i = event.get("index", 0)
+        if event.get("type") == "content_block_start":
+            blocks[i] = dict(event.get("content_block") or {})
+        elif event.get("type") == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                blocks.setdefault(i, {"type": "text", "text": ""})
+                blocks[i]["text"] = blocks[i].get("text", "") + delta.get("text", "")
+            elif delta.get("type") == "input_json_delta":
+                partial[i] = partial.get(i, "") + delta.get("partial_json", "")
+    for i, raw in partial.items():
+        if i in blocks:
+            blocks[i]["input"] = decode_arguments(raw) if raw else {}
+    return {"content": [blocks[i] for i in sorted(blocks)]}
+
+
+def _chat_from_sse(events: list[dict[str, Any]]) -> dict[str, Any]:
     text_parts: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     for event in events:

@@ -3,6 +3,7 @@ external URL (a Content-Security-Policy forbids any load from elsewhere)."""
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -232,11 +233,19 @@ JS = """
 """
 
 
+@dataclass(frozen=True)
+class AttemptLogs:
+    """What the attempt's doors logged: the model gateway's exchanges and the network events (proxy, provider)."""
+
+    exchanges: list[GatewayExchange]
+    network: list[WebEvent]
+
+
 def audit_page(traj: Trajectory, stats: ProcessStats, *, origin: str, task_id: str, attempt: int, record: Any,
-               exchanges: list[GatewayExchange], network: list[WebEvent],
-               links: Sequence[tuple[str, str]] = ()) -> str:
+               logs: AttemptLogs, links: Sequence[tuple[str, str]] = ()) -> str:
     """The HTML text of the audit page: links to what sits next to it, how the attempt ended and its
     errors first, then statistics, budget use, the timeline and the network log."""
+    exchanges, network = logs.exchanges, logs.network
     budget = record.budget if record is not None else None
     strip = "".join(f'<span title="#{i + 1} {_e(c.name)} [{c.phase}]" style="background:{PHASE_COLORS[c.phase]}">'
                     "</span>" for i, c in enumerate(traj.tool_calls()))

@@ -15,7 +15,7 @@ from typing import Any
 
 from ._builder import TrajectoryBuilder, timestamp
 from ._jsonl import content_text
-from ._models import StepUsage, SystemStep, TokenTotals, Trajectory, UserStep
+from ._models import AgentStep, StepUsage, SystemStep, TokenTotals, Trajectory, UserStep
 
 HARNESS = "openclaw"
 
@@ -50,18 +50,7 @@ def parse_openclaw_records(records: list[tuple[int, dict[str, Any]]], path: Path
                 model = model or msg.get("model")
                 step = b.agent(timestamp=when, line=line, model=msg.get("model"), usage=_usage(msg.get("usage")),
                                error=msg.get("errorMessage") if last_stop in ("error", "aborted") else None)
-                texts, thoughts = [], []
-                for part in msg.get("content") or []:
-                    if not isinstance(part, dict):
-                        continue
-                    if part.get("type") == "text":
-                        texts.append(str(part.get("text", "")))
-                    elif part.get("type") == "thinking":
-                        thoughts.append(str(part.get("thinking", "")))
-                    elif part.get("type") == "toolCall":
-                        b.call(step, str(part.get("id", "")), str(part.get("name", "")), part.get("arguments"))
-                step.message = "\n".join(t for t in texts if t)
-                step.reasoning = "\n".join(t for t in thoughts if t) or None
+                _assistant_content(b, step, msg.get("content") or [])
             elif role == "toolResult":
                 b.observe(msg.get("toolCallId"), content_text(msg.get("content")), bool(msg.get("isError")), when, line)
     traj = b.build(session_id=session_id, harness_version=str(version) if version is not None else None,
@@ -72,6 +61,22 @@ def parse_openclaw_records(records: list[tuple[int, dict[str, Any]]], path: Path
             input_tokens=sum(u.input_tokens for u in usages), output_tokens=sum(u.output_tokens for u in usages),
             requests=len(usages))
     return traj
+
+
+def _assistant_content(b: TrajectoryBuilder, step: AgentStep, content: list[Any]) -> None:
+    """An assistant message's parts onto its step: text, thinking, and tool calls."""
+    texts, thoughts = [], []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        elif part.get("type") == "thinking":
+            thoughts.append(str(part.get("thinking", "")))
+        elif part.get("type") == "toolCall":
+            b.call(step, str(part.get("id", "")), str(part.get("name", "")), part.get("arguments"))
+    step.message = "\n".join(t for t in texts if t)
+    step.reasoning = "\n".join(t for t in thoughts if t) or None
 
 
 def _usage(data: Any) -> StepUsage | None:

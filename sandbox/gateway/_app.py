@@ -42,7 +42,7 @@ from sandbox.gateway._finalize import finalization_body, judge_answer, keep_tool
 from sandbox.gateway._limit import SharedLimit
 from sandbox.gateway._model_policy import decide
 from sandbox.gateway._provider_tools import AnswerWatch, PolicyOutcome, apply_policy
-from sandbox.gateway._scope import INITIAL, AttemptScope, ResearchRequest
+from sandbox.gateway._scope import INITIAL, AttemptScope, ResearchRequest, ScopeFiles
 from sandbox.gateway._sse import EventSplitter, parse_event
 from sandbox.gateway._translate import Translation, plan
 from sandbox.gateway._upstream import UpstreamAnswer, UpstreamUnreachable, send
@@ -92,6 +92,23 @@ class _AgentGone(Exception):
     """The agent closed its connection while the answer was being written."""
 
 
+class _Refusal(Exception):
+    """A request the gateway answers with its own error, in the API's error shape (`_Exchange.refuse`)."""
+
+    def __init__(self, status: int, outcome: Outcome, kind: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.outcome, self.kind, self.message, self.extra = status, outcome, kind, message, extra
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A request as it is sent upstream: its (edited, translated) body, the edits, and the bytes sent."""
+
+    body: dict[str, Any] | None
+    edits: RequestEdits
+    payload: bytes | None
+
+
 @dataclass(frozen=True)
 class _Reply:
     """One finalization request's outcome."""
@@ -129,9 +146,9 @@ class Gateway:
         # the run's price for its model: every attempt's exchanges are priced at it (None: unpriced)
         self.pricer = Pricer(config.pricing) if config.pricing is not None else None
         # the attempt served now (see _scope): the one of the config file until the controller opens another
-        self.scope = AttemptScope(INITIAL, config.agent_token.get_secret_value(), config.budget, config.log_path,
-                                  config.state_path, config.provider_web_path, self._secrets, self._backoff,
-                                  config.agent_address, self.pricer)
+        files = ScopeFiles(config.log_path, config.state_path, config.provider_web_path)
+        self.scope = AttemptScope(INITIAL, config.agent_token.get_secret_value(), config.budget, files,
+                                  self._secrets, self._backoff, config.agent_address, self.pricer)
         # the upstream families, and whether the OpenAI one serves /responses: decides translations
         self.families: dict[Family, bool] = {f: getattr(u, "responses_api", True) for f, u in self.upstreams.items()}
         self.session: aiohttp.ClientSession | None = None
@@ -216,9 +233,9 @@ class Gateway:
             message = f"the new attempt's files already hold data: {', '.join(used)}"
             return web.json_response(error_body("openai", "conflict", message), status=409)
         try:
-            self.scope = AttemptScope(spec.generation, spec.agent_token.get_secret_value(), spec.budget,
-                                      spec.log_path, spec.summary_path, web_log, self._secrets, self._backoff,
-                                      spec.agent_address, self.pricer)
+            files = ScopeFiles(spec.log_path, spec.summary_path, web_log)
+            self.scope = AttemptScope(spec.generation, spec.agent_token.get_secret_value(), spec.budget, files,
+                                      self._secrets, self._backoff, spec.agent_address, self.pricer)
         except OSError as exc:
             message = f"the new attempt's files cannot be opened: {exc}"
             return web.json_response(error_body("openai", "server_error", message), status=500)
@@ -391,7 +408,7 @@ class Gateway:
         scope.enter()
         exchange = _Exchange(self, scope, request, route)
         try:
-            return await self._relay(request, route, scope, exchange)
+            return await self._relay(request, route, exchange)
         except web.HTTPException:
             raise  # aiohttp's own answers (none are raised on purpose here; kept as aiohttp means them)
         except Exception as exc:  # noqa: BLE001 - whatever the request or the answer held, the exchange ends logged
@@ -403,34 +420,90 @@ class Gateway:
                     scope.admission.notify_all()
             scope.leave()
 
-    async def _relay(self, request: web.Request, route: Route, scope: AttemptScope,
-                     exchange: "_Exchange") -> web.StreamResponse:
+    async def _relay(self, request: web.Request, route: Route, exchange: "_Exchange") -> web.StreamResponse:
         family = route.family or self._family_of(request)
         exchange.family = family
-        if scope.agent_address is not None and (request.remote or "").removeprefix("::ffff:") != scope.agent_address:
-            # not this attempt's agent (a last attempt's agent still alive, another container): token or not
-            message = "This model gateway serves the current attempt's agent only."
-            return await exchange.refuse(family, 403, "unauthorized", "permission_error", message)
-        if scope.sealed or not _token_matches(request, scope.token):
-            message = "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."
-            return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
-        if scope.finalized:
-            message = ("Research has ended for this attempt (its finalization stage has begun): the OmniDR model "
-                       "gateway takes no more requests from the agent.")
-            return await exchange.refuse(family, 401, "unauthorized", "authentication_error", message)
+        try:
+            return await self._forward(request, route, exchange)
+        except _Refusal as refusal:
+            return await exchange.refuse(family, refusal.status, refusal.outcome, refusal.kind, refusal.message,
+                                         **refusal.extra)
+
+    async def _forward(self, request: web.Request, route: Route, exchange: "_Exchange") -> web.StreamResponse:
+        """Check, count, edit (and translate) the agent's request, send it upstream and relay the answer; a request
+        the gateway answers itself raises `_Refusal`."""
+        scope, family = exchange.scope, exchange.family
+        self._check_access(request, scope)
         # a model request whose API the upstream does not speak is translated (see _translate)
         target = plan(route, self.families) if route.counted and route.json else None
         translation = Translation(route, target) if target is not None else None
         upstream = self.upstreams.get(target.family if target is not None and target.family else family)
         if upstream is None:
-            message = f"The OmniDR model gateway has no {family} upstream configured for this attempt."
-            return await exchange.refuse(family, 404, "not_found", "not_found_error", message)
+            raise _Refusal(404, "not_found", "not_found_error",
+                           f"The OmniDR model gateway has no {family} upstream configured for this attempt.")
+        raw, body = await self._read_request(request, route, exchange)
+        prepared = _Prepared(body, RequestEdits(notes=[]), raw or None)
+        if route.counted and not route.json:
+            await self._admit(exchange, body)
+        elif route.counted:
+            assert body is not None
+            prepared = await self._prepare_model_request(route, exchange, raw, body, translation)
+        exchange.record["request_edits"] = prepared.edits.notes
+        exchange.record["request_body"] = prepared.body
 
+        url, shown = self._upstream_url(request, translation, upstream)
+        exchange.record["upstream_url"] = shown
+        if shown != url:
+            exchange.record["upstream_via"] = url
+        assert self.session is not None
+        if translation is not None:
+            stream = bool(prepared.body and prepared.body.get("stream"))
+            headers = self._translated_headers(translation, upstream, stream=stream)
+        else:
+            headers = self._upstream_headers(request.headers, family, upstream)
+        try:
+            answer = await send(self.session, request.method, url, headers, prepared.payload, scope.policy,
+                                self.limits.get(upstream.shown_url))
+        except UpstreamUnreachable as exc:
+            exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
+            exchange.account(None, 0, exc.retries, failed=True)
+            raise _Refusal(502, "upstream_unreachable", "upstream_unreachable", (
+                f"The OmniDR model gateway could not reach the model API at {shown} after {exc.retries + 1} tries "
+                f"(last error: {exc.reason}).")) from exc
+
+        exchange.record.update(retries=answer.retries, retry_reasons=answer.retry_reasons,
+                               **self._limit_note(upstream, answer))
+        try:
+            if answer.body is None:
+                return await exchange.relay_stream(answer, prepared.edits.hide_usage_chunk)
+            return await exchange.relay_body(answer)
+        finally:
+            answer.response.release()
+            await answer.done(self.session)
+
+    @staticmethod
+    def _check_access(request: web.Request, scope: AttemptScope) -> None:
+        """Only this attempt's agent, with its token, during research."""
+        if scope.agent_address is not None and (request.remote or "").removeprefix("::ffff:") != scope.agent_address:
+            # not this attempt's agent (a last attempt's agent still alive, another container): token or not
+            raise _Refusal(403, "unauthorized", "permission_error",
+                           "This model gateway serves the current attempt's agent only.")
+        if scope.sealed or not _token_matches(request, scope.token):
+            raise _Refusal(401, "unauthorized", "authentication_error", (
+                "Missing or wrong API key for the OmniDR model gateway (use the token this attempt was given)."))
+        if scope.finalized:
+            raise _Refusal(401, "unauthorized", "authentication_error", (
+                "Research has ended for this attempt (its finalization stage has begun): the OmniDR model "
+                "gateway takes no more requests from the agent."))
+
+    async def _read_request(self, request: web.Request, route: Route,
+                            exchange: "_Exchange") -> tuple[bytes, dict[str, Any] | None]:
+        """The request's bytes and its body (a JSON object; a multipart request's summary; None for a GET)."""
         try:
             raw = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            message = f"The request body is larger than the gateway accepts ({self.config.max_request_mb:g} MiB)."
-            return await exchange.refuse(family, 413, "bad_request", "request_too_large", message)
+        except web.HTTPRequestEntityTooLarge as exc:
+            raise _Refusal(413, "bad_request", "request_too_large", (
+                f"The request body is larger than the gateway accepts ({self.config.max_request_mb:g} MiB).")) from exc
         body: dict[str, Any] | None = None
         if not route.json:  # multipart: logged as a summary, forwarded unchanged
             body = multipart_summary(raw, request.headers.get("Content-Type", ""))
@@ -443,111 +516,87 @@ class Gateway:
                 body = None
             if not isinstance(body, dict):
                 exchange.record["request_body"] = raw.decode("utf-8", "replace")
-                message = "The request body must be a JSON object."
-                return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
+                raise _Refusal(400, "bad_request", "invalid_request_error", "The request body must be a JSON object.")
             model = body.get("model")
             exchange.record["model"] = model if isinstance(model, str) else None
             if route.counted:  # the evidence so far, for a finalization stage after research (admitted or not)
-                scope.research = ResearchRequest(route, raw)
+                exchange.scope.research = ResearchRequest(route, raw)
+        return raw, body
 
-        edits = RequestEdits(notes=[])
-        payload = raw or None
-        if route.counted and not route.json:
-            if (refused := await self._admit(exchange, family, body)) is not None:
-                return refused
-        elif route.counted:
-            assert body is not None
-            # one system, one model (see _model_policy): before anything is counted or sent
-            decision = decide(self.config.model_policy, self.config.model, exchange.record["model"],
-                              self.config.provider_tools.web_search == "deny")
-            if decision.refusal is not None:
-                exchange.record["request_body"] = body
-                message = f"The OmniDR model gateway refused this request: {decision.refusal}."
-                return await exchange.refuse(family, 400, "model_refused", "model_refused", message)
-            exchange.record["model_sent"] = decision.sent
-            model_notes = [f"model {decision.asked!r} rewritten to the system's model {decision.sent!r} (model "
-                           "policy rewrite)"] if decision.rewritten else []
-            if decision.rewritten:
-                body["model"] = decision.sent
-            # provider-side tools first: a refused request is no model request (App. F.1's iterations)
-            policy = apply_policy(route, body, self.config.provider_tools, self.denylist)
-            exchange.policy = policy
-            exchange.record["provider_tools"] = [d.dump() for d in policy.decisions]
-            if policy.refusal is not None:
-                exchange.record["request_body"] = body
-                message = f"The OmniDR model gateway refused this request: {policy.refusal}."
-                return await exchange.refuse(
-                    family, 400, "provider_tool_refused", "provider_tool_refused", message)
-            if policy.decisions:
-                payload = json.dumps(body, ensure_ascii=False).encode()
-            # a request the gateway cannot serve as asked is refused before it is counted: no iteration spent
-            if (problem := request_problem(route, body)) is not None:
-                exchange.record["request_body"] = body
-                message = f"The OmniDR model gateway refused this request: {problem}."
-                return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
-            # what it may cost at most: its size in bytes for its input (a text token is at least one byte), and
-            # its output cap; reserved against a total-token budget until its answer is counted
-            exchange.input_bound = len(raw)
-            exchange.output_bound = output_cap(route, body, scope.budget.max_output_tokens)
-            cap = scope.meter.cap(exchange.input_bound, exchange.output_bound)
-            if translation is not None:
-                exchange.record["client_request_body"] = json.loads(json.dumps(body))
-                try:
-                    body = translation.request(body)
-                except Exception as exc:  # noqa: BLE001 - a malformed request the translator cannot read
-                    exchange.record["request_body"] = exchange.record.pop("client_request_body")
-                    message = (f"The OmniDR model gateway could not translate this request to the upstream's API "
-                               f"({translation.label}): {type(exc).__name__}: {exc}.")
-                    return await exchange.refuse(family, 400, "bad_request", "invalid_request_error", message)
-                exchange.translation = translation
-                exchange.record.update(translation=translation.label, translation_dropped=translation.dropped)
-            exchange.watch = AnswerWatch(route, policy, self.denylist) if translation is None else None
-            if (refused := await self._admit(exchange, family, body, cap)) is not None:
-                return refused
-            edits = edit_request(translation.upstream if translation is not None else route, body,
-                                 scope.budget.max_output_tokens)
-            edits.notes[:0] = model_notes
-            if edits.notes or translation is not None:
-                payload = json.dumps(body, ensure_ascii=False).encode()
-        exchange.record["request_edits"] = edits.notes
-        exchange.record["request_body"] = body
+    async def _prepare_model_request(self, route: Route, exchange: "_Exchange", raw: bytes, body: dict[str, Any],
+                                     translation: Translation | None) -> "_Prepared":
+        """A model request's checks (model policy, provider-side tools, what the gateway can serve), its
+        admission against the budget, and the edits (and translation) it is sent with."""
+        scope = exchange.scope
+        model_notes = self._apply_model_policy(exchange, body)
+        # provider-side tools first: a refused request is no model request (App. F.1's iterations)
+        policy = apply_policy(route, body, self.config.provider_tools, self.denylist)
+        exchange.policy = policy
+        exchange.record["provider_tools"] = [d.dump() for d in policy.decisions]
+        if policy.refusal is not None:
+            exchange.record["request_body"] = body
+            raise _Refusal(400, "provider_tool_refused", "provider_tool_refused",
+                           f"The OmniDR model gateway refused this request: {policy.refusal}.")
+        payload = json.dumps(body, ensure_ascii=False).encode() if policy.decisions else raw or None
+        # a request the gateway cannot serve as asked is refused before it is counted: no iteration spent
+        if (problem := request_problem(route, body)) is not None:
+            exchange.record["request_body"] = body
+            raise _Refusal(400, "bad_request", "invalid_request_error",
+                           f"The OmniDR model gateway refused this request: {problem}.")
+        # what it may cost at most: its size in bytes for its input (a text token is at least one byte), and
+        # its output cap; reserved against a total-token budget until its answer is counted
+        exchange.input_bound = len(raw)
+        exchange.output_bound = output_cap(route, body, scope.budget.max_output_tokens)
+        cap = scope.meter.cap(exchange.input_bound, exchange.output_bound)
+        if translation is not None:
+            body = self._translate_request(exchange, translation, body)
+        exchange.watch = AnswerWatch(route, policy, self.denylist) if translation is None else None
+        await self._admit(exchange, body, cap)
+        edits = edit_request(translation.upstream if translation is not None else route, body,
+                             scope.budget.max_output_tokens)
+        edits.notes[:0] = model_notes
+        if edits.notes or translation is not None:
+            payload = json.dumps(body, ensure_ascii=False).encode()
+        return _Prepared(body, edits, payload)
 
+    def _apply_model_policy(self, exchange: "_Exchange", body: dict[str, Any]) -> list[str]:
+        """One system, one model (see _model_policy): before anything is counted or sent. Returns the edit notes."""
+        decision = decide(self.config.model_policy, self.config.model, exchange.record["model"],
+                          self.config.provider_tools.web_search == "deny")
+        if decision.refusal is not None:
+            exchange.record["request_body"] = body
+            raise _Refusal(400, "model_refused", "model_refused",
+                           f"The OmniDR model gateway refused this request: {decision.refusal}.")
+        exchange.record["model_sent"] = decision.sent
+        if not decision.rewritten:
+            return []
+        body["model"] = decision.sent
+        return [f"model {decision.asked!r} rewritten to the system's model {decision.sent!r} (model policy rewrite)"]
+
+    @staticmethod
+    def _translate_request(exchange: "_Exchange", translation: Translation, body: dict[str, Any]) -> dict[str, Any]:
+        exchange.record["client_request_body"] = json.loads(json.dumps(body))
+        try:
+            translated = translation.request(body)
+        except Exception as exc:  # noqa: BLE001 - a malformed request the translator cannot read
+            exchange.record["request_body"] = exchange.record.pop("client_request_body")
+            raise _Refusal(400, "bad_request", "invalid_request_error", (
+                f"The OmniDR model gateway could not translate this request to the upstream's API "
+                f"({translation.label}): {type(exc).__name__}: {exc}.")) from exc
+        exchange.translation = translation
+        exchange.record.update(translation=translation.label, translation_dropped=translation.dropped)
+        return translated
+
+    @staticmethod
+    def _upstream_url(request: web.Request, translation: Translation | None,
+                      upstream: UpstreamConfig) -> tuple[str, str]:
+        """The URL the request is sent to, and the one the log shows (the user's URL, not the relay's address)."""
         rest = request.rel_url.raw_path.removeprefix("/v1")
         if translation is not None:
             rest = _UPSTREAM_PATH[translation.upstream.name]  # the agent's query (e.g. ?beta=true) is its API's
         elif request.rel_url.raw_query_string:
             rest += "?" + request.rel_url.raw_query_string
-        url = upstream.base_url.rstrip("/") + rest
-        shown = upstream.shown_url.rstrip("/") + rest  # the user's URL, not the relay's address
-        exchange.record["upstream_url"] = shown
-        if shown != url:
-            exchange.record["upstream_via"] = url
-        assert self.session is not None
-        if translation is not None:
-            headers = self._translated_headers(translation, upstream, stream=bool(body and body.get("stream")))
-        else:
-            headers = self._upstream_headers(request.headers, family, upstream)
-        try:
-            answer = await send(self.session, request.method, url, headers, payload, scope.policy,
-                                self.limits.get(upstream.shown_url))
-        except UpstreamUnreachable as exc:
-            exchange.record.update(retries=exc.retries, retry_reasons=exc.retry_reasons + [exc.reason])
-            exchange.account(None, 0, exc.retries, failed=True)
-            message = (
-                f"The OmniDR model gateway could not reach the model API at {shown} after {exc.retries + 1} tries "
-                f"(last error: {exc.reason})."
-            )
-            return await exchange.refuse(family, 502, "upstream_unreachable", "upstream_unreachable", message)
-
-        exchange.record.update(retries=answer.retries, retry_reasons=answer.retry_reasons,
-                               **self._limit_note(upstream, answer))
-        try:
-            if answer.body is None:
-                return await exchange.relay_stream(answer, edits.hide_usage_chunk)
-            return await exchange.relay_body(answer)
-        finally:
-            answer.response.release()
-            await answer.done(self.session)
+        return upstream.base_url.rstrip("/") + rest, upstream.shown_url.rstrip("/") + rest
 
     def _limit_note(self, upstream: UpstreamConfig, answer: UpstreamAnswer) -> dict[str, Any]:
         """What the run's shared upstream limit did to the request, for its log line."""
@@ -559,9 +608,8 @@ class Gateway:
             note["upstream_limit_error"] = f"the run's upstream limiter was not reached ({limit.unreachable}); sent anyway"
         return note
 
-    async def _admit(self, exchange: "_Exchange", family: Family, body: Any,
-                     cap: Cap = NO_CAP) -> web.StreamResponse | None:
-        """Count a model request against the budget: the refusal to send when it is spent, else None. Under a
+    async def _admit(self, exchange: "_Exchange", body: Any, cap: Cap = NO_CAP) -> None:
+        """Count a model request against the budget; raises the refusal to send when it is spent. Under a
         total-token or dollar budget the request first waits until `cap`, the most it may cost, fits beside the
         requests in flight (`BudgetMeter.fits`), and holds it reserved until its answer is counted."""
         meter, admission = exchange.scope.meter, exchange.scope.admission
@@ -574,10 +622,8 @@ class Gateway:
         if spent is not None:
             exchange.record["request_body"] = body
             exchange.record["budget_exhausted"] = spent
-            message = meter.refusal_message(spent)
-            return await exchange.refuse(family, 400, "budget_exhausted", "budget_exhausted", message, budget=spent)
+            raise _Refusal(400, "budget_exhausted", "budget_exhausted", meter.refusal_message(spent), budget=spent)
         exchange.record["counted"] = True
-        return None
 
     def _family_of(self, request: web.Request) -> Family:
         """For routes both APIs share: Anthropic clients send `anthropic-version`, OpenAI clients do not."""
@@ -752,84 +798,13 @@ class _Exchange:
         upstream = answer.response
         headers = _relayed_headers(upstream.headers)
         response = web.StreamResponse(status=upstream.status, headers=headers)
-        ok = 200 <= upstream.status < 300
         self.record.update(
             stream=True, status=upstream.status, upstream_status=upstream.status, response_headers=dict(headers)
         )
-        splitter = EventSplitter()
-        translated = self.translation.stream() if self.translation is not None and ok else None
-        tally = StreamTally(self.translation.upstream if self.translation is not None else self.route)
-        given: list[bytes] = []  # a translated stream as the agent got it
-        received: list[bytes] = []
-        redact = self.scope.redactor.bytes
-        outcome: Outcome = "ok" if ok else "upstream_error"
-        error = None if ok else f"the upstream answered {upstream.status}"
-
-        watch = self.watch if ok else None
-
-        async def forward(events: list[bytes]) -> None:
-            passed = []
-            for event in events:
-                name, text = parse_event(event)
-                data = _json_or_none(text)
-                tally.feed(data)
-                if translated is not None:
-                    passed += [_sse_event(n, d) for n, d in translated.feed(name, data if text != "[DONE]" else text)]
-                    continue
-                if hide_usage_chunk and is_usage_only_chunk(data):
-                    continue
-                if watch is not None and data is not None:
-                    before = watch.changes
-                    if not watch.event(data):
-                        continue  # a citation of a denylisted page
-                    if watch.changes != before:
-                        event = _sse_event(name, data)
-                passed.append(event)
-            if passed:
-                if translated is not None:
-                    given.extend(passed)
-                try:
-                    await response.write(redact(b"".join(passed)))
-                except ConnectionResetError:
-                    raise _AgentGone from None
-                self._mark_first_byte()
-
-        try:
-            try:
-                self.response = response
-                await response.prepare(self.request)
-            except ConnectionResetError:
-                raise _AgentGone from None
-            async for chunk in upstream.content.iter_any():
-                received.append(chunk)
-                await forward(splitter.feed(chunk))
-            rest = splitter.rest()
-            if rest:
-                await forward([rest])
-        except _AgentGone:
-            outcome, error = "client_disconnected", "the agent closed the connection during the stream"
-            # the provider bills what it generates whether or not anyone reads it: read the rest of the stream
-            # (bounded by the request's output cap) for its usage, or, where it gives none, charge the most the
-            # request could cost
-            # at most half the seal's grace, so that the line is written before an ended attempt's logs close
-            read_out, within = False, self.gateway.config.seal_grace_s / 2
-            try:
-                async with asyncio.timeout(within):
-                    async for chunk in upstream.content.iter_any():
-                        received.append(chunk)
-                        for event in splitter.feed(chunk):
-                            tally.feed(_json_or_none(parse_event(event)[1]))
-                    for event in [rest] if (rest := splitter.rest()) else []:
-                        tally.feed(_json_or_none(parse_event(event)[1]))
-                read_out = True
-            except TimeoutError:
-                error += f"; the rest of the upstream's stream was not over within {within:g} s"
-            except aiohttp.ClientError as exc:
-                error += f"; the rest of the upstream's stream broke ({type(exc).__name__})"
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            outcome = "stream_broken"
-            error = f"the upstream stream broke: {type(exc).__name__}: {exc}"
-        usage, tool_calls = tally.usage, tally.tool_calls
+        relay = _StreamRelay(self, response, 200 <= upstream.status < 300, hide_usage_chunk)
+        outcome, error, read_out = await relay.run(upstream)
+        translated, redact = relay.translated, relay.redact
+        usage, tool_calls = relay.tally.usage, relay.tally.tool_calls
         capped = False
         if outcome == "client_disconnected":
             capped = usage is None or not read_out  # no usage, or only the part a broken stream gave
@@ -840,16 +815,16 @@ class _Exchange:
         closing = b""
         if translated is not None and outcome == "ok":
             closing = b"".join(_sse_event(n, d) for n, d in translated.finish())
-            given.append(closing)
+            relay.given.append(closing)
         self.record.update(
             outcome=outcome,
             error=error,
             usage=usage,
             tool_calls=tool_calls,
-            response_body=b"".join(received).decode("utf-8", "replace"),
+            response_body=b"".join(relay.received).decode("utf-8", "replace"),
         )
         if translated is not None:
-            self.record["client_response_body"] = b"".join(given).decode("utf-8", "replace")
+            self.record["client_response_body"] = b"".join(relay.given).decode("utf-8", "replace")
         # Count and log before the stream's end reaches the agent, so its next request sees the new totals.
         self.account(usage, tool_calls, answer.retries, failed=outcome != "ok", capped=capped)
         self.finish()
@@ -948,6 +923,98 @@ class _Exchange:
 def create_app(config: GatewayConfig) -> web.Application:
     """The gateway as an aiohttp application (for embedding; `start_gateway` runs it)."""
     return Gateway(config).application()
+
+
+class _StreamRelay:
+    """One event stream on its way from the upstream to the agent: each event tallied, translated, filtered
+    (a usage-only chunk the agent did not ask for, a citation of a denylisted page) and written on."""
+
+    def __init__(self, exchange: _Exchange, response: web.StreamResponse, ok: bool, hide_usage_chunk: bool) -> None:
+        translation = exchange.translation
+        self.exchange = exchange
+        self.response = response
+        self.ok = ok  # the upstream answered 2xx
+        self.hide_usage_chunk = hide_usage_chunk
+        self.splitter = EventSplitter()
+        self.translated = translation.stream() if translation is not None and ok else None
+        self.tally = StreamTally(translation.upstream if translation is not None else exchange.route)
+        self.given: list[bytes] = []  # a translated stream as the agent got it
+        self.received: list[bytes] = []
+        self.redact = exchange.scope.redactor.bytes
+        self.watch = exchange.watch if ok else None
+
+    async def run(self, upstream: aiohttp.ClientResponse) -> tuple[Outcome, str | None, bool]:
+        """Relay the whole stream. Returns its outcome, the error (None: none) and, for an agent that left, whether
+        the rest of the upstream's stream was read for its usage."""
+        try:
+            try:
+                self.exchange.response = self.response
+                await self.response.prepare(self.exchange.request)
+            except ConnectionResetError:
+                raise _AgentGone from None
+            async for chunk in upstream.content.iter_any():
+                self.received.append(chunk)
+                await self.forward(self.splitter.feed(chunk))
+            rest = self.splitter.rest()
+            if rest:
+                await self.forward([rest])
+        except _AgentGone:
+            read_out, note = await self.read_rest(upstream)
+            return "client_disconnected", "the agent closed the connection during the stream" + note, read_out
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            return "stream_broken", f"the upstream stream broke: {type(exc).__name__}: {exc}", False
+        if self.ok:
+            return "ok", None, False
+        return "upstream_error", f"the upstream answered {upstream.status}", False
+
+    async def read_rest(self, upstream: aiohttp.ClientResponse) -> tuple[bool, str]:
+        """The agent left: the provider bills what it generates whether or not anyone reads it, so the rest of the
+        stream (bounded by the request's output cap) is read for its usage; where it gives none, the most the
+        request could cost is charged. Returns whether it was read out, and a note for the error when not."""
+        # at most half the seal's grace, so that the line is written before an ended attempt's logs close
+        within = self.exchange.gateway.config.seal_grace_s / 2
+        try:
+            async with asyncio.timeout(within):
+                async for chunk in upstream.content.iter_any():
+                    self.received.append(chunk)
+                    for event in self.splitter.feed(chunk):
+                        self.tally.feed(_json_or_none(parse_event(event)[1]))
+                for event in [rest] if (rest := self.splitter.rest()) else []:
+                    self.tally.feed(_json_or_none(parse_event(event)[1]))
+        except TimeoutError:
+            return False, f"; the rest of the upstream's stream was not over within {within:g} s"
+        except aiohttp.ClientError as exc:
+            return False, f"; the rest of the upstream's stream broke ({type(exc).__name__})"
+        return True, ""
+
+    async def forward(self, events: list[bytes]) -> None:
+        passed = [out for event in events for out in self._passed(event)]
+        if not passed:
+            return
+        if self.translated is not None:
+            self.given.extend(passed)
+        try:
+            await self.response.write(self.redact(b"".join(passed)))
+        except ConnectionResetError:
+            raise _AgentGone from None
+        self.exchange._mark_first_byte()
+
+    def _passed(self, event: bytes) -> list[bytes]:
+        """What the agent gets for one upstream event (nothing, the event, or it rewritten or translated)."""
+        name, text = parse_event(event)
+        data = _json_or_none(text)
+        self.tally.feed(data)
+        if self.translated is not None:
+            return [_sse_event(n, d) for n, d in self.translated.feed(name, data if text != "[DONE]" else text)]
+        if self.hide_usage_chunk and is_usage_only_chunk(data):
+            return []
+        if self.watch is not None and data is not None:
+            before = self.watch.changes
+            if not self.watch.event(data):
+                return []  # a citation of a denylisted page
+            if self.watch.changes != before:
+                return [_sse_event(name, data)]
+        return [event]
 
 
 @dataclass

@@ -357,39 +357,51 @@ class AnswerWatch:
         event must not reach the agent at all (a citation of a denylisted page)."""
         if not isinstance(data, dict):
             return True
-        kind = data.get("type")
         if self.route is MESSAGES:
-            if kind == "content_block_start" and isinstance(data.get("content_block"), dict):
-                self._blocks[int(data.get("index") or 0)] = copy.deepcopy(data["content_block"])
-                self._filter_anthropic_block(data["content_block"])
-            elif kind == "content_block_delta":
-                delta = _dict(data.get("delta"))
-                if delta.get("type") == "input_json_delta":
-                    index = int(data.get("index") or 0)
-                    self._partial[index] = self._partial.get(index, "") + str(delta.get("partial_json") or "")
-                elif delta.get("type") == "citations_delta" and self._filters("web_search"):
-                    return not self.denied(_dict(delta.get("citation")).get("url"))
-        elif self.route is RESPONSES:
-            if kind in ("response.output_item.added", "response.output_item.done") and isinstance(data.get("item"), dict):
-                if kind == "response.output_item.done":
-                    self._items.append(copy.deepcopy(data["item"]))
-                self._filter_responses_item(data["item"])
-            elif kind in ("response.completed", "response.incomplete", "response.failed"):
-                output = _dict(data.get("response")).get("output")
-                if isinstance(output, list):
-                    self._final = copy.deepcopy(output)
-                    for item in output:
-                        if isinstance(item, dict):
-                            self._filter_responses_item(item)
-            elif kind == "response.output_text.annotation.added" and self._filters("web_search"):
-                return not self.denied(_dict(data.get("annotation")).get("url"))
-        elif self.route is CHAT:
-            for choice in _list(data.get("choices")):
-                delta = _dict(_dict(choice).get("delta"))
-                if isinstance(delta.get("annotations"), list):
-                    self._annotations += copy.deepcopy(delta["annotations"])
-                    self._filter_chat_annotations(delta)
+            return self._messages_event(data)
+        if self.route is RESPONSES:
+            return self._responses_event(data)
+        if self.route is CHAT:
+            self._chat_event(data)
         return True
+
+    def _messages_event(self, data: dict) -> bool:
+        kind = data.get("type")
+        if kind == "content_block_start" and isinstance(data.get("content_block"), dict):
+            self._blocks[int(data.get("index") or 0)] = copy.deepcopy(data["content_block"])
+            self._filter_anthropic_block(data["content_block"])
+        elif kind == "content_block_delta":
+            delta = _dict(data.get("delta"))
+            if delta.get("type") == "input_json_delta":
+                index = int(data.get("index") or 0)
+                self._partial[index] = self._partial.get(index, "") + str(delta.get("partial_json") or "")
+            elif delta.get("type") == "citations_delta" and self._filters("web_search"):
+                return not self.denied(_dict(delta.get("citation")).get("url"))
+        return True
+
+    def _responses_event(self, data: dict) -> bool:
+        kind = data.get("type")
+        if kind in ("response.output_item.added", "response.output_item.done") and isinstance(data.get("item"), dict):
+            if kind == "response.output_item.done":
+                self._items.append(copy.deepcopy(data["item"]))
+            self._filter_responses_item(data["item"])
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            output = _dict(data.get("response")).get("output")
+            if isinstance(output, list):
+                self._final = copy.deepcopy(output)
+                for item in output:
+                    if isinstance(item, dict):
+                        self._filter_responses_item(item)
+        elif kind == "response.output_text.annotation.added" and self._filters("web_search"):
+            return not self.denied(_dict(data.get("annotation")).get("url"))
+        return True
+
+    def _chat_event(self, data: dict) -> None:
+        for choice in _list(data.get("choices")):
+            delta = _dict(_dict(choice).get("delta"))
+            if isinstance(delta.get("annotations"), list):
+                self._annotations += copy.deepcopy(delta["annotations"])
+                self._filter_chat_annotations(delta)
 
     def calls(self) -> list[FoundCall]:
         """The provider-side calls of the answer, as the provider sent them."""

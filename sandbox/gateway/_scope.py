@@ -38,20 +38,32 @@ class ResearchRequest:
     raw: bytes
 
 
+@dataclass(frozen=True)
+class ScopeFiles:
+    """The files an attempt's exchanges are logged in."""
+
+    log_path: Path
+    """gateway.jsonl: one exchange per line."""
+    summary_path: Path
+    """The attempt's gateway summary (`AttemptReport`), rewritten after each exchange."""
+    web_log_path: Path | None = None
+    """The provider-side web events; None: `provider_web.jsonl` beside the exchange log."""
+
+
 class AttemptScope:
     """One attempt's token, meter, retry policy, logs and numbering, and its exchanges in flight."""
 
-    def __init__(self, generation: str, agent_token: str, budget: Budget, log_path: Path, summary_path: Path,
-                 web_log_path: Path | None, secrets: list[str], backoff: dict[str, float],
-                 agent_address: str | None = None, pricer: Pricer | None = None) -> None:
+    def __init__(self, generation: str, agent_token: str, budget: Budget, files: ScopeFiles, secrets: list[str],
+                 backoff: dict[str, float], agent_address: str | None = None, pricer: Pricer | None = None) -> None:
         self.generation = generation
         self.agent_address = agent_address  # the only client served (the attempt's agent); None: any
         self.token = agent_token.encode()
-        self.summary_path = summary_path
+        self.summary_path = files.summary_path
         every = [*secrets, agent_token]
         self.redactor = Redactor(every)
-        self.log = ExchangeLog(log_path, every)
-        self.web_log = NetworkLog(web_log_path if web_log_path is not None else log_path.with_name(PROVIDER_WEB_LOG))
+        self.log = ExchangeLog(files.log_path, every)
+        web_log_path = files.web_log_path
+        self.web_log = NetworkLog(web_log_path if web_log_path is not None else files.log_path.with_name(PROVIDER_WEB_LOG))
         self.meter = BudgetMeter(budget, pricer)
         self.policy = RetryPolicy(retries=budget.upstream_retries, **backoff)
         self.seq = itertools.count(1)

@@ -82,6 +82,58 @@ def _now_id(prefix: str) -> str:
     return f"{prefix}_omnidr_{time.time_ns():x}"
 
 
+# Responses request fields that carry state the upstream does not keep, as `Translation.dropped` names them.
+_RESPONSES_STATE_DROPPED = {"previous_response_id": "previous_response_id (the upstream keeps no conversation state)"}
+
+
+def _messages_tool_choice_to_chat(choice: dict) -> dict:
+    """A Messages `tool_choice` as the chat request's `tool_choice` and `parallel_tool_calls`."""
+    out: dict[str, Any] = {}
+    kind = choice.get("type")
+    if kind in ("auto", "any", "none"):
+        out["tool_choice"] = {"auto": "auto", "any": "required", "none": "none"}[kind]
+    elif kind == "tool":
+        out["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
+    if choice.get("disable_parallel_tool_use") is True:
+        out["parallel_tool_calls"] = False
+    return out
+
+
+def _chat_tools_to_messages(chat: dict) -> list[dict]:
+    tools = []
+    for tool in _list(chat.get("tools")):
+        function = _dict(_dict(tool).get("function"))
+        entry: dict[str, Any] = {"name": function.get("name"),
+                                 "input_schema": function.get("parameters") or {"type": "object"}}
+        if function.get("description"):
+            entry["description"] = function["description"]
+        tools.append(entry)
+    return tools
+
+
+def _chat_tool_choice_to_messages(chat: dict) -> dict | None:
+    """A chat request's `tool_choice` and `parallel_tool_calls` as one Messages `tool_choice`."""
+    choice = chat.get("tool_choice")
+    mapped: dict[str, Any] | None = None
+    if choice in ("auto", "required", "none"):
+        mapped = {"type": {"auto": "auto", "required": "any", "none": "none"}[choice]}
+    elif _dict(choice).get("type") == "function":
+        mapped = {"type": "tool", "name": _dict(_dict(choice).get("function")).get("name")}
+    if chat.get("parallel_tool_calls") is False:
+        mapped = {**(mapped or {"type": "auto"}), "disable_parallel_tool_use": True}
+    return mapped
+
+
+@dataclass
+class _MessagesTurn:
+    """The chat pieces one Messages turn's blocks become."""
+
+    parts: list[dict] = field(default_factory=list)
+    tool_messages: list[dict] = field(default_factory=list)
+    images_from_tools: list[dict] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
+
+
 @dataclass
 class Translation:
     """One exchange's translation: the harness's API (`client`) and the upstream's (`upstream`)."""
@@ -134,6 +186,17 @@ class Translation:
                 out["max_completion_tokens" if key == "max_tokens" else key] = body[key]
         if body.get("stop_sequences"):
             out["stop"] = body["stop_sequences"]
+        tools = self._messages_tools_to_chat(body)
+        if tools:
+            out["tools"] = tools
+            out.update(_messages_tool_choice_to_chat(_dict(body.get("tool_choice"))))
+        for key in ("thinking", "top_k", "metadata", "context_management", "mcp_servers", "container", "service_tier"):
+            if key in body:
+                self.drop(key)
+        return out
+
+    def _messages_tools_to_chat(self, body: dict) -> list[dict]:
+        """A Messages request's tools as chat functions (provider-side tools dropped)."""
         # A deferred tool is shown to the model once a tool search has loaded it (a `tool_reference` block in
         # a tool result), as the Messages API does.
         loaded = {_dict(part).get("tool_name") for message in _list(body.get("messages"))
@@ -153,20 +216,7 @@ class Translation:
             if tool.get("description"):
                 function["description"] = tool["description"]
             tools.append({"type": "function", "function": function})
-        if tools:
-            out["tools"] = tools
-        choice = _dict(body.get("tool_choice"))
-        kind = choice.get("type")
-        if tools and kind in ("auto", "any", "none"):
-            out["tool_choice"] = {"auto": "auto", "any": "required", "none": "none"}[kind]
-        elif tools and kind == "tool":
-            out["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
-        if tools and choice.get("disable_parallel_tool_use") is True:
-            out["parallel_tool_calls"] = False
-        for key in ("thinking", "top_k", "metadata", "context_management", "mcp_servers", "container", "service_tier"):
-            if key in body:
-                self.drop(key)
-        return out
+        return tools
 
     def _anthropic_message(self, message: dict) -> list[dict]:
         """One Messages turn as chat messages (tool results become `tool` messages, before the rest)."""
@@ -174,52 +224,56 @@ class Translation:
         content = message.get("content")
         if isinstance(content, str):
             return [{"role": role, "content": content}]
-        parts: list[dict] = []
-        tool_messages: list[dict] = []
-        images_from_tools: list[dict] = []
-        calls: list[dict] = []
+        turn = _MessagesTurn()
         for block in _list(content):
-            block = _dict(block)
-            kind = block.get("type")
-            if "cache_control" in block:
-                self.drop("cache_control")
-            if kind == "text":
-                parts.append({"type": "text", "text": block.get("text", "")})
-            elif kind == "image":
-                parts.append(self._image_part(block))
-            elif kind == "tool_use" and role == "assistant":
-                calls.append({"id": block.get("id"), "type": "function", "function": {
-                    "name": block.get("name"), "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)}})
-            elif kind == "tool_result":
-                inner = block.get("content")
-                text = inner if isinstance(inner, str) else _text_of(inner)
-                for part in [] if isinstance(inner, str) else _list(inner):
-                    if _dict(part).get("type") == "image":
-                        images_from_tools.append(self._image_part(part))
-                    elif _dict(part).get("type") == "tool_reference":
-                        text += ("\n" if text else "") + f"Tool loaded: {part.get('tool_name')}"
-                if block.get("is_error"):
-                    text = "[tool error] " + text
-                tool_messages.append({"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text})
-            elif kind in ("thinking", "redacted_thinking"):
-                self.drop("thinking blocks")
-            else:
-                self.drop(f"{kind} blocks")
-        out = list(tool_messages)
-        if images_from_tools:  # chat tool messages carry text only: the images follow as the user's
+            self._anthropic_block(_dict(block), role == "assistant", turn)
+        out = list(turn.tool_messages)
+        if turn.images_from_tools:  # chat tool messages carry text only: the images follow as the user's
             self.drop("images in tool results (sent as a user message after them)")
             out.append({"role": "user", "content": [{"type": "text", "text": "Images returned by the tools:"},
-                                                    *images_from_tools]})
+                                                    *turn.images_from_tools]})
         if role == "assistant":
-            text = "".join(p["text"] for p in parts if p.get("type") == "text")
-            if text or calls:
-                turn: dict[str, Any] = {"role": "assistant", "content": text or None}
-                if calls:
-                    turn["tool_calls"] = calls
-                out.append(turn)
-        elif parts:
-            out.append({"role": role, "content": parts})
+            text = "".join(p["text"] for p in turn.parts if p.get("type") == "text")
+            if text or turn.calls:
+                reply: dict[str, Any] = {"role": "assistant", "content": text or None}
+                if turn.calls:
+                    reply["tool_calls"] = turn.calls
+                out.append(reply)
+        elif turn.parts:
+            out.append({"role": role, "content": turn.parts})
         return out
+
+    def _anthropic_block(self, block: dict, assistant: bool, turn: _MessagesTurn) -> None:
+        """One content block of a Messages turn into the chat pieces `turn` collects."""
+        kind = block.get("type")
+        if "cache_control" in block:
+            self.drop("cache_control")
+        if kind == "text":
+            turn.parts.append({"type": "text", "text": block.get("text", "")})
+        elif kind == "image":
+            turn.parts.append(self._image_part(block))
+        elif kind == "tool_use" and assistant:
+            turn.calls.append({"id": block.get("id"), "type": "function", "function": {
+                "name": block.get("name"), "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)}})
+        elif kind == "tool_result":
+            self._anthropic_tool_result(block, turn)
+        elif kind in ("thinking", "redacted_thinking"):
+            self.drop("thinking blocks")
+        else:
+            self.drop(f"{kind} blocks")
+
+    def _anthropic_tool_result(self, block: dict, turn: _MessagesTurn) -> None:
+        """A `tool_result` block as a chat `tool` message (its images kept aside for a user message)."""
+        inner = block.get("content")
+        text = inner if isinstance(inner, str) else _text_of(inner)
+        for part in [] if isinstance(inner, str) else _list(inner):
+            if _dict(part).get("type") == "image":
+                turn.images_from_tools.append(self._image_part(part))
+            elif _dict(part).get("type") == "tool_reference":
+                text += ("\n" if text else "") + f"Tool loaded: {part.get('tool_name')}"
+        if block.get("is_error"):
+            text = "[tool error] " + text
+        turn.tool_messages.append({"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text})
 
     def _image_part(self, block: dict) -> dict:
         source = _dict(block.get("source"))
@@ -241,33 +295,7 @@ class Translation:
         for tool in _list(body.get("tools")):
             tools += self._responses_tool(_dict(tool))
         for item in _list(items):
-            item = _dict(item)
-            kind = item.get("type", "message")
-            if kind == "message":
-                role = item.get("role")
-                role = "system" if role == "developer" else role
-                content = item.get("content")
-                if role == "assistant":
-                    self._assistant(messages)["content"] = (
-                        (self._assistant(messages)["content"] or "") + _text_of(content)) or None
-                elif isinstance(content, str):
-                    messages.append({"role": role, "content": content})
-                else:
-                    messages.append({"role": role, "content": [self._input_part(_dict(p)) for p in _list(content)]})
-            elif kind in ("function_call", "custom_tool_call"):
-                arguments = (item.get("arguments") if kind == "function_call"
-                             else json.dumps({_CUSTOM_INPUT: item.get("input", "")}, ensure_ascii=False))
-                turn = self._assistant(messages)
-                name = f"{item['namespace']}__{item.get('name')}" if item.get("namespace") else item.get("name")
-                turn.setdefault("tool_calls", []).append(
-                    {"id": item.get("call_id"), "type": "function",
-                     "function": {"name": name, "arguments": arguments or "{}"}})
-            elif kind in ("function_call_output", "custom_tool_call_output"):
-                output = item.get("output")
-                text = output if isinstance(output, str) else _text_of(output)
-                messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
-            else:
-                self.drop(f"{kind} items")
+            self._responses_item(_dict(item), messages)
         out["messages"] = [m for m in messages if m.get("content") is not None or m.get("tool_calls")]
         for key, to in (("max_output_tokens", "max_completion_tokens"), ("temperature", "temperature"),
                         ("top_p", "top_p"), ("stream", "stream"), ("parallel_tool_calls", "parallel_tool_calls")):
@@ -284,12 +312,38 @@ class Translation:
             out.pop("parallel_tool_calls", None)
         for key in ("reasoning", "include", "store", "previous_response_id", "prompt_cache_key", "text", "truncation",
                     "service_tier", "metadata", "background"):
-            if body.get(key) not in (None, False, [], {}):
-                if key == "previous_response_id":
-                    self.drop("previous_response_id (the upstream keeps no conversation state)")
-                elif key != "store":
-                    self.drop(key)
+            if body.get(key) not in (None, False, [], {}) and key != "store":
+                self.drop(_RESPONSES_STATE_DROPPED.get(key, key))
         return out
+
+    def _responses_item(self, item: dict, messages: list[dict]) -> None:
+        """One Responses input item onto the chat `messages` (consecutive output items join one assistant turn)."""
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = item.get("role")
+            role = "system" if role == "developer" else role
+            content = item.get("content")
+            if role == "assistant":
+                self._assistant(messages)["content"] = (
+                    (self._assistant(messages)["content"] or "") + _text_of(content)) or None
+            elif isinstance(content, str):
+                messages.append({"role": role, "content": content})
+            else:
+                messages.append({"role": role, "content": [self._input_part(_dict(p)) for p in _list(content)]})
+        elif kind in ("function_call", "custom_tool_call"):
+            arguments = (item.get("arguments") if kind == "function_call"
+                         else json.dumps({_CUSTOM_INPUT: item.get("input", "")}, ensure_ascii=False))
+            turn = self._assistant(messages)
+            name = f"{item['namespace']}__{item.get('name')}" if item.get("namespace") else item.get("name")
+            turn.setdefault("tool_calls", []).append(
+                {"id": item.get("call_id"), "type": "function",
+                 "function": {"name": name, "arguments": arguments or "{}"}})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            output = item.get("output")
+            text = output if isinstance(output, str) else _text_of(output)
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
+        else:
+            self.drop(f"{kind} items")
 
     def _responses_tool(self, tool: dict, namespace: str | None = None) -> list[dict]:
         """A Responses tool as chat functions: a `custom` (free-form) tool as a function with one string
@@ -346,38 +400,18 @@ class Translation:
         out: dict[str, Any] = {"model": chat.get("model")}
         system: list[str] = []
         messages: list[dict] = []
-
-        def add(role: str, blocks: list[dict]) -> None:
+        for message in _list(chat.get("messages")):
+            message = _dict(message)
+            if message.get("role") in ("system", "developer"):
+                system.append(_text_of(message.get("content")))
+                continue
+            role, blocks = self._chat_message_blocks(message)
+            if not blocks:  # Messages refuses empty turns
+                continue
             if messages and messages[-1]["role"] == role:  # Messages wants alternating turns
                 messages[-1]["content"] += blocks
             else:
                 messages.append({"role": role, "content": blocks})
-
-        for message in _list(chat.get("messages")):
-            message = _dict(message)
-            role = message.get("role")
-            content = message.get("content")
-            if role in ("system", "developer"):
-                system.append(_text_of(content))
-            elif role == "tool":
-                add("user", [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
-                              "content": _text_of(content)}])
-            elif role == "assistant":
-                blocks: list[dict] = [{"type": "text", "text": _text_of(content)}] if _text_of(content) else []
-                for call in _list(message.get("tool_calls")):
-                    function = _dict(_dict(call).get("function"))
-                    blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
-                                   "input": _args(function.get("arguments"))})
-                if blocks:
-                    add("assistant", blocks)
-            else:
-                if isinstance(content, str):
-                    parts: list[dict | None] = [{"type": "text", "text": content}]
-                else:
-                    parts = [self._anthropic_part(_dict(p)) for p in _list(content)]
-                kept = [b for b in parts if b and not (b["type"] == "text" and not b["text"])]
-                if kept:  # Messages refuses empty text blocks and empty turns
-                    add("user", kept)
         if system:
             out["system"] = "\n\n".join(system)
         out["messages"] = messages
@@ -389,24 +423,10 @@ class Translation:
                 out[key] = chat[key]
         if chat.get("stop"):
             out["stop_sequences"] = [chat["stop"]] if isinstance(chat["stop"], str) else chat["stop"]
-        tools = []
-        for tool in _list(chat.get("tools")):
-            function = _dict(_dict(tool).get("function"))
-            entry: dict[str, Any] = {"name": function.get("name"),
-                                     "input_schema": function.get("parameters") or {"type": "object"}}
-            if function.get("description"):
-                entry["description"] = function["description"]
-            tools.append(entry)
+        tools = _chat_tools_to_messages(chat)
         if tools:
             out["tools"] = tools
-            choice = chat.get("tool_choice")
-            mapped: dict[str, Any] | None = None
-            if choice in ("auto", "required", "none"):
-                mapped = {"type": {"auto": "auto", "required": "any", "none": "none"}[choice]}
-            elif _dict(choice).get("type") == "function":
-                mapped = {"type": "tool", "name": _dict(_dict(choice).get("function")).get("name")}
-            if chat.get("parallel_tool_calls") is False:
-                mapped = {**(mapped or {"type": "auto"}), "disable_parallel_tool_use": True}
+            mapped = _chat_tool_choice_to_messages(chat)
             if mapped:
                 out["tool_choice"] = mapped
         for key in ("reasoning_effort", "response_format", "logprobs", "n", "seed", "frequency_penalty",
@@ -414,6 +434,27 @@ class Translation:
             if chat.get(key) not in (None, 1) or (key == "n" and chat.get("n", 1) != 1):
                 self.drop(key)
         return out
+
+    def _chat_message_blocks(self, message: dict) -> tuple[str, list[dict]]:
+        """A chat message (not a system one) as a Messages turn's role and content blocks."""
+        role = message.get("role")
+        content = message.get("content")
+        if role == "tool":
+            return "user", [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
+                             "content": _text_of(content)}]
+        if role == "assistant":
+            blocks: list[dict] = [{"type": "text", "text": _text_of(content)}] if _text_of(content) else []
+            for call in _list(message.get("tool_calls")):
+                function = _dict(_dict(call).get("function"))
+                blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
+                               "input": _args(function.get("arguments"))})
+            return "assistant", blocks
+        if isinstance(content, str):
+            parts: list[dict | None] = [{"type": "text", "text": content}]
+        else:
+            parts = [self._anthropic_part(_dict(p)) for p in _list(content)]
+        # Messages refuses empty text blocks
+        return "user", [b for b in parts if b and not (b["type"] == "text" and not b["text"])]
 
     def _anthropic_part(self, part: dict) -> dict | None:
         kind = part.get("type")

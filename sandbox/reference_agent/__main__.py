@@ -25,8 +25,15 @@ from sandbox.skills.__main__ import budgets_from
 
 from ._capability import LEVELS, Capability, capability
 from ._loop import IMAGE_TOOLS, NativeLog, run_agent
-from ._short_answer import config_record, load_protocol, protocol_path, research, short_answer_capability
-from ._tools import ToolBox
+from ._short_answer import (
+    config_record,
+    load_protocol,
+    protocol_path,
+    research,
+    short_answer_capability,
+    user_message,
+)
+from ._tools import ToolBox, ToolSettings
 
 LOG_FILE = "reference.jsonl"
 CONFIG_FILE = "config.json"
@@ -101,7 +108,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run_agent(client, args.model, cap, tools, _user_message(instruction, contract_dir, video), log,
                             max_steps=None if args.max_steps is None else max(1, args.max_steps),
-                            max_repairs=args.max_repairs,
                             attach_frames=args.attach_frames and any(t in cap.tools for t in IMAGE_TOOLS))
     finally:
         tools.close()
@@ -116,12 +122,13 @@ def main(argv: list[str] | None = None) -> int:
 def _toolbox(cap: Capability, args: argparse.Namespace, video: str, report_dir: Path, contract_dir: Path,
              search: SearchIndex | None, door: str | None) -> ToolBox:
     env = os.environ
-    return ToolBox(cap, video, report_dir, contract_dir, search=search, window_s=args.window_s,
-                   frames_per_window=args.frames_per_window, budgets=args.budgets, max_repairs=args.max_repairs,
-                   # speech-to-text goes to the gateway, as the model calls do (the gateway holds the key)
-                   speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"),
-                   captions=[c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c], door=door,
-                   denylist=[d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d])
+    return ToolBox(cap, video, report_dir, contract_dir, ToolSettings(
+        search=search, window_s=args.window_s, frames_per_window=args.frames_per_window, budgets=args.budgets,
+        max_repairs=args.max_repairs,
+        # speech-to-text goes to the gateway, as the model calls do (the gateway holds the key)
+        speech_url=env.get("OPENAI_BASE_URL"), speech_key=env.get("OPENAI_API_KEY"),
+        captions=tuple(c for c in env.get("OMNIDR_CAPTIONS", "").split(",") if c), door=door,
+        denylist=tuple(d for d in env.get("OMNIDR_DENYLIST", "").split(",") if d)))
 
 
 def short_answer_main(args: argparse.Namespace) -> int:
@@ -154,7 +161,7 @@ def short_answer_main(args: argparse.Namespace) -> int:
 
         client = OpenAI(max_retries=2, timeout=600.0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
         try:
-            run = research(client, args.model, tools, question, video, log, protocol,
+            run = research(client, args.model, tools, user_message(question, video), log, protocol,
                            max_steps=None if args.max_steps is None else max(1, args.max_steps))
         finally:
             tools.close()  # the persistent browser's daemon, when one was started

@@ -95,9 +95,10 @@ def execute(tools: ToolBox, call, step: int, log: NativeLog) -> tuple[str, dict 
 
 
 def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message: str, log: NativeLog,
-              max_steps: int | None = None, max_repairs: int = 3, attach_frames: bool = False) -> dict:
+              max_steps: int | None = None, attach_frames: bool = False) -> dict:
     """Run to the end. Returns a summary: steps, model calls, tool calls, tool errors, end reason, last check.
-    `max_steps` None: no cap of the agent's own; the gateway's budget (iterations, tokens, time) ends the run."""
+    `max_steps` None: no cap of the agent's own; the gateway's budget (iterations, tokens, time) ends the run.
+    The report is repaired after a failed check at most `tools.max_repairs` times."""
     messages: list[dict] = [{"role": "system", "content": system_prompt(cap)},
                             {"role": "user", "content": user_message}]
     schemas = tools.schemas()
@@ -133,7 +134,7 @@ def run_agent(client, model: str, cap: Capability, tools: ToolBox, user_message:
                 "name": c.function.name, "arguments": c.function.arguments or "{}"}} for c in calls]
         messages.append(assistant)
         if not calls:
-            if cap.workflow and "check_report" in cap.tools and counts["repairs"] < max_repairs:
+            if cap.workflow and "check_report" in cap.tools and counts["repairs"] < tools.max_repairs:
                 last_check = _safe_check(tools)
                 log.write({"type": "check", "step": step, "at": _now(), "result": last_check})
                 if not last_check["ok"]:

@@ -117,11 +117,12 @@ def _ended(termination: TerminationReason, error: str | None = None) -> AnswerFi
     return AnswerFile(answer="", termination=termination, source="none", execution_error=error)
 
 
-def research(client, model: str, tools, question: str, video: str, log: NativeLog, protocol: ShortAnswerProtocol,
+def research(client, model: str, tools, prompt: str, log: NativeLog, protocol: ShortAnswerProtocol,
              max_steps: int | None = None, clock=time.monotonic) -> Research:
-    """Run the research loop to its end (see the module docstring)."""
+    """Run the research loop to its end (see the module docstring). `prompt` is the user message (`user_message`
+    of the question and the video)."""
     messages: list[dict] = [{"role": "system", "content": RESEARCH_PROMPT},
-                            {"role": "user", "content": user_message(question, video)}]
+                            {"role": "user", "content": prompt}]
     schemas = tools.schemas()
     t0 = clock()
     run = Research(_ended("budget_exhausted"))

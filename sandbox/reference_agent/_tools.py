@@ -2,7 +2,8 @@
 research state (probe, fetched pages, evidence records, report)."""
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.skills import PHASES, TOOL_ACTIONS, WINDOW_S, SearchIndex, SkillError, Workspace, tool_schemas
@@ -12,30 +13,55 @@ from ._capability import Capability
 ToolError = SkillError  # a tool call the agent can learn from: bad arguments, missing prerequisite, failed fetch
 
 
+@dataclass(frozen=True)
+class ToolSettings:
+    """How the reference agent's research workspace is set up (see `sandbox.skills.Workspace`)."""
+
+    search: SearchIndex | None = None
+    """The offline search index; None: none (or the search door)."""
+    window_s: float = WINDOW_S
+    """The length of one video reading window, seconds."""
+    frames_per_window: int = 6
+    budgets: Mapping[str, int] = field(default_factory=dict)
+    """App. D.3's minimum counts (web, video, document sources, records per anchor)."""
+    max_repairs: int = 3
+    """The most repairs of the report after a failed check."""
+    state_dir: Path | None = None
+    speech_url: str | None = None
+    """The gateway's OpenAI-compatible base URL (/v1) for speech-to-text."""
+    speech_key: str | None = None
+    captions: Sequence[str] = ()
+    """Caption files fetched with the video."""
+    door: str | None = None
+    """The search door, PROVIDER@BASE_URL; None: the offline index."""
+    denylist: Sequence[str] = ()
+    """Hosts whose results the door leaves out."""
+    artifacts_dir: Path | None = None
+    """Downloads, sampled frames and views of files; None: the workspace's default."""
+
+
 class ToolBox:
     """The reference agent's tools: the research skills (`sandbox.skills`) called by their tool names, over
     one in-memory workspace. The schemas come from the skill manifests."""
 
     def __init__(self, cap: Capability, video: str, report_dir: Path, contract_dir: Path,
-                 search: SearchIndex | None = None, window_s: float = WINDOW_S,
-                 frames_per_window: int = 6, budgets: dict[str, int] | None = None, max_repairs: int = 3,
-                 state_dir: Path | None = None, speech_url: str | None = None, speech_key: str | None = None,
-                 captions: Sequence[str] = (), door: str | None = None, denylist: Sequence[str] = (),
-                 artifacts_dir: Path | None = None):
+                 settings: ToolSettings = ToolSettings()):
         self.cap = cap
-        self.ws = Workspace(cap.name, video, report_dir, contract_dir, search=search, window_s=window_s,
-                            frames_per_window=frames_per_window, budgets=dict(budgets or {}),
-                            max_repairs=max_repairs, workflow=cap.workflow, state_dir=state_dir,
-                            speech_url=speech_url, speech_key=speech_key, captions=list(captions), door=door,
-                            denylist=list(denylist), kind=cap.kind)
-        if artifacts_dir is not None:
-            self.ws.artifacts_dir = artifacts_dir
+        s = settings
+        self.ws = Workspace(cap.name, video, report_dir, contract_dir, search=s.search, window_s=s.window_s,
+                            frames_per_window=s.frames_per_window, budgets=dict(s.budgets or {}),
+                            max_repairs=s.max_repairs, workflow=cap.workflow, state_dir=s.state_dir,
+                            speech_url=s.speech_url, speech_key=s.speech_key, captions=list(s.captions), door=s.door,
+                            denylist=list(s.denylist), kind=cap.kind)
+        if s.artifacts_dir is not None:
+            self.ws.artifacts_dir = s.artifacts_dir
 
     report_dir = property(lambda self: self.ws.report_dir)
     fetched = property(lambda self: self.ws.fetched)
     evidence = property(lambda self: self.ws.evidence)
     probe = property(lambda self: self.ws.probe)
     budgets = property(lambda self: self.ws.budgets, lambda self, value: setattr(self.ws, "budgets", value))
+    max_repairs = property(lambda self: self.ws.max_repairs)
 
     def schemas(self) -> list[dict]:
         return [s for s in tool_schemas(self.cap.name, self.cap.media_search, self.cap.kind)

@@ -98,10 +98,8 @@ def _paeth(a: int, b: int, c: int) -> int:
     return a if pa <= pb and pa <= pc else b if pb <= pc else c
 
 
-def decode_png(data: bytes) -> Image:
-    """The pixels of an 8-bit RGB or RGBA PNG, not interlaced (all five filter types)."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
+def _png_chunks(data: bytes) -> tuple[bytes, bytes]:
+    """A PNG's header (IHDR) and its image data (the IDAT chunks joined)."""
     at, idat, header = 8, bytearray(), b""
     while at < len(data):
         length, kind = struct.unpack(">I4s", data[at:at + 8])
@@ -113,32 +111,46 @@ def decode_png(data: bytes) -> Image:
             idat += chunk
         elif kind == b"IEND":
             break
+    return header, bytes(idat)
+
+
+def _unfilter(kind: int, line: bytearray, prev: bytearray, bpp: int) -> None:
+    """Undo one scanline's PNG filter in place (`prev`: the line above, unfiltered)."""
+    stride = len(line)
+    if kind == 1:
+        for i in range(bpp, stride):
+            line[i] = (line[i] + line[i - bpp]) & 0xFF
+    elif kind == 2:
+        for i in range(stride):
+            line[i] = (line[i] + prev[i]) & 0xFF
+    elif kind == 3:
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+    elif kind == 4:
+        for i in range(stride):
+            left, upper_left = (line[i - bpp], prev[i - bpp]) if i >= bpp else (0, 0)
+            line[i] = (line[i] + _paeth(left, prev[i], upper_left)) & 0xFF
+    elif kind != 0:
+        raise ValueError(f"unknown PNG filter type {kind}")
+
+
+def decode_png(data: bytes) -> Image:
+    """The pixels of an 8-bit RGB or RGBA PNG, not interlaced (all five filter types)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    header, idat = _png_chunks(data)
     width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", header)
     if depth != 8 or color not in (2, 6) or interlace:
         raise ValueError(f"unsupported PNG (bit depth {depth}, colour type {color}, interlace {interlace})")
     bpp = 3 if color == 2 else 4
-    raw, stride = zlib.decompress(bytes(idat)), width * bpp
+    raw, stride = zlib.decompress(idat), width * bpp
     rows: list[bytes] = []
     prev = bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
-        if kind == 1:
-            for i in range(bpp, stride):
-                line[i] = (line[i] + line[i - bpp]) & 0xFF
-        elif kind == 2:
-            for i in range(stride):
-                line[i] = (line[i] + prev[i]) & 0xFF
-        elif kind == 3:
-            for i in range(stride):
-                left = line[i - bpp] if i >= bpp else 0
-                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
-        elif kind == 4:
-            for i in range(stride):
-                left, upper_left = (line[i - bpp], prev[i - bpp]) if i >= bpp else (0, 0)
-                line[i] = (line[i] + _paeth(left, prev[i], upper_left)) & 0xFF
-        elif kind != 0:
-            raise ValueError(f"unknown PNG filter type {kind}")
+        line = bytearray(raw[start + 1:start + 1 + stride])
+        _unfilter(raw[start], line, prev, bpp)
         rows.append(bytes(line))
         prev = line
     return Image(width, height, bpp, rows)

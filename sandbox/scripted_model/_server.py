@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sandbox.models import OPEN_QUESTION_TAG
 
@@ -192,84 +192,92 @@ API_ROUTES = {"all": ("/chat/completions", "/responses", "/messages"),
               "anthropic": ("/messages",)}
 
 
-def make_handler(scripts: list[Script], episodes: Sequence[Episode] = (), api: str = "all"):
-    episode_list = list(episodes)
-    routes = API_ROUTES[api]
-    entries = [*scripts, *episode_list]  # what a finalization request may match
+class _Handler(BaseHTTPRequestHandler):
+    """The scripted model's HTTP handler; `make_handler` gives it its scripts, episodes and APIs."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    protocol_version = "HTTP/1.1"
+    scripts: ClassVar[list[Script]] = []
+    episodes: ClassVar[list[Episode]] = []
+    api: ClassVar[str] = "all"
 
-        def log_message(self, *args):
-            pass
+    def log_message(self, *args):
+        pass
 
-        def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body, ensure_ascii=False).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
-        def do_GET(self):
-            if self.path.rstrip("/").endswith("/models"):
-                return self._send(200, {"object": "list", "data": [
-                    {"id": m, "object": "model", "owned_by": "omnidr"} for m in sorted({s.model for s in scripts})]})
-            self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/models"):
+            return self._send(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "owned_by": "omnidr"} for m in sorted({s.model for s in self.scripts})]})
+        self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
-        def do_POST(self):
-            try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            except json.JSONDecodeError:
-                return self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
-            route = self.path.split("?", 1)[0].rstrip("/")
-            if not route.endswith(routes):
-                return self._send(404, {"error": {"message": f"this scripted model speaks {api} only: "
-                                                  f"{', '.join(routes)}", "type": "invalid_request_error"}})
-            api_name = ("messages" if route.endswith("/messages") else "responses" if route.endswith("/responses")
-                        else "chat_completions")
-            final = finalization_answer(api_name, body, entries) if is_finalization(api_name, body) else None
-            if route.endswith("/messages"):
-                return self._episode(body, final or messages_answer(body, episode_list), messages_events)
-            if route.endswith("/responses"):
-                return self._episode(body, final or responses_answer(body, episode_list), responses_events)
-            if not route.endswith("/chat/completions"):
-                return self._send(404, {"error": {"message": "only chat completions, messages and responses",
-                                                  "type": "invalid_request_error"}})
-            if final is None and is_mcq(body):  # the direct runner's multiple-choice request
-                final = mcq_answer(body)
-            full = final or chat_episode(body, episode_list) or answer(body, scripts)
-            msg = full["choices"][0]["message"]
-            print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
-                              "tool_calls": [c["function"]["name"] for c in msg.get("tool_calls", [])],
-                              "usage": full["usage"]}), flush=True)
-            if not body.get("stream"):
-                return self._send(200, full)
-            self._stream([b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
-                          for chunk in _stream_chunks(full)] + [b"data: [DONE]\n\n"])
+    def do_POST(self):
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        except json.JSONDecodeError:
+            return self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+        route = self.path.split("?", 1)[0].rstrip("/")
+        routes = API_ROUTES[self.api]
+        if not route.endswith(routes):
+            return self._send(404, {"error": {"message": f"this scripted model speaks {self.api} only: "
+                                              f"{', '.join(routes)}", "type": "invalid_request_error"}})
+        api_name = ("messages" if route.endswith("/messages") else "responses" if route.endswith("/responses")
+                    else "chat_completions")
+        entries = [*self.scripts, *self.episodes]  # what a finalization request may match
+        final = finalization_answer(api_name, body, entries) if is_finalization(api_name, body) else None
+        if route.endswith("/messages"):
+            return self._episode(body, final or messages_answer(body, self.episodes), messages_events)
+        if route.endswith("/responses"):
+            return self._episode(body, final or responses_answer(body, self.episodes), responses_events)
+        if not route.endswith("/chat/completions"):
+            return self._send(404, {"error": {"message": "only chat completions, messages and responses",
+                                              "type": "invalid_request_error"}})
+        return self._chat_completion(body, final)
 
-        def _episode(self, body: dict, full: dict, events) -> None:
-            """A CLI episode's answer (Messages or Responses), whole or as named SSE events."""
-            calls = [b.get("name") for b in full.get("content") or full.get("output") or []
-                     if b.get("type") in ("tool_use", "function_call")]
-            print(json.dumps({"route": self.path, "model": full["model"], "tool_calls": calls,
-                              "usage": full["usage"]}), flush=True)
-            if not body.get("stream"):
-                return self._send(200, full)
-            self._stream([f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
-                          for name, data in events(full)])
+    def _chat_completion(self, body: dict, final: dict | None) -> None:
+        if final is None and is_mcq(body):  # the direct runner's multiple-choice request
+            final = mcq_answer(body)
+        full = final or chat_episode(body, self.episodes) or answer(body, self.scripts)
+        msg = full["choices"][0]["message"]
+        print(json.dumps({"messages": len(body.get("messages") or []), "model": full["model"],
+                          "tool_calls": [c["function"]["name"] for c in msg.get("tool_calls", [])],
+                          "usage": full["usage"]}), flush=True)
+        if not body.get("stream"):
+            return self._send(200, full)
+        self._stream([b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+                      for chunk in _stream_chunks(full)] + [b"data: [DONE]\n\n"])
 
-        def _stream(self, frames: list[bytes]) -> None:
-            """An SSE answer: the frames, then the connection closes."""
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for frame in frames:
-                self.wfile.write(frame)
-            self.close_connection = True
+    def _episode(self, body: dict, full: dict, events) -> None:
+        """A CLI episode's answer (Messages or Responses), whole or as named SSE events."""
+        calls = [b.get("name") for b in full.get("content") or full.get("output") or []
+                 if b.get("type") in ("tool_use", "function_call")]
+        print(json.dumps({"route": self.path, "model": full["model"], "tool_calls": calls,
+                          "usage": full["usage"]}), flush=True)
+        if not body.get("stream"):
+            return self._send(200, full)
+        self._stream([f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+                      for name, data in events(full)])
 
-    return Handler
+    def _stream(self, frames: list[bytes]) -> None:
+        """An SSE answer: the frames, then the connection closes."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for frame in frames:
+            self.wfile.write(frame)
+        self.close_connection = True
+
+
+def make_handler(scripts: list[Script], episodes: Sequence[Episode] = (), api: str = "all") -> type[_Handler]:
+    """A handler class that answers from `scripts` and `episodes`, on the routes `api` has (API_ROUTES)."""
+    return type("Handler", (_Handler,), {"scripts": list(scripts), "episodes": list(episodes), "api": api})
 
 
 def serve(port: int, scripts_dir: Path = SCRIPTS_DIR, host: str = "0.0.0.0", api: str = "all") -> None:

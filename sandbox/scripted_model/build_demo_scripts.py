@@ -45,6 +45,51 @@ def _fmt(t: float) -> str:
     return f"{int(t) // 60}:{int(t) % 60:02d}"
 
 
+def _timeline(cues: list[dict], duration: float, vfacts: list[dict], frame_times: list[float], words: dict) -> list[dict]:
+    """The timeline: one segment per transcript cue, from its start (floored) to the next one; the whole video."""
+    bounds = [int(c["start_s"]) for c in cues] + [duration]
+    timeline = []
+    for k, cue in enumerate(cues):
+        start, end = float(bounds[k]), float(bounds[k + 1])
+        seen = [f["claim"] for f in vfacts if start <= f["video_ref"]["start_s"] < end]
+        frame = next((i for i, t in enumerate(frame_times) if start <= t < end), None)
+        seg = {"id": f"T{k + 1}", "start_s": start, "end_s": end,
+               "title": (seen[0] if seen else cue["text"])[:70],
+               "note": {"$join": [words["video_says"] + " ".join(seen) + words["narration"] + "\u201c",
+                                  {"$ref": f"rw0.transcript.{k}.text"}, "\u201d"]}}
+        if frame is not None:
+            seg["media"] = [{"type": "image", "src": {"$ref": f"rw0.frames.{frame}.src"},
+                             "caption": words["frame"].format(_fmt(frame_times[frame]))}]
+        timeline.append(seg)
+    return timeline
+
+
+def _cited_sources(wfacts: list[dict], corpus: dict[str, dict]) -> tuple[list[dict], dict[str, str]]:
+    """The sources: every URL cited by a fact, opened before it is cited; and each URL's source id."""
+    sources: list[dict] = []
+    url_id: dict[str, str] = {}
+    for f in wfacts:
+        for s in f["sources"]:
+            if s["url"] not in url_id:
+                url_id[s["url"]] = f"S{len(url_id) + 1}"
+                # the URL as fetch_url returned it: a source the agent could not open is not in the report
+                sources.append({"id": url_id[s["url"]], "type": KIND.get(s["kind"], "web"),
+                                "title": corpus[s["url"]]["title"], "url": {"$ref": f"open{len(url_id)}.url"},
+                                "publisher": urlsplit(s["url"]).hostname, "date": s.get("published", ""),
+                                "quote": s["quote"], "anchor_ids": []})
+    return sources, url_id
+
+
+def _anchor_targets(wfacts: list[dict]) -> list[str]:
+    """The video facts that outside evidence relates to, in the order they are first related to."""
+    targets = []
+    for f in wfacts:
+        for r in f.get("relations", []):
+            if r["target"].startswith("V") and r["target"] not in targets:
+                targets.append(r["target"])
+    return targets
+
+
 def build(snapshot: Path, task_id: str) -> dict:
     task = json.loads((snapshot / "tasks" / task_id / "task.json").read_text("utf-8"))
     facts = json.loads((snapshot / "tasks" / task_id / "facts.json").read_text("utf-8"))["facts"]
@@ -60,41 +105,12 @@ def build(snapshot: Path, task_id: str) -> dict:
     vfacts = [f for f in facts if f["origin"] == "video"]
     wfacts = [f for f in facts if f["origin"] == "web" and f.get("sources")]
 
-    # timeline: one segment per transcript cue, from its start (floored) to the next one; the whole video
-    bounds = [int(c["start_s"]) for c in cues] + [duration]
-    timeline = []
-    for k, cue in enumerate(cues):
-        start, end = float(bounds[k]), float(bounds[k + 1])
-        seen = [f["claim"] for f in vfacts if start <= f["video_ref"]["start_s"] < end]
-        frame = next((i for i, t in enumerate(frame_times) if start <= t < end), None)
-        seg = {"id": f"T{k + 1}", "start_s": start, "end_s": end,
-               "title": (seen[0] if seen else cue["text"])[:70],
-               "note": {"$join": [words["video_says"] + " ".join(seen) + words["narration"] + "\u201c",
-                                  {"$ref": f"rw0.transcript.{k}.text"}, "\u201d"]}}
-        if frame is not None:
-            seg["media"] = [{"type": "image", "src": {"$ref": f"rw0.frames.{frame}.src"},
-                             "caption": words["frame"].format(_fmt(frame_times[frame]))}]
-        timeline.append(seg)
+    timeline = _timeline(cues, duration, vfacts, frame_times, words)
 
-    # sources: every URL cited by a fact, opened before it is cited
-    sources: list[dict] = []
-    url_id: dict[str, str] = {}
-    for f in wfacts:
-        for s in f["sources"]:
-            if s["url"] not in url_id:
-                url_id[s["url"]] = f"S{len(url_id) + 1}"
-                # the URL as fetch_url returned it: a source the agent could not open is not in the report
-                sources.append({"id": url_id[s["url"]], "type": KIND.get(s["kind"], "web"),
-                                "title": corpus[s["url"]]["title"], "url": {"$ref": f"open{len(url_id)}.url"},
-                                "publisher": urlsplit(s["url"]).hostname, "date": s.get("published", ""),
-                                "quote": s["quote"], "anchor_ids": []})
+    sources, url_id = _cited_sources(wfacts, corpus)
 
     # anchors: the video facts that outside evidence relates to
-    targets = []
-    for f in wfacts:
-        for r in f.get("relations", []):
-            if r["target"].startswith("V") and r["target"] not in targets:
-                targets.append(r["target"])
+    targets = _anchor_targets(wfacts)
     vby = {f["id"]: f for f in vfacts}
     # what outside evidence says is written only once the agent has recorded it (record_evidence ev<k>)
     learned = {f["id"]: f"ev{i + 1}.id" for i, f in enumerate(wfacts)}

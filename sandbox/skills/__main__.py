@@ -33,6 +33,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sandbox.models import ARTIFACTS_DIR, MCQ_KIND, TASK_KIND_ENV
 
@@ -136,20 +137,62 @@ def _log(ws: Workspace, record: dict) -> None:
         f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _settings() -> tuple[str, str]:
+    """The capability level and task kind from the environment; a wrong one raises `ValueError` (its message)."""
     level = os.environ.get("OMNIDR_CAPABILITY") or "full"
     if level not in LEVELS:
-        print(f"omnidr-skill: OMNIDR_CAPABILITY={level!r} is no capability level; use one of {', '.join(LEVELS)}",
-              file=sys.stderr)
-        return 2
+        raise ValueError(f"OMNIDR_CAPABILITY={level!r} is no capability level; use one of {', '.join(LEVELS)}")
     kind = os.environ.get(TASK_KIND_ENV) or DEFAULT_KIND
     if kind == MCQ_KIND:  # VideoOdyssey's questions go to the model directly (paper 004, Sec. 4.1)
-        print(f"omnidr-skill: {MCQ_KIND} questions are answered without tools, so no skill serves them; use one of "
-              f"{', '.join(TASK_KINDS)}", file=sys.stderr)
-        return 2
+        raise ValueError(f"{MCQ_KIND} questions are answered without tools, so no skill serves them; use one of "
+                         f"{', '.join(TASK_KINDS)}")
     if kind not in TASK_KINDS:
-        print(f"omnidr-skill: OMNIDR_TASK_KIND={kind!r} is no task kind; use one of {', '.join(TASK_KINDS)}",
-              file=sys.stderr)
+        raise ValueError(f"OMNIDR_TASK_KIND={kind!r} is no task kind; use one of {', '.join(TASK_KINDS)}")
+    return level, kind
+
+
+def _install(ns: argparse.Namespace, level: str, kind: str) -> int:
+    """Write the skills' SKILL.md files for Claude Code or Codex, or one AGENTS.md."""
+    if not (ns.claude_code or ns.codex or ns.agents_md):
+        print("omnidr-skill install: give --claude-code DIR, --codex DIR or --agents-md FILE", file=sys.stderr)
+        return 2
+    written = []
+    for folder in filter(None, (ns.claude_code, ns.codex)):
+        for s in skills_at(level, kind):
+            path = folder / s.title / "SKILL.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(skill_md(s, level, kind), "utf-8")
+            written.append(str(path))
+    if ns.agents_md:
+        ns.agents_md.parent.mkdir(parents=True, exist_ok=True)
+        ns.agents_md.write_text(agents_md(level, kind), "utf-8")
+        written.append(str(ns.agents_md))
+    print(json.dumps({"capability": level, "written": written}))
+    return 0
+
+
+def _run_action(ws: Workspace, ns: argparse.Namespace, args: dict) -> tuple[int, str | None, Any]:
+    """Run one skill action: its exit code, its error (None: none) and its result."""
+    try:
+        with ws.locked():
+            return 0, None, ws.run(ns.skill, ns.action, args)
+    except NotInstalled as exc:
+        return NOT_INSTALLED, str(exc), None
+    except EmptyAnswer as exc:  # bad input: one line, exit 2
+        return 2, str(exc), None
+    except SkillError as exc:
+        return 1, str(exc), None
+    except (TypeError, ValueError) as exc:
+        return 1, f"bad arguments: {exc}", None
+    except OSError as exc:  # the state or report folder cannot be written
+        return 1, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), None
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        level, kind = _settings()
+    except ValueError as exc:
+        print(f"omnidr-skill: {exc}", file=sys.stderr)
         return 2
     ns = _parser().parse_args(argv)
     if ns.skill == "list":
@@ -158,22 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             for s in skills_at(level, kind)]}, indent=1))
         return 0
     if ns.skill == "install":
-        if not (ns.claude_code or ns.codex or ns.agents_md):
-            print("omnidr-skill install: give --claude-code DIR, --codex DIR or --agents-md FILE", file=sys.stderr)
-            return 2
-        written = []
-        for folder in filter(None, (ns.claude_code, ns.codex)):
-            for s in skills_at(level, kind):
-                path = folder / s.title / "SKILL.md"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(skill_md(s, level, kind), "utf-8")
-                written.append(str(path))
-        if ns.agents_md:
-            ns.agents_md.parent.mkdir(parents=True, exist_ok=True)
-            ns.agents_md.write_text(agents_md(level, kind), "utf-8")
-            written.append(str(ns.agents_md))
-        print(json.dumps({"capability": level, "written": written}))
-        return 0
+        return _install(ns, level, kind)
     try:
         ws = _workspace(level, kind)
         args = _arguments(ns)
@@ -183,20 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     started, t0 = datetime.now(UTC).isoformat(timespec="milliseconds"), time.monotonic()
     record = {"at": started, "skill": ns.skill, "action": ns.action, "phase": find_action(ns.skill, ns.action).phase,
               "capability": level, "args": {k: ("<data>" if k == "data" else v) for k, v in args.items()}}
-    code, error = 0, None
-    try:
-        with ws.locked():
-            result = ws.run(ns.skill, ns.action, args)
-    except NotInstalled as exc:
-        code, error = NOT_INSTALLED, str(exc)
-    except EmptyAnswer as exc:  # bad input: one line, exit 2
-        code, error = 2, str(exc)
-    except SkillError as exc:
-        code, error = 1, str(exc)
-    except (TypeError, ValueError) as exc:
-        code, error = 1, f"bad arguments: {exc}"
-    except OSError as exc:  # the state or report folder cannot be written
-        code, error = 1, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    code, error, result = _run_action(ws, ns, args)
     try:
         _log(ws, {**record, "exit": code, "error": error, "duration_s": round(time.monotonic() - t0, 3)})
     except OSError:

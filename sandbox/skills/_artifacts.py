@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import Message
 from pathlib import Path, PurePosixPath
@@ -320,60 +321,85 @@ def _read_zip(path: Path, member: str | None, reader: Callable[[Path, str], dict
     with zf:
         infos = zf.infolist()
         if member is None:
-            listed = []
-            for info in infos[:MAX_LISTED]:
-                entry: dict = {"name": info.filename, "bytes": info.file_size, "compressed_bytes": info.compress_size}
-                if info.is_dir():
-                    entry["folder"] = True
-                if why := _unsafe_member(info.filename):
-                    entry["refused"] = why
-                listed.append(entry)
-            return {"members": len(infos), "total_bytes": sum(i.file_size for i in infos), "listed": listed,
+            return {"members": len(infos), "total_bytes": sum(i.file_size for i in infos),
+                    "listed": [_zip_entry(info) for info in infos[:MAX_LISTED]],
                     "hint": "read one member with --member NAME"}
-        found = next((i for i in infos if i.filename == member), None) or next(
-            (i for i in infos if i.filename.rstrip("/") == member.strip().rstrip("/")), None)
-        if found is None:
-            raise ArtifactError(f"the archive has no member {member!r}; read the archive without --member to list them")
-        info = found
-        if why := _unsafe_member(info.filename):
-            raise ArtifactError(f"member {info.filename!r} is {why}: refused (path traversal)")
-        if info.is_dir():
-            raise ArtifactError(f"member {info.filename!r} is a folder; name a file in it")
-        if info.file_size > max_bytes:
-            raise ArtifactError(f"member {info.filename!r} would inflate to {info.file_size} bytes, above the cap of "
-                                f"{max_bytes} bytes: refused")
-        ratio = info.file_size / max(1, info.compress_size)
-        if info.file_size > ZIP_RATIO_FLOOR and ratio > MAX_ZIP_RATIO:
-            raise ArtifactError(f"member {info.filename!r} inflates {ratio:.0f} times ({info.compress_size} to "
-                                f"{info.file_size} bytes): refused as a likely zip bomb")
+        info = _zip_member(infos, member, max_bytes)
         with tempfile.TemporaryDirectory(prefix="omnidr-zip-") as tmp:
             dest = Path(tmp) / safe_name(info.filename, "member")
-            written = 0
-            try:
-                with zf.open(info) as src, open(dest, "wb") as out:
-                    while chunk := src.read(CHUNK):
-                        written += len(chunk)
-                        if written > info.file_size:  # the header lied about the size
-                            raise ArtifactError(f"member {info.filename!r} inflates beyond its declared "
-                                                f"{info.file_size} bytes: refused as a likely zip bomb")
-                        out.write(chunk)
-            except RuntimeError as exc:  # encrypted members
-                if isinstance(exc, ArtifactError):
-                    raise
-                raise ArtifactError(f"member {info.filename!r} cannot be read: {exc}") from None
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
-                raise ArtifactError(f"member {info.filename!r} is damaged: {exc}") from None
+            _extract_member(zf, info, dest)
             result = reader(dest, mimetypes.guess_type(info.filename)[0] or "")
         return {"member": info.filename, "member_bytes": info.file_size, **result}
 
 
+def _zip_entry(info: zipfile.ZipInfo) -> dict:
+    """One member as an archive's listing shows it."""
+    entry: dict = {"name": info.filename, "bytes": info.file_size, "compressed_bytes": info.compress_size}
+    if info.is_dir():
+        entry["folder"] = True
+    if why := _unsafe_member(info.filename):
+        entry["refused"] = why
+    return entry
+
+
+def _zip_member(infos: list[zipfile.ZipInfo], member: str, max_bytes: int) -> zipfile.ZipInfo:
+    """The member named `member`, if it is a file that may be extracted (a safe name, within the size caps)."""
+    info = next((i for i in infos if i.filename == member), None) or next(
+        (i for i in infos if i.filename.rstrip("/") == member.strip().rstrip("/")), None)
+    if info is None:
+        raise ArtifactError(f"the archive has no member {member!r}; read the archive without --member to list them")
+    if why := _unsafe_member(info.filename):
+        raise ArtifactError(f"member {info.filename!r} is {why}: refused (path traversal)")
+    if info.is_dir():
+        raise ArtifactError(f"member {info.filename!r} is a folder; name a file in it")
+    if info.file_size > max_bytes:
+        raise ArtifactError(f"member {info.filename!r} would inflate to {info.file_size} bytes, above the cap of "
+                            f"{max_bytes} bytes: refused")
+    ratio = info.file_size / max(1, info.compress_size)
+    if info.file_size > ZIP_RATIO_FLOOR and ratio > MAX_ZIP_RATIO:
+        raise ArtifactError(f"member {info.filename!r} inflates {ratio:.0f} times ({info.compress_size} to "
+                            f"{info.file_size} bytes): refused as a likely zip bomb")
+    return info
+
+
+def _extract_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path) -> None:
+    """Inflate one member to `dest`, stopping where it grows beyond the size its header declares."""
+    written = 0
+    try:
+        with zf.open(info) as src, open(dest, "wb") as out:
+            while chunk := src.read(CHUNK):
+                written += len(chunk)
+                if written > info.file_size:  # the header lied about the size
+                    raise ArtifactError(f"member {info.filename!r} inflates beyond its declared "
+                                        f"{info.file_size} bytes: refused as a likely zip bomb")
+                out.write(chunk)
+    except RuntimeError as exc:  # encrypted members
+        if isinstance(exc, ArtifactError):
+            raise
+        raise ArtifactError(f"member {info.filename!r} cannot be read: {exc}") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ArtifactError(f"member {info.filename!r} is damaged: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """A workspace's settings for reading artifacts."""
+
+    views_dir: Path | None = None
+    """Where the views of media (frames, JPEG views) are written; None: a new temporary folder."""
+    max_bytes: int = MAX_DOWNLOAD_BYTES
+    """The most bytes a ZIP member may inflate to."""
+    default_chars: int = 6000
+    """The characters of text returned when the call gives no `max_chars`."""
+
+
 def read_artifact(path: Path, content_type: str = "", member: str | None = None, where: str | None = None,
-                  offset: int | None = None, max_chars: int | None = None, views_dir: Path | None = None,
-                  max_bytes: int = MAX_DOWNLOAD_BYTES, default_chars: int = 6000) -> dict:
+                  offset: int | None = None, max_chars: int | None = None, limits: ReadLimits = ReadLimits()) -> dict:
     """Read one file by its format. Text-like formats (PDF, CSV, HTML, text) are returned a window at a time
     (`offset`, `max_chars`); media get ffprobe's facts, a video also VIDEO_VIEW_FRAMES frames and an image a JPEG
-    view, written under `views_dir` (their `path`s are what a model is shown)."""
-    views = views_dir or Path(tempfile.mkdtemp(prefix="omnidr-views-"))
+    view, written under `limits.views_dir` (their `path`s are what a model is shown)."""
+    views = limits.views_dir or Path(tempfile.mkdtemp(prefix="omnidr-views-"))
+    max_bytes, default_chars = limits.max_bytes, limits.default_chars
 
     def read(file: Path, ctype: str, top: bool = False) -> dict:
         fmt = detect_format(file, ctype)

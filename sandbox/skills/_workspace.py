@@ -345,9 +345,9 @@ class Workspace:
             raise SkillError(f"no file {path}: give a path as `download get` returned it (`artifact list` shows them)")
         record = next((r for r in _artifacts.read_index(self.artifacts_dir) if Path(r.path) == file), None)
         try:
+            limits = _artifacts.ReadLimits(self.artifacts_dir / "views", self.max_download_bytes, self.max_tool_chars)
             return _artifacts.read_artifact(file, record.content_type if record else "", member, where, offset,
-                                            max_chars, self.artifacts_dir / "views", self.max_download_bytes,
-                                            self.max_tool_chars)
+                                            max_chars, limits)
         except _artifacts.ArtifactError as exc:
             raise SkillError(str(exc)) from None
 

@@ -13,7 +13,7 @@ from attempt_helpers import DEMO, agent_argv
 from testkit import ROOT
 
 from omnidr.attempts import LABEL_RUN, LABEL_RUN_DIR, cleanup_run
-from omnidr.attempts._sandbox import LABEL_ATTEMPT, LABEL_DRIVER, LABEL_OWNER
+from omnidr.attempts._labels import LABEL_ATTEMPT, LABEL_DRIVER, LABEL_OWNER
 
 pytestmark = pytest.mark.docker
 
@@ -99,7 +99,7 @@ def test_cleanup_of_one_run_folder_leaves_another_folders_objects_alone(tmp_path
     run_id = "drivers-" + uuid.uuid4().hex[:8]
     gone = subprocess.Popen(["sleep", "300"])
     stat = open(f"/proc/{gone.pid}/stat").read()
-    from omnidr.attempts._sandbox import owner_id
+    from omnidr.attempts._labels import owner_id
 
     host = owner_id().rsplit(":", 2)[0]
     gone_owner = f"{host}:{gone.pid}:{stat.rsplit(')', 1)[1].split()[19]}"

@@ -12,7 +12,7 @@ import pytest
 from attempt_helpers import first_task, run_attempts
 
 from omnidr.attempts import RetryPolicy, cleanup_run
-from omnidr.attempts._sandbox import LABEL_ATTEMPT, LABEL_DRIVER, LABEL_OWNER, LABEL_RUN, owner_id
+from omnidr.attempts._labels import LABEL_ATTEMPT, LABEL_DRIVER, LABEL_OWNER, LABEL_RUN, owner_id
 
 pytestmark = pytest.mark.docker
 
@@ -231,7 +231,7 @@ def test_the_agent_has_no_dns_door(tmp_path, client, images, upstream_factory, r
     ("20.10.24+dfsg1", "nameserver 10.255.255.53\n", False),  # a resolver off loopback: nothing to forward
 ])
 def test_the_preflight_warns_of_an_engine_that_forwards_dns_from_the_host(version, resolv, warned):
-    from omnidr.attempts._sandbox import dns_exposure
+    from omnidr.attempts._docker import dns_exposure
 
     warning = dns_exposure(version, resolv)
     assert (warning is not None) == warned

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from attempt_helpers import DEMO, agent_argv, read_jsonl, run_attempts
 
-from omnidr.attempts import RunConfig, SandboxLimits, Upstream
+from omnidr.attempts import AttemptSandbox, AttemptSpec, DockerBackend, RunConfig, SandboxLimits, Upstream
+from omnidr.attempts._docker import DockerSandbox
 from omnidr.attempts._helpers import HelperPool
-from omnidr.attempts._sandbox import AttemptSandbox, AttemptSpec
 from omnidr.harness import CommandHarness
 from sandbox.models import Budget
 
@@ -101,17 +101,17 @@ def test_a_reused_pair_refuses_the_last_attempts_token_and_its_ca(tmp_path, clie
     pool = HelperPool(tmp_path / "attempts")
     https = _corpus_url(https=True)
     try:
-        first = AttemptSandbox(client, _spec(tmp_path, images, network, 1),
+        first = AttemptSandbox(DockerBackend(client, pool), _spec(tmp_path, images, network, 1),
                                CommandHarness(images["base"], agent_argv("env:OPENAI_API_KEY", "ca-pem", "chat:1",
-                                                                         "report")), pool).run()
+                                                                         "report"))).run()
         assert first.reason.value == "success", first.detail
         a = _probe(tmp_path / "attempts" / TASKS[0] / "1")
         old_token, old_ca = a["env:OPENAI_API_KEY"]["value"], a["ca-pem"]["pem"]
         old_ca_b64 = base64.b64encode(old_ca.encode()).decode()
 
-        second = AttemptSandbox(client, _spec(tmp_path, images, network, 2), CommandHarness(images["base"], agent_argv(
-            f"chat-as:{old_token}", "chat:1", "ca-pem", f"get:{https}", f"tls-with:{old_ca_b64}:{https}", "report",
-        )), pool).run()
+        second = AttemptSandbox(DockerBackend(client, pool), _spec(tmp_path, images, network, 2), CommandHarness(
+            images["base"], agent_argv(f"chat-as:{old_token}", "chat:1", "ca-pem", f"get:{https}",
+                                       f"tls-with:{old_ca_b64}:{https}", "report"))).run()
         assert second.reason.value == "success", second.detail
         assert second.helpers_served_before == 1 and pool.reused == 1 and pool.started == 1
         folder = tmp_path / "attempts" / TASKS[0] / "2"
@@ -192,12 +192,13 @@ def test_a_reused_pair_is_off_the_last_attempts_network_before_it_opens_for_the_
     monkeypatch.setattr(HelperPair, "open", watched_open)
     pool = HelperPool(tmp_path / "attempts")
     try:
-        first = AttemptSandbox(client, _spec(tmp_path, images, network, 1),
-                               CommandHarness(images["base"], agent_argv("report")), pool)
+        first = AttemptSandbox(DockerBackend(client, pool), _spec(tmp_path, images, network, 1),
+                               CommandHarness(images["base"], agent_argv("report")))
         assert first.run().reason.value == "success"
-        last_network = f"omnidr-{first.suffix}"  # the first attempt's internal network, its agent's only one
-        second = AttemptSandbox(client, _spec(tmp_path, images, network, 2),
-                                CommandHarness(images["base"], agent_argv("report")), pool).run()
+        assert isinstance(first.sandbox, DockerSandbox)
+        last_network = f"omnidr-{first.sandbox.suffix}"  # the first attempt's internal network, its agent's only one
+        second = AttemptSandbox(DockerBackend(client, pool), _spec(tmp_path, images, network, 2),
+                                CommandHarness(images["base"], agent_argv("report"))).run()
         assert second.reason.value == "success" and second.helpers_served_before == 1
     finally:
         pool.close()

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from omnidr.attempts._sandbox import _outage_requests
+from omnidr.attempts._lifecycle import _outage_requests
 from sandbox.models import GatewayExchange
 
 

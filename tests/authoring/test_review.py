@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from testkit import DEMO, run_cli
 
-from omnidr.authoring import Package, init_package, review_package
+from omnidr.authoring import Package, TaskRequest, init_package, review_package
 from omnidr.benchmark import freeze_snapshot, verify_snapshot
 
 pytestmark = pytest.mark.media
@@ -19,8 +19,10 @@ TASK = "pendant-lamp-safety"
 def assembled(tmp_path_factory) -> Path:
     """A package as S4 leaves it: S0 for the demo video, then the demo's library and rubric in place."""
     pkg = tmp_path_factory.mktemp("review") / "pkg"
-    init_package(DEMO / "tasks" / TASK / "video.mp4", "Which of the video's steps can I rely on?", pkg, DEMO, "en",
-                 "physical_procedure", "home_repair_diy", "user_demand", TASK, "https://www.youtube.com/watch?v=Pq7dLmpA3xK")
+    task = TaskRequest(request="Which of the video's steps can I rely on?", language="en", family="physical_procedure",
+                       subcategory="home_repair_diy", query_form="user_demand", task_id=TASK,
+                       video_url="https://www.youtube.com/watch?v=Pq7dLmpA3xK")
+    init_package(DEMO / "tasks" / TASK / "video.mp4", task, pkg, DEMO)
     for name in ("facts.json", "rubric.json"):
         shutil.copy(DEMO / "tasks" / TASK / name, pkg / "tasks" / TASK / name)
     return pkg

@@ -1,6 +1,7 @@
 """Short-answer snapshots and run folders made in a test with the real models (snapshot.json, task.json,
 attempt.json, output/answer.json, output/trajectory.jsonl), as `omnidr snapshot` and `omnidr run` leave them."""
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -68,11 +69,21 @@ def trajectory_lines(calls: list[tuple[str, float, bool]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class Spent:
+    """What an attempt used: tokens (input, output), its wall time, and the budget limit it hit (None: none)."""
+
+    tokens: tuple[int, int] = (0, 0)
+    wall_time_s: float = 60.0
+    exhausted: str | None = None
+
+
 def write_answer_attempt(run_dir: Path, task_id: str, n: int, reason: str, answer: dict | None = None,
-                         calls: list[tuple[str, float, bool]] | None = None, tokens: tuple[int, int] = (0, 0),
-                         wall_time_s: float = 60.0, detail: str = "", exhausted: str | None = None) -> Path:
+                         calls: list[tuple[str, float, bool]] | None = None, spent: Spent = Spent(),
+                         detail: str = "") -> Path:
     """An attempt folder: output/answer.json (an AnswerFile of `answer`, none when None), the trajectory of
     `calls`, and attempt.json last."""
+    tokens, wall_time_s, exhausted = spent.tokens, spent.wall_time_s, spent.exhausted
     from omnidr.attempts import AttemptReason, AttemptRecord, BudgetUse, SandboxLimits
     from sandbox.models import AnswerFile, Budget
 

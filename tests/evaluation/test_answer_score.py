@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from answer_helpers import write_answer_attempt, write_answer_run, write_answer_snapshot
+from answer_helpers import Spent, write_answer_attempt, write_answer_run, write_answer_snapshot
 from click.testing import CliRunner
 from fake_answer_judge import FakeAnswerJudge
 
@@ -28,13 +28,14 @@ def server():
 def run_dir(tmp_path):
     snapshot = write_answer_snapshot(tmp_path / "snapshot")
     run = write_answer_run(tmp_path / "run", snapshot, ALL)
-    write_answer_attempt(run, "bridge-span", 1, "success", tokens=(1000, 200), wall_time_s=120.0,
+    write_answer_attempt(run, "bridge-span", 1, "success", spent=Spent(tokens=(1000, 200), wall_time_s=120.0),
                          answer=dict(answer="Its main span measures 1,280 m.", termination="complete_answer",
                                      source="research"),
                          calls=[("search_web", 2.0, False), ("fetch_url", 3.0, True), ("browser_open", 1.0, False),
                                 ("search_web", 1.0, False)])
     write_answer_attempt(run, "falls-height", 1, "timeout", detail="killed at the wall-clock limit")
-    write_answer_attempt(run, "falls-height", 2, "success", tokens=(3000, 500), wall_time_s=3600.0, exhausted="max_tool_calls",
+    write_answer_attempt(run, "falls-height", 2, "success",
+                         spent=Spent(tokens=(3000, 500), wall_time_s=3600.0, exhausted="max_tool_calls"),
                          answer=dict(answer="It drops about 807 m.", termination="budget_exhausted",
                                      source="finalization"))
     write_answer_attempt(run, "museum-year", 1, "agent_error", detail="exit code 3")

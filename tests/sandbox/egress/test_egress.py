@@ -932,7 +932,7 @@ def test_only_the_current_attempts_agent_is_served(loopback, tmp_path):
 def test_addresses_in_a_refused_network_are_refused_with_403_and_logged(tmp_path):
     """An origin on two networks: `origin.test` on an ordinary one, `inside.test` on one made as the sandbox makes
     an attempt's internal network (a /28 of SANDBOX_POOL, inhibit_ipv4). The proxies, on both, refuse the pool."""
-    from omnidr.attempts._sandbox import SANDBOX_POOL, SANDBOX_SUBNETS
+    from omnidr.attempts._docker import SANDBOX_POOL, SANDBOX_SUBNETS
     from omnidr.images import build_images, docker_client
 
     client = docker_client()

@@ -30,7 +30,7 @@ from sandbox.models import (  # noqa: E402
     ShortAnswerProtocol,
 )
 from sandbox.reference_agent._loop import NativeLog  # noqa: E402
-from sandbox.reference_agent._short_answer import research, short_answer_capability  # noqa: E402
+from sandbox.reference_agent._short_answer import research, short_answer_capability, user_message  # noqa: E402
 from sandbox.reference_agent._tools import ToolBox  # noqa: E402
 from sandbox.scripted_model import load_scripts, make_handler  # noqa: E402
 
@@ -209,7 +209,7 @@ def _research(loop, tmp_path: Path, api: FakeModelApi, **protocol: Any):
         client = OpenAI(base_url=running.url + "/v1", api_key=AGENT_TOKEN, max_retries=0)
         tools = ToolBox(short_answer_capability("full"), str(tmp_path / "video.mp4"), tmp_path / "report",
                         tmp_path / "contract")
-        return research(client, "gpt-test", tools, QUESTION, str(tmp_path / "video.mp4"),
+        return research(client, "gpt-test", tools, user_message(QUESTION, str(tmp_path / "video.mp4")),
                         NativeLog(tmp_path / "reference.jsonl"), ShortAnswerProtocol(**protocol))
     finally:
         loop.run(running.stop())
@@ -248,7 +248,7 @@ def test_the_research_wall_clock_ends_research_as_a_spent_budget(loop, tmp_path,
     try:
         client = OpenAI(base_url=running.url + "/v1", api_key=AGENT_TOKEN, max_retries=0)
         tools = ToolBox(short_answer_capability("full"), str(tmp_path / "v.mp4"), tmp_path / "r", tmp_path / "c")
-        run = research(client, "gpt-test", tools, QUESTION, "v.mp4", NativeLog(tmp_path / "log.jsonl"),
+        run = research(client, "gpt-test", tools, user_message(QUESTION, "v.mp4"), NativeLog(tmp_path / "log.jsonl"),
                        ShortAnswerProtocol(research_wall_s=3600), clock=lambda: next(ticks))
     finally:
         loop.run(running.stop())

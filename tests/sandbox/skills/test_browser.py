@@ -17,7 +17,7 @@ import pytest
 from testkit import DEMO, ROOT, ProxyWeb
 
 from sandbox.reference_agent._capability import capability
-from sandbox.reference_agent._tools import ToolBox, ToolError
+from sandbox.reference_agent._tools import ToolBox, ToolError, ToolSettings
 
 pytestmark = [pytest.mark.browser, pytest.mark.network]
 
@@ -167,7 +167,7 @@ def test_the_reference_agent_browses_in_process_with_the_same_tools(tmp_path, si
     monkeypatch.setenv("HTTP_PROXY", site.url)
     monkeypatch.setenv("HTTPS_PROXY", site.url)
     box = ToolBox(capability("multimodal", "short_answer"), str(DEMO / "none.mp4"), tmp_path / "report",
-                  DEMO / "contract", artifacts_dir=tmp_path / "artifacts")
+                  DEMO / "contract", ToolSettings(artifacts_dir=tmp_path / "artifacts"))
     try:
         assert box.call("browser_open", {"url": f"{SITE}/search"})["title"] == "Search"
         box.call("browser_fill", {"selector": "station", "value": "204"})
