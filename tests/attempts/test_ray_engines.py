@@ -31,7 +31,7 @@ from attempt_helpers import DEMO, agent_argv
 from testkit import ROOT, free_port, kill_session
 
 from omnidr.attempts import LABEL_RUN_DIR, RunConfig, cleanup_run
-from omnidr.attempts._sandbox import LABEL_ATTEMPT
+from omnidr.attempts._labels import LABEL_ATTEMPT
 
 pytestmark = pytest.mark.docker
 
