@@ -63,6 +63,41 @@ def scripted_on_loopback(*extra: str) -> tuple[subprocess.Popen, str]:
             time.sleep(0.1)
 
 
+def session_pids(sid: int) -> list[int]:
+    """Every live process of session `sid`: a command started with a session of its own (`start_new_session`) and
+    all it started, however deep, e.g. a `ray start` and the Ray processes it leaves running. Found by id, so a
+    test stops its own processes and never another test's of the same name (`ray stop` would stop them all)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # a zombie is gone, only not yet reaped
+            pids.append(int(entry.name))
+    return pids
+
+
+def kill_session(sid: int, timeout_s: float = 10.0) -> list[int]:
+    """SIGKILL every process of session `sid`, and wait until none is left; returns those still there then."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while left := session_pids(sid):
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+    return []
+
+
 def edit_json(path: Path, change) -> None:
     """Load a JSON file, let `change(data)` modify it, write it back."""
     data = json.loads(path.read_text("utf-8"))

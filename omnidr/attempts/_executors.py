@@ -1,8 +1,10 @@
 """Where a run's task attempts execute: threads of this process (the default) or a Ray cluster.
 
 The Ray executor sends one Ray task per benchmark task; each runs `run_task_attempts` on whichever
-node Ray picks, against that node's own Docker engine. The run folder and the snapshot must be on a
-path every node sees at the same place (a shared file system), because attempt artifacts are
+node Ray picks, against that node's own Docker engine: the one DOCKER_HOST names in the environment of
+the node's `ray start`, which its worker processes inherit (default: the local socket; see
+tests/attempts/test_ray_engines.py, two nodes with an engine each). The run folder and the snapshot must
+be on a path every node sees at the same place (a shared file system), because attempt artifacts are
 written there directly. Records come back to the driver, which reports them as tasks finish.
 """
 

@@ -5,17 +5,19 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from testkit import DEMO, ROOT, follow_links, free_port, run_cli, said
+from testkit import DEMO, ROOT, follow_links, free_port, kill_session, run_cli, said
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 SYSTEM = "reference-full-scripted"
@@ -731,6 +733,8 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     engine = docker.from_env()
     killed: list[tuple[str, int]] = []
+    head: subprocess.Popen | None = None
+    ray_tmp = tempfile.mkdtemp(prefix="omnidr-ray-", dir="/tmp")  # short: Ray's sockets live below it
     server = subprocess.Popen([str(bin_dir / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{tmp_path}/server.db",
                                "--artifacts-destination", str(tmp_path / "object-store"), "--host", "127.0.0.1",
                                "--port", str(mlflow_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -739,9 +743,15 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
         # the server holds its port before Ray starts: Ray's processes take free ports of their own, and one of them
         # once took this one while the server was still starting (the health check then read Ray's binary protocol)
         _wait_http(f"http://127.0.0.1:{mlflow_port}/health")
-        subprocess.run([str(bin_dir / "ray"), "start", "--head", f"--port={port}", "--num-cpus=3",
-                        "--include-dashboard=false", "--disable-usage-stats"], check=True, capture_output=True, env=env,
-                       timeout=180)
+        # a session of its own, which the Ray processes it leaves running keep: they are stopped by that id, never by
+        # `ray stop`, which stops every Ray process of the machine (another test's cluster too); and a temp folder of
+        # its own, where it notes its address: one noted in /tmp/ray is where a local Ray run (`--executor ray`
+        # without an address) of another test would go instead of starting its own
+        head = subprocess.Popen([str(bin_dir / "ray"), "start", "--head", f"--port={port}", "--num-cpus=3",
+                                 "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={ray_tmp}"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        started = head.communicate(timeout=180)[0]
+        assert head.returncode == 0, started.decode(errors="replace")[-3000:]
         killer.start()
         r = run_cli("eval", "--snapshot", DEMO, "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--parallel", "3",
                     "--tracking-uri", f"http://127.0.0.1:{mlflow_port}", "--runs-root", tmp_path / "runs",
@@ -758,7 +768,9 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
             "address"] == f"127.0.0.1:{port}"
         assert "attempt/attempt.json" in {a.path for a in client.list_artifacts(children[0].info.run_id, "attempt")}
     finally:
-        subprocess.run([str(bin_dir / "ray"), "stop", "--force"], capture_output=True, env=env, timeout=120)
+        if head is not None:
+            kill_session(head.pid)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
         server.terminate()
         server.wait(timeout=30)
     assert list((tmp_path / "object-store").rglob("attempt.json"))  # artifacts went to the server's store
