@@ -27,3 +27,25 @@ BUILT_KINDS = (TaskKind.report, TaskKind.short_answer, TaskKind.mcq)
 
 ANSWER_KINDS = (TaskKind.short_answer, TaskKind.mcq)
 """The kinds whose tasks are answered in `/output/answer.json` and scored by accuracy."""
+
+_FORMATS: dict[str, TaskKind] = {k.value: k for k in BUILT_KINDS}
+"""Declared kind name -> the task format its snapshots use (files, task model, delivery). The three built-in
+kinds are their own formats; a kind registered later (`omnidr.pipeline.register_kind`) names the format it builds on,
+so that loading, validating and running its tasks need no new code below the kinds package."""
+
+
+def register_task_format(name: str, fmt: TaskKind) -> None:
+    """Let snapshots declare `task_kind: name`, loaded and run as tasks of the built-in format `fmt`."""
+    if name in _FORMATS and _FORMATS[name] is not fmt:
+        raise ValueError(f"task kind {name!r} is already registered with the {_FORMATS[name].value} format")
+    _FORMATS[name] = fmt
+
+
+def task_format(kind: "TaskKind | str") -> TaskKind | None:
+    """The task format of a declared kind name, None when no kind of that name is registered."""
+    return _FORMATS.get(kind.value if isinstance(kind, TaskKind) else kind)
+
+
+def kind_name(kind: "TaskKind | str") -> str:
+    """A declared kind as its name (`TaskKind.mcq` -> `mcq`)."""
+    return kind.value if isinstance(kind, TaskKind) else kind

@@ -25,7 +25,8 @@ from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import AnswerSystem, SystemDecisions, SystemKey
 
-from ._answer_run import answer_tasks, read_answer_run, score_answers
+from ._answer_judge import AnswerJudge
+from ._answer_run import answer_tasks, format_judge, read_answer_run, score_answers
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import JudgeCache
@@ -258,8 +259,8 @@ async def score_run_async(
     _writable(out_dir)
     if snap.kind in ANSWER_KINDS:
         assert run_dir is not None
-        return await score_answers(run_dir, run, questions, snapshot_path, out_dir, judge_settings,
-                                   cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
+        answer_judge = format_judge(questions, judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
+        return await score_answers(run_dir, run, questions, snapshot_path, out_dir, answer_judge, progress)
     records: dict[str, ProbeRecord] = {}
     if step in ("all", "probe"):
         assert run_dir is not None
@@ -389,3 +390,21 @@ def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list
         key = SystemKey(model=summary.model or Path(summary.run_dir).name, harness=summary.harness)
         systems.append(AnswerSystem(system=key, outcomes=[e.outcome() for e in evaluations]))
     return require_one_judge(items), systems
+
+
+def score_answers_with(run_dir: Path, judge: AnswerJudge, snapshot: Path | None = None,
+                       tasks: Sequence[str] | None = None, out_dir: Path | None = None,
+                       progress: Progress = lambda _m: None) -> RunEvaluation:
+    """Score a run of answers here with `judge` (a task kind's own answer check, which needs no browser and no
+    evaluator image), writing the same records as `score_run` into `out_dir` (default RUN_DIR/evaluation)."""
+    run_dir = Path(run_dir)
+    run = read_run(run_dir)
+    task_ids = list(tasks) if tasks else run.tasks
+    unknown = sorted(set(task_ids) - set(run.tasks))
+    if unknown:
+        raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+    snapshot_path = _snapshot_path(run_dir, run, snapshot)
+    questions = answer_tasks(open_snapshot(snapshot_path), task_ids)
+    out = Path(out_dir) if out_dir is not None else run_dir / "evaluation"
+    _writable(out)
+    return asyncio.run(score_answers(run_dir, run, questions, snapshot_path, out, judge, progress))
