@@ -200,9 +200,10 @@ def check_tracking_server(uri: str) -> None:
                     "to use the local store in the run root")
 
 
-def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -> None:
+def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None, kind: TaskKind | None = None) -> None:
     """Every check before the first attempt: the request, the Docker engine, the images (built when
-    missing, with their build steps passed to `note`), the endpoints."""
+    missing, with their build steps passed to `note`; the evaluator's only when `kind` evaluates in it), the
+    endpoints."""
     from omnidr.images import build_images
 
     check_request(request)
@@ -212,7 +213,8 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -
 
     # each harness's image (the direct harness runs in the reference image)
     names = sorted({HARNESSES[s.harness].image or s.harness for s in request.systems} | {"gateway", "egress"}
-                   | ({"evaluator"} if request.evaluator == "docker" else set()))
+                   | ({"evaluator"} if request.evaluator == "docker" and (kind is None or kind.evaluates_in_image)
+                      else set()))
     def building(message: str) -> None:  # an image found by its tag is not news; a build is
         if not message.lstrip().startswith("cached"):
             note(f"images: {message.strip()}")
@@ -343,7 +345,8 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         # multiple-choice snapshot's is one request per question (paper 004, Sec. 4.1)
         request.budget = snap.default_budget()
     request.systems = [resolved_setting(spec, snap) for spec in request.systems]
-    preflight(request, task_ids, progress.note)
+    kind = kind_named(snap.kind_name)
+    preflight(request, task_ids, progress.note, kind)
 
     root = (Path(request.runs_root) / snapshot_id).resolve()
     outcome.run_root = root
@@ -351,7 +354,7 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         with run_log(root, " ".join(request.argv) if request.argv else "omnidr eval"):
             for stage in outcome.result.stages:  # checked before the run root was known
                 log.info("stage %s: %s: %s", stage.name, stage.status, stage.detail)
-            return _run_root(request, outcome, root, snapshot_id, task_ids, progress, kind_named(snap.kind_name))
+            return _run_root(request, outcome, root, snapshot_id, task_ids, progress, kind)
 
 
 def resolved_setting(spec: SystemSpec, snap) -> SystemSpec:

@@ -22,6 +22,7 @@ class KindBase:
     task_format: TaskFormat
     deliverable: str
     default_harness = "reference"
+    evaluates_in_image = True
     kept_note = "every delivery is already evaluated by this judge; kept"
 
     # -- hooks ---------------------------------------------------------------------------------------------------

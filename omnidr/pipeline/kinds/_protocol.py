@@ -46,6 +46,9 @@ class TaskKind(Protocol):
     """What an attempt delivers, for a reader: `a report`, `an answer`."""
     default_harness: str
     """The harness `--harness auto` picks for it."""
+    evaluates_in_image: bool
+    """Whether `evaluate` uses the evaluator image (with `--evaluator docker`), so that the run builds it first; a
+    kind whose check needs no browser and no judge key (say, exact match) evaluates in the driver's process."""
 
     @property
     def evaluator_version(self) -> str:
