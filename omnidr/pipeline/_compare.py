@@ -79,7 +79,7 @@ def compare_report_folders(folders, snapshot: Path, console: Console, fmt: str =
 def compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal", ablations=None):
     """`omnidr compare` on scored answer system folders: one judge, one task set, each against the first; then
     `ablations(got, snapshot, task ids, console, fmt)` when given (multiple choice: the input-setting ablations)."""
-    from ._answer_results import read_answer_system
+    from .kinds._answer_board import read_answer_system
 
     got = []
     for f in folders:

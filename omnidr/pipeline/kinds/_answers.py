@@ -1,5 +1,5 @@
 """What the answer kinds share: an attempt delivers `/output/answer.json`; an answer is correct or not; the board is
-the accuracy leaderboard with its breakdowns (`_answer_results.py`). A kind whose answers are checked otherwise
+the accuracy leaderboard with its breakdowns (`_answer_board.py`). A kind whose answers are checked otherwise
 overrides `evaluate` (and `judge_key`)."""
 
 import re
@@ -53,13 +53,13 @@ class AnswerKind(KindBase):
     # -- the board -----------------------------------------------------------------------------------------------
     def build_board(self, root: Path, snapshot: Path, snapshot_id: str, key: str, task_ids: list[str],
                     traces: Path | None = None):
-        from .._answer_results import build_answer_results
+        from ._answer_board import build_answer_results
 
         board, results = build_answer_results(root, snapshot, snapshot_id, key, task_ids)
         return (None, None) if board is None or results is None else (board, results)
 
     def write_board(self, root: Path, board, results) -> list[Path]:
-        from .._answer_results import write_answer_results
+        from ._answer_board import write_answer_results
 
         return write_answer_results(root, board, results)
 
@@ -80,7 +80,7 @@ class AnswerKind(KindBase):
         return f"accuracy, judge {key}"
 
     def print_board(self, board, run_root: Path | None, console) -> None:
-        from .._answer_results import print_answer_board
+        from ._answer_board import print_answer_board
 
         print_answer_board(board, console)
 
@@ -89,8 +89,8 @@ class AnswerKind(KindBase):
         """Tables over the systems compared beyond the paired differences (none for short answers)."""
 
     def compare_run(self, root: Path, request, labels: list[str], task_ids: list[str], console, fmt: str):
-        from .._answer_results import collect_answer_systems
         from .._compare import compare_answers
+        from ._answer_board import collect_answer_systems
 
         key = self.judge_key(request.judge)
         answers, _ = collect_answer_systems(root, key, task_ids)

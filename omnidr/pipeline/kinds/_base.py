@@ -25,6 +25,15 @@ class KindBase:
     evaluates_in_image = True
     kept_note = "every delivery is already evaluated by this judge; kept"
 
+    example_reports = False
+
+    def describe_tasks(self, snap) -> str:
+        return f"task kind {self.name}"
+
+    def source_videos(self, snap) -> dict[str, Path]:
+        """Each task's video."""
+        return {task_id: b.folder / b.video.file for task_id, b in snap.tasks.items() if b.video is not None}
+
     # -- hooks ---------------------------------------------------------------------------------------------------
     @property
     def evaluator_version(self) -> str:

@@ -17,6 +17,10 @@ class McqKind(AnswerKind):
     task_format = TaskFormat.mcq
     default_harness = "direct"
 
+    def source_videos(self, snap) -> dict[str, Path]:
+        """The videos of videos.json, which the questions share."""
+        return {v.id: snap.root / v.file for v in snap.videos.values()}
+
     def ablations(self, chosen, snapshot: Path, task_ids: list[str], console, fmt: str) -> None:
         mcq_ablations(chosen, snapshot, task_ids, console, fmt)
 
@@ -27,7 +31,7 @@ def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console, fmt: str
     scored with."""
     from omnidr.benchmark import open_snapshot
 
-    from .._answer_results import ablation_grids, answer_board, ccl_grid
+    from ._answer_board import ablation_grids, answer_board, ccl_grid
 
     if open_snapshot(snapshot).kind is not TaskFormat.mcq:
         snapshot = Path(chosen[0].snapshot)

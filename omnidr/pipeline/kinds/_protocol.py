@@ -55,6 +55,17 @@ class TaskKind(Protocol):
         """The version its evaluations carry; a kept evaluation of another version is made again."""
         ...
 
+    example_reports: bool
+    """Whether its snapshots ship example reports that the snapshot check reads and scores (the report kind)."""
+
+    def describe_tasks(self, snap: Any) -> str:
+        """What the loaded snapshot's tasks hold, for the snapshot check's line (`42 atoms`)."""
+        ...
+
+    def source_videos(self, snap: Any) -> dict[str, Path]:
+        """The source videos the snapshot check probes, by name."""
+        ...
+
     def judge_key(self, judge: "Endpoint") -> str:
         """The key the evaluations of `judge` carry, known before any is made (a resumed run finds them by it)."""
         ...

@@ -19,6 +19,10 @@ class ReportKind(KindBase):
     deliverable = "a report"
     default_harness = "reference"
     kept_note = "every report is already scored by this judge and evaluator; kept"
+    example_reports = True
+
+    def describe_tasks(self, snap) -> str:
+        return f"{sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)} atoms"
 
     @property
     def evaluator_version(self) -> str:
