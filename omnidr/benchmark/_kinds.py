@@ -1,16 +1,17 @@
-"""Task kinds: what a snapshot's tasks ask for, and so how every later stage treats them.
+"""Task formats: how a snapshot's tasks are stored and what an attempt delivers.
 
-A snapshot declares one kind in `snapshot.json` (`task_kind`); each kind brings four things, each owned by the
-stage it belongs to and chosen there by the kind:
+A snapshot declares its task kind in `snapshot.json` (`task_kind`). The kinds themselves are plugins
+(`omnidr.pipeline.kinds`: a protocol, a registry, one module per kind) that own evaluation, score, board, tables,
+metrics and comparisons. Each kind builds on one of the three built-in formats below, which the lower stages read:
 
-    kind          task model (benchmark)   delivery contract (attempts)      evaluator (evaluation)    aggregation (scoring)
-    report        Task + facts + rubric    /output/report/ (the contract)    probes + rubric judge     Omni-ART score table
-    short_answer  ShortAnswerTask          /output/answer.json (AnswerFile)  answer judge (App. C.4)   accuracy + breakdowns
-    mcq           McqTask (+ videos.json)  /output/answer.json (AnswerFile)  option exact match        accuracy by CCL bin
+    format        task model (benchmark)   delivery contract (attempts)      evaluator (evaluation)
+    report        Task + facts + rubric    /output/report/ (the contract)    probes + rubric judge
+    short_answer  ShortAnswerTask          /output/answer.json (AnswerFile)  answer judge (App. C.4)
+    mcq           McqTask (+ videos.json)  /output/answer.json (AnswerFile)  option exact match
 
 `report` is OmniDR-Bench (paper 000); `short_answer` is OpenDS-World (paper 002); `mcq` is VideoOdyssey (paper
-004). The two answer kinds share the answer file, the evaluation records and the accuracy leaderboard; they differ
-in what the agent is given, how an answer is checked and which breakdowns are reported.
+004); each built-in kind has the name of its format. A kind registered later names the format it builds on
+(`register_task_format`), so that its snapshots load, validate and run with no new code in these stages.
 """
 
 from enum import Enum
