@@ -13,7 +13,7 @@ from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
-from ._kinds import TaskKind
+from ._kinds import TaskKind, kind_name, task_format
 from ._mcq import VIDEOS_FILE, McqProtocol, McqTask, McqVideo, McqVideos
 from ._review import REVIEW_FILE, WarningReviews
 from ._rubric import RubricTree
@@ -96,7 +96,13 @@ class Snapshot:
 
     @property
     def kind(self) -> TaskKind:
-        return self.info.task_kind if self.info is not None else TaskKind.report
+        """The task format of the snapshot's tasks (a registered kind's is the built-in format it builds on)."""
+        return (task_format(self.info.task_kind) or TaskKind.report) if self.info is not None else TaskKind.report
+
+    @property
+    def kind_name(self) -> str:
+        """The kind the snapshot declares (`snapshot.json`'s `task_kind`), as the kinds registry knows it."""
+        return kind_name(self.info.task_kind) if self.info is not None else TaskKind.report.value
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -148,7 +154,7 @@ def load_snapshot(root: Path | str) -> Snapshot:
         raise FileNotFoundError(f"{root}: not a snapshot folder (no {SNAPSHOT_FILE})")
     problems: list[Problem] = []
     info = load_model(root, SNAPSHOT_FILE, SnapshotInfo, problems)
-    kind = info.task_kind if info is not None else TaskKind.report
+    kind = (task_format(info.task_kind) or TaskKind.report) if info is not None else TaskKind.report
     hyper = protocol = mcq_protocol = None
     if kind is TaskKind.short_answer:
         protocol = load_model(root, HYPERPARAMETERS_FILE, ShortAnswerProtocol, problems)

@@ -3,15 +3,16 @@
 from pydantic import Field, model_validator
 
 from ._base import Record
-from ._kinds import BUILT_KINDS, TaskKind
+from ._kinds import _FORMATS, TaskKind, kind_name, task_format
 
 
 class SnapshotInfo(Record):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Snapshot name, e.g. 'demo'.")
     version: str = Field(description="Snapshot version label chosen by its authors.")
     description: str = Field(description="What the snapshot holds.")
-    task_kind: TaskKind = Field(TaskKind.report, description="What the tasks ask for: `report` (OmniDR-Bench, the "
-                                "default), `short_answer` (OpenDS-World) or `mcq` (VideoOdyssey).")
+    task_kind: TaskKind | str = Field(TaskKind.report, union_mode="left_to_right",
+                                      description="What the tasks ask for: `report` (OmniDR-Bench, the default), "
+                                      "`short_answer` (OpenDS-World), `mcq` (VideoOdyssey) or a registered kind's name.")
     tasks: list[str] = Field(min_length=1, description="Task ids; each has a folder `tasks/<id>/`.")
     inventory_version: str | None = Field(None, description="Version of the direction inventory the rubrics use "
                                                             "(report snapshots).")
@@ -24,14 +25,15 @@ class SnapshotInfo(Record):
 
     @model_validator(mode="after")
     def _kind_fields(self) -> "SnapshotInfo":
-        if self.task_kind not in BUILT_KINDS:
-            raise ValueError(f"task kind {self.task_kind.value!r} is not supported yet; this sandbox runs "
-                             f"{' and '.join(k.value for k in BUILT_KINDS)} snapshots")
-        if self.task_kind is TaskKind.report:
+        fmt = task_format(self.task_kind)
+        if fmt is None:
+            raise ValueError(f"task kind {kind_name(self.task_kind)!r} is not supported yet; this sandbox runs "
+                             f"{' and '.join(_FORMATS)} snapshots")
+        if fmt is TaskKind.report:
             missing = [f for f in ("inventory_version", "probes_version") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"a report snapshot names its {' and '.join(missing)}")
         elif self.inventory_version or self.probes_version or self.reports:
             raise ValueError(f"inventory_version, probes_version and reports belong to report snapshots, not to "
-                             f"{self.task_kind.value}")
+                             f"{kind_name(self.task_kind)}")
         return self

@@ -75,11 +75,11 @@ def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
     info = snap.info
     if info is None:
         return out
-    if info.task_kind is TaskKind.short_answer:
+    if snap.kind is TaskKind.short_answer:
         _check_corpus(snap, out)
         _check_short_answers(snap, out, check_videos)
         return out
-    if info.task_kind is TaskKind.mcq:
+    if snap.kind is TaskKind.mcq:
         _check_mcq(snap, out, check_videos)
         return out
     inventory = direction_inventory()

@@ -19,11 +19,9 @@ from ._answer_judge import (
     AnswerRequest,
     BaselineAnswerJudge,
     OpenAIAnswerJudge,
-    answer_judge_identity,
-    make_answer_judge,
 )
 from ._answer_prompt import ANSWER_PROMPT_VERSION
-from ._answer_run import DeliveredAnswer, delivered_answer, read_answer_run
+from ._answer_run import DeliveredAnswer, answer_judge_identity, delivered_answer, make_answer_judge, read_answer_run
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits, chromium_path
 from ._cache import JudgeCache, report_sha256
@@ -67,6 +65,7 @@ from ._run import (
     delivered_report,
     read_scored_run,
     require_one_judge,
+    score_answers_with,
     score_run,
     score_run_async,
     system_decisions,
@@ -76,7 +75,7 @@ __all__ = [
     "ANSWER_EVALUATOR_VERSION", "ANSWER_PROMPT_VERSION", "AnswerEvaluation", "AnswerJudge", "AnswerJudgement",
     "AnswerRequest", "AnswerVerdict", "BaselineAnswerJudge", "DeliveredAnswer", "OpenAIAnswerJudge",
     "answer_judge_identity", "answer_systems", "baseline_answer_verdict", "delivered_answer", "hard_rule", "make_answer_judge",
-    "read_answer_run", "McqChecker", "OptionReading", "mcq_checker_identity", "parse_option", "read_option", "official_letter", "OFFICIAL_NO_REPLY", "OFFICIAL_UNREAD",
+    "read_answer_run", "score_answers_with", "McqChecker", "OptionReading", "mcq_checker_identity", "parse_option", "read_option", "official_letter", "OFFICIAL_NO_REPLY", "OFFICIAL_UNREAD",
     "EVALUATOR_VERSION", "JUDGE_CACHE_DIR", "PROMPT_VERSION", "AtomEvaluation", "BaselineJudge", "Call", "ChromiumBrowser",
     "Evaluation", "Judge", "JudgeCache", "JudgeIdentity", "JudgeRequest", "JudgeSettings", "JudgeUsage", "JudgeVote",
     "OpenAIJudge", "PageFault", "ProbeContext", "ProbeLimits", "ProbeOutcome", "ProbeResult", "ProbeSession",

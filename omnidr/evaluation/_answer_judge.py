@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from omnidr.benchmark import TaskKind
-
 from ._answer_baseline import ANSWER_BASELINE_MODEL, AnswerVerdict, baseline_answer_verdict, empty_answer, hard_rule
 from ._answer_prompt import ANSWER_PROMPT_VERSION, ANSWER_RESPONSE_FORMAT, answer_messages, parse_answer_verdict
 from ._baseline import BASELINE_LABEL
@@ -76,14 +74,9 @@ class AnswerJudge(Protocol):
     async def aclose(self) -> None: ...
 
 
-def answer_judge_identity(settings: JudgeSettings | None, kind: TaskKind = TaskKind.short_answer) -> JudgeIdentity:
-    """The identity the answer judge of these settings has (the offline baseline without settings; the option
-    checker for multiple-choice tasks, whatever the settings): known before any answer is judged, so that a resumed
-    run finds the evaluations of the same judge."""
-    if kind is TaskKind.mcq:
-        from ._mcq_check import mcq_checker_identity
-
-        return mcq_checker_identity()
+def answer_judge_identity(settings: JudgeSettings | None) -> JudgeIdentity:
+    """The identity the short-answer judge of these settings has (the offline baseline without settings): known
+    before any answer is judged, so that a resumed run finds the evaluations of the same judge."""
     if settings is None:
         return JudgeIdentity(kind="offline-baseline", model=ANSWER_BASELINE_MODEL, prompt_version="no-prompt",
                              description=ANSWER_BASELINE_DESCRIPTION)
@@ -155,14 +148,8 @@ class BaselineAnswerJudge:
         return AnswerJudgement(verdict=labelled, elapsed_s=round(time.monotonic() - started, 4))
 
 
-def make_answer_judge(settings: JudgeSettings | None, cache_dir: Path | None,
-                      kind: TaskKind = TaskKind.short_answer) -> AnswerJudge:
-    """The option checker for multiple-choice tasks; for short answers the model answer judge when an endpoint is
-    configured, else the offline baseline."""
-    if kind is TaskKind.mcq:
-        from ._mcq_check import McqChecker
-
-        return McqChecker()
+def make_short_answer_judge(settings: JudgeSettings | None, cache_dir: Path | None) -> AnswerJudge:
+    """The model answer judge when an endpoint is configured, else the offline baseline."""
     if settings is None:
         return BaselineAnswerJudge()
     return OpenAIAnswerJudge(settings, JudgeCache(cache_dir) if cache_dir is not None else None)

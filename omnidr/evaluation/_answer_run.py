@@ -31,13 +31,15 @@ from omnidr.paths import EVALUATION_FILE, SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import ToolUse, tool_use
 from sandbox.models import AnswerFile
 
-from ._answer_judge import AnswerJudge, AnswerRequest, make_answer_judge
+from ._answer_judge import AnswerJudge, AnswerRequest, make_short_answer_judge
+from ._answer_judge import answer_judge_identity as short_answer_identity
 from ._judge import JudgeSettings
-from ._mcq_check import official_letter
+from ._mcq_check import McqChecker, mcq_checker_identity, official_letter
 from ._models import (
     ANSWER_EVALUATOR_VERSION,
     AnswerEvaluation,
     EvaluatorPlace,
+    JudgeIdentity,
     JudgeUsage,
     RunEvaluation,
     TaskScore,
@@ -213,21 +215,40 @@ def task_line(ev: AnswerEvaluation) -> TaskScore:
                      correct=ev.verdict.correct if ev.verdict is not None else None)
 
 
-async def score_answers(run_dir: Path, run: "RunConfig", tasks: Mapping[str, AnswerTask], snapshot_path: Path,
-                        out_dir: Path, judge_settings: JudgeSettings | None, cache_dir: Path,
-                        progress: Progress = lambda _m: None) -> RunEvaluation:
-    """Judge the answer of every task in `tasks` (run order) and write the evaluations and the summary. Multiple-
-    choice tasks are checked by the option read from each answer (`McqChecker`); `judge_settings` and `cache_dir`
-    then do not apply."""
-    started = time.monotonic()
+def answer_judge_identity(settings: JudgeSettings | None, kind: TaskKind = TaskKind.short_answer) -> JudgeIdentity:
+    """The identity the answer judge of these settings has (the offline baseline without settings; the option
+    checker for multiple-choice tasks, whatever the settings): known before any answer is judged, so that a resumed
+    run finds the evaluations of the same judge."""
+    return mcq_checker_identity() if kind is TaskKind.mcq else short_answer_identity(settings)
+
+
+def make_answer_judge(settings: JudgeSettings | None, cache_dir: Path | None,
+                      kind: TaskKind = TaskKind.short_answer) -> AnswerJudge:
+    """The option checker for multiple-choice tasks; for short answers the model answer judge when an endpoint is
+    configured, else the offline baseline."""
+    return McqChecker() if kind is TaskKind.mcq else make_short_answer_judge(settings, cache_dir)
+
+
+def format_judge(tasks: Mapping[str, AnswerTask], settings: JudgeSettings | None, cache_dir: Path,
+                 progress: Progress = lambda _m: None) -> AnswerJudge:
+    """The judge the tasks' format gives (see `make_answer_judge`), said to `progress` when it is no model."""
     kind = answer_kind(tasks)
-    judge = make_answer_judge(judge_settings, cache_dir, kind)
+    judge = make_answer_judge(settings, cache_dir, kind)
     if kind is TaskKind.mcq:
         progress(f"multiple-choice answers are checked by {judge.identity.label} against the key (exact match, "
                  "paper 004 Sec. 4.1); no judge is asked")
-    elif judge_settings is None:
+    elif settings is None:
         progress(f"no judge endpoint configured: answers are judged by the offline baseline ({judge.identity.label}; "
                  "it cannot see paraphrase, and its accuracy is not comparable with a model judge's)")
+    return judge
+
+
+async def score_answers(run_dir: Path, run: "RunConfig", tasks: Mapping[str, AnswerTask], snapshot_path: Path,
+                        out_dir: Path, judge: AnswerJudge, progress: Progress = lambda _m: None) -> RunEvaluation:
+    """Judge the answer of every task in `tasks` (run order) with `judge` and write the evaluations and the summary
+    (the judge is closed at the end)."""
+    started = time.monotonic()
+    kind = answer_kind(tasks)
 
     async def one(task: AnswerTask) -> AnswerEvaluation:
         found = delivered_answer(run_dir, task.id)

@@ -25,7 +25,8 @@ from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import AnswerSystem, SystemDecisions, SystemKey
 
-from ._answer_run import answer_tasks, read_answer_run, score_answers
+from ._answer_judge import AnswerJudge
+from ._answer_run import answer_tasks, format_judge, read_answer_run, score_answers
 from ._baseline import BaselineJudge
 from ._browser import ChromiumBrowser, ProbeLimits
 from ._cache import JudgeCache
@@ -252,14 +253,13 @@ async def score_run_async(
         if step != "all" or run_dir is None:
             raise UserError(f"{snap.kind.value} tasks are scored in one step (no browser runs): drop --step")
         questions = answer_tasks(snap, task_ids)
-    else:
-        inputs = task_inputs(snapshot_path, task_ids, snap)
+        out_dir = Path(out_dir) if out_dir is not None else Path(run_label) / "evaluation"
+        _writable(out_dir)
+        answer_judge = format_judge(questions, judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
+        return await score_answers(run_dir, run, questions, snapshot_path, out_dir, answer_judge, progress)
+    inputs = task_inputs(snapshot_path, task_ids, snap)
     out_dir = Path(out_dir) if out_dir is not None else Path(run_label) / "evaluation"
     _writable(out_dir)
-    if snap.kind in ANSWER_KINDS:
-        assert run_dir is not None
-        return await score_answers(run_dir, run, questions, snapshot_path, out_dir, judge_settings,
-                                   cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
     records: dict[str, ProbeRecord] = {}
     if step in ("all", "probe"):
         assert run_dir is not None
@@ -278,33 +278,12 @@ async def score_run_async(
             return None
     else:
         assert probe_dir is not None
-        for task_id in task_ids:
-            folder = Path(probe_dir) / task_id
-            try:
-                records[task_id] = ProbeRecord.model_validate_json((folder / PROBE_FILE).read_text("utf-8"))
-                if records[task_id].task_id != task_id:
-                    raise ValueError(f"probe.json is for task '{records[task_id].task_id}'")
-            except (OSError, ValidationError, ValueError, UnicodeDecodeError) as exc:
-                raise RuntimeError(f"{folder}: the probe step's record is unreadable: {str(exc).splitlines()[0][:200]}") from None
-            await asyncio.to_thread(copy_regular_files, folder, out_dir / task_id)
+        records = await _probed_records(Path(probe_dir), task_ids, out_dir)
     judge = make_judge(judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR)
     if judge_settings is None:
         progress("no judge endpoint configured: J atoms are decided by the offline baseline judge "
                  "(lexical; its scores are not comparable with model-judged scores)")
-    lines: list[TaskScore] = []
-    evaluations: list[Evaluation] = []
-    try:
-        for task_id in task_ids:
-            folder = out_dir / task_id
-            ev = await judge_task(judge, records[task_id], inputs[task_id], folder)
-            evaluations.append(ev)
-            lines.append(_task_score(ev, out_dir, folder))
-            note = f"failure: {ev.failure}" if ev.failure else f"{ev.score.total:.1f}"
-            if ev.incomplete:
-                note += f" (not final: {ev.incomplete})"
-            progress(f"{task_id}: {note}")
-    finally:
-        await judge.aclose()
+    lines, evaluations = await _judge_reports(judge, records, inputs, out_dir, progress)
     usage = JudgeUsage(**{f: sum(getattr(e.judge_usage, f) for e in evaluations) for f in JudgeUsage.model_fields})
     summary = RunEvaluation(
         evaluator_version=EVALUATOR_VERSION, judge=judge.identity, evaluator=EvaluatorPlace.here(), run_dir=run_label,
@@ -314,6 +293,41 @@ async def score_run_async(
     )
     write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2))
     return summary
+
+
+async def _probed_records(probe_dir: Path, task_ids: Sequence[str], out_dir: Path) -> dict[str, ProbeRecord]:
+    """The probe step's record of every task, its files copied into `out_dir` (the judge step's input)."""
+    records: dict[str, ProbeRecord] = {}
+    for task_id in task_ids:
+        folder = probe_dir / task_id
+        try:
+            records[task_id] = ProbeRecord.model_validate_json((folder / PROBE_FILE).read_text("utf-8"))
+            if records[task_id].task_id != task_id:
+                raise ValueError(f"probe.json is for task '{records[task_id].task_id}'")
+        except (OSError, ValidationError, ValueError, UnicodeDecodeError) as exc:
+            raise RuntimeError(f"{folder}: the probe step's record is unreadable: {str(exc).splitlines()[0][:200]}") from None
+        await asyncio.to_thread(copy_regular_files, folder, out_dir / task_id)
+    return records
+
+
+async def _judge_reports(judge: Judge, records: dict[str, ProbeRecord], inputs: dict, out_dir: Path,
+                         progress: Progress) -> tuple[list[TaskScore], list[Evaluation]]:
+    """Judge every probed report (run order) and write its evaluation; the judge is closed at the end."""
+    lines: list[TaskScore] = []
+    evaluations: list[Evaluation] = []
+    try:
+        for task_id, record in records.items():
+            folder = out_dir / task_id
+            ev = await judge_task(judge, record, inputs[task_id], folder)
+            evaluations.append(ev)
+            lines.append(_task_score(ev, out_dir, folder))
+            note = f"failure: {ev.failure}" if ev.failure else f"{ev.score.total:.1f}"
+            if ev.incomplete:
+                note += f" (not final: {ev.incomplete})"
+            progress(f"{task_id}: {note}")
+    finally:
+        await judge.aclose()
+    return lines, evaluations
 
 
 def score_run(run_dir: Path | None, **kwargs) -> RunEvaluation:
@@ -389,3 +403,21 @@ def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list
         key = SystemKey(model=summary.model or Path(summary.run_dir).name, harness=summary.harness)
         systems.append(AnswerSystem(system=key, outcomes=[e.outcome() for e in evaluations]))
     return require_one_judge(items), systems
+
+
+def score_answers_with(run_dir: Path, judge: AnswerJudge, snapshot: Path | None = None,
+                       tasks: Sequence[str] | None = None, out_dir: Path | None = None,
+                       progress: Progress = lambda _m: None) -> RunEvaluation:
+    """Score a run of answers here with `judge` (a task kind's own answer check, which needs no browser and no
+    evaluator image), writing the same records as `score_run` into `out_dir` (default RUN_DIR/evaluation)."""
+    run_dir = Path(run_dir)
+    run = read_run(run_dir)
+    task_ids = list(tasks) if tasks else run.tasks
+    unknown = sorted(set(task_ids) - set(run.tasks))
+    if unknown:
+        raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+    snapshot_path = _snapshot_path(run_dir, run, snapshot)
+    questions = answer_tasks(open_snapshot(snapshot_path), task_ids)
+    out = Path(out_dir) if out_dir is not None else run_dir / "evaluation"
+    _writable(out)
+    return asyncio.run(score_answers(run_dir, run, questions, snapshot_path, out, judge, progress))

@@ -30,9 +30,7 @@ from ._results import (
     EVAL_FILE,
     RESULT_FILES,
     EvalConfig,
-    build_results,
     read_eval_config,
-    write_results,
 )
 
 ARCHIVE_FILE = "ARCHIVE.json"
@@ -233,18 +231,15 @@ def rescore_archive(archive: Path, out: Path, judge, progress=lambda _m: None, w
 
 
 def _rescore(archive: Path, out: Path, judge, manifest, progress, evaluator: str = "docker"):
-    from omnidr.benchmark import ANSWER_KINDS, open_snapshot
-    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, EVALUATOR_VERSION, JUDGE_CACHE_DIR, score_folder
+    from omnidr.evaluation import JUDGE_CACHE_DIR
 
-    from ._answer_results import build_answer_results, write_answer_results
-    from ._eval import judge_key, judge_settings
+    from .kinds import Scoring, snapshot_kind
 
     t0 = time.monotonic()
     snapshot = Path(archive) / SNAPSHOT_DIR
-    kind = open_snapshot(snapshot).kind
-    short = kind in ANSWER_KINDS  # frozen answers are judged (or checked), not reports scored
-    key = judge_key(judge, kind)
-    settings = judge_settings(judge)
+    kind = snapshot_kind(snapshot)  # frozen answers are judged (or checked), reports scored: the kind's evaluation
+    key = kind.judge_key(judge)
+    scoring = Scoring(snapshot, judge, evaluator, None, progress)
     for label, config in manifest.systems.items():
         progress(f"{label}: re-scoring {len(config.tasks)} frozen report(s) with judge {judge.spec}")
         (out / label).mkdir(parents=True, exist_ok=True)
@@ -255,22 +250,14 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress, evaluator: str
         frozen_cache = Path(archive) / label / "evaluation" / JUDGE_CACHE_DIR
         if frozen_cache.is_dir():
             shutil.copytree(frozen_cache, out / label / "evaluation" / JUDGE_CACHE_DIR)
-        score_folder(Path(archive) / label, out_dir=out / label / "evaluation", snapshot=snapshot,
-                     judge_settings=settings, tasks=config.tasks, progress=progress, evaluator=evaluator)
+        kind.evaluate(Path(archive) / label, out / label / "evaluation", config.tasks, scoring)
     first = next(iter(manifest.systems.values()))
-    if short:
-        board, results = build_answer_results(out, snapshot, manifest.snapshot_id, key, first.tasks)
-        if board is None or results is None:
-            raise UserError(f"nothing in {archive} could be scored")
-        write_answer_results(out, board, results)
-    else:
-        board, results = build_results(out, snapshot, manifest.snapshot_id, key, first.tasks, traces=Path(archive))
-        if board is None:
-            raise UserError(f"nothing in {archive} could be scored")
-        write_results(out, board, results)
+    board, results = kind.build_board(out, snapshot, manifest.snapshot_id, key, first.tasks, traces=Path(archive))
+    if board is None:
+        raise UserError(f"nothing in {archive} could be scored")
+    kind.write_board(out, board, results)
     record = RescoreRecord(archive=str(Path(archive).resolve()), archive_id=manifest.archive_id, judge=key,
-                           evaluator_version=ANSWER_EVALUATOR_VERSION if short else EVALUATOR_VERSION,
-                           created_at=datetime.now(UTC),
+                           evaluator_version=kind.evaluator_version, created_at=datetime.now(UTC),
                            elapsed_s=round(time.monotonic() - t0, 2))
     write_atomic(out / RESCORE_FILE, record.model_dump_json(indent=2))
     return board, results, record

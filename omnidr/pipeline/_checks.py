@@ -19,7 +19,6 @@ from omnidr.benchmark import (
     MANIFEST_FILE,
     ReportDataError,
     Snapshot,
-    TaskKind,
     freeze_snapshot,
     hash_files,
     is_skeleton,
@@ -104,8 +103,10 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
     else:
         report = validate_snapshot(path, checks=(passed.empty_report_check,))
     snap = report.snapshot
-    atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
-    what = f"{atoms} atoms" if snap.kind is TaskKind.report else f"task kind {snap.kind.value}"
+    from .kinds import kind_named  # the kinds use this module's stage results
+
+    task_kind = kind_named(snap.kind_name) if not report.errors else None
+    what = task_kind.describe_tasks(snap) if task_kind is not None else f"task kind {snap.kind_name}"
     detail = f"{len(snap.tasks)} tasks, {what}, {len(report.errors)} errors, {len(report.warnings)} warnings"
     if report.errors:  # bad input: one line, exit 2
         more = f" ({len(report.errors)} errors; `omnidr snapshot validate {path}` lists them all)" \
@@ -128,10 +129,8 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
 
     progress("probing source videos with ffprobe")
     lines, failed = [], False
-    # each task's video; a multiple-choice snapshot's questions share the videos of videos.json
-    videos = ({v.id: snap.root / v.file for v in snap.videos.values()} if snap.kind is TaskKind.mcq else
-              {task_id: b.folder / b.video.file for task_id, b in snap.tasks.items() if b.video is not None})
-    for name, file in videos.items():
+    assert task_kind is not None  # a snapshot with errors was refused above
+    for name, file in task_kind.source_videos(snap).items():
         try:
             p = probe_video(file)
             lines.append(f"{name} {p.duration_s:.1f} s {p.width}x{p.height}")
@@ -139,7 +138,7 @@ def check_snapshot(path: Path, progress: Callable[[str], None] = lambda _msg: No
             failed = True
             lines.append(str(exc))
     result.add(StageResult("videos", "failed" if failed else "ok", "; ".join(lines)))
-    if snap.kind is not TaskKind.report:  # example reports and their contract belong to the report kind
+    if not task_kind.example_reports:  # example reports and their contract belong to the report kind
         return result
 
     progress("reading the example reports against the report contract")

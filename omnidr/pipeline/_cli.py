@@ -117,11 +117,10 @@ def auto_harness(harness: str, snapshot: Path) -> str:
     reference agent; any other name as given."""
     if harness != "auto":
         return harness
-    from omnidr.benchmark import TaskKind
+    from .kinds import declared_kind
 
-    from ._eval import declared_kind
-
-    return "direct" if declared_kind(Path(snapshot)) is TaskKind.mcq else "reference"
+    kind = declared_kind(Path(snapshot))
+    return kind.default_harness if kind is not None else "reference"
 
 
 def eval_options(f):
@@ -195,19 +194,8 @@ def _stages(result, console=None, fmt: str = "terminal") -> None:
 
 
 def _where(outcome) -> None:
-    from omnidr.scoring import AnswerLeaderboard, by_folder, leaderboard_grids
-
-    from ._answer_results import print_answer_board
-
-    if isinstance(outcome.board, AnswerLeaderboard):  # the accuracy leaderboard and the paper's breakdowns
-        print_answer_board(outcome.board, out)
-    elif outcome.board is not None:
-        from ._results import system_folders
-
-        grids, legend = by_folder(leaderboard_grids(outcome.board)[:1], system_folders(outcome.run_root))
-        out.print(grids[0].rich())
-        for line in legend:
-            out.print(line, soft_wrap=True, markup=False)
+    if outcome.board is not None and outcome.kind is not None:  # the kind's leaderboard (and its tables)
+        outcome.kind.print_board(outcome.board, outcome.run_root, out)
     if outcome.run_root is None:
         return
     root = outcome.run_root

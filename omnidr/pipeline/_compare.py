@@ -5,20 +5,18 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
-from omnidr.paths import SUMMARY_FILE
 
-from ._eval import EvalOutcome, EvalRequest, judge_key
+from ._eval import EvalOutcome, EvalRequest
 from ._results import (
     EVAL_FILE,
     ScoredSystem,
-    collect_systems,
     comparison_files,
     read_system,
     refresh_index,
     web_policy_note,
 )
+from .kinds import folders_kind, snapshot_kind
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console, fmt: str = "terminal"):
@@ -28,28 +26,8 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console,
     if root is None:
         raise UserError("the evaluation made no run root, so there is nothing to compare")
     task_ids = list(request.tasks or outcome.systems[0].records)
-    if (kind := _snapshot_kind(request.snapshot)) in ANSWER_KINDS:
-        from ._answer_results import collect_answer_systems
-
-        key = judge_key(request.judge, kind)
-        answers, _ = collect_answer_systems(root, key, task_ids)
-        by_name = {f.folder.name: f for f in answers}
-        missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_name]
-        if missing:
-            raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
-        answered = [by_name[s.spec.label] for s in outcome.systems]
-        result = compare_answers(answered, task_ids, root, request.budget, request.budget_label, key, console, fmt)
-        if kind is TaskKind.mcq and fmt != "json":  # and the paper's ablation tables over the systems run (App. D.2, F.1)
-            mcq_ablations(answered, request.snapshot, task_ids, console, fmt)
-        return result
-    found, _ = collect_systems(root, judge_key(request.judge), task_ids)
-    by_folder = {f.folder.name: f for f in found}
-    missing = [s.spec.label for s in outcome.systems if s.spec.label not in by_folder]
-    if missing:
-        raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
-    chosen = [by_folder[s.spec.label] for s in outcome.systems]
-    return compare_chosen(chosen, request.snapshot, task_ids, root, request.budget, request.budget_label,
-                          judge_key(request.judge), console, fmt)
+    kind = snapshot_kind(request.snapshot)
+    return kind.compare_run(root, request, [s.spec.label for s in outcome.systems], task_ids, console, fmt)
 
 
 def expand_run_roots(folders) -> list[Path]:
@@ -68,8 +46,11 @@ def evaluated_folders(folders) -> bool:
 
 def compare_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
     """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
-    if any(_scored_answers(Path(f)) for f in folders):
-        return _compare_answer_folders(folders, snapshot, console, fmt)
+    return folders_kind([Path(f) for f in folders]).compare_folders([Path(f) for f in folders], snapshot, console, fmt)
+
+
+def compare_report_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
+    """`omnidr compare` on scored report system folders: one judge, one task set, each against the first."""
     got: list[ScoredSystem] = []
     for f in folders:
         system = read_system(Path(f))
@@ -95,27 +76,10 @@ def compare_folders(folders, snapshot: Path, console: Console, fmt: str = "termi
                           first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console, fmt)
 
 
-def _snapshot_kind(snapshot: Path) -> TaskKind:
-    from omnidr.benchmark import open_snapshot
-
-    return open_snapshot(snapshot).kind
-
-
-def _scored_answers(folder: Path) -> bool:
-    """Whether a system folder's evaluation holds answers, short or multiple-choice (its summary's task kind)."""
-    import json
-
-    try:
-        return json.loads((folder / "evaluation" / SUMMARY_FILE).read_text("utf-8")).get("task_kind") in \
-            {k.value for k in ANSWER_KINDS}
-    except (OSError, ValueError):
-        return False
-
-
-def _compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
-    """`omnidr compare` on scored answer system folders: one judge, one task set, each against the first; for
-    multiple choice also the input-setting ablations over the folders given (`mcq_ablations`)."""
-    from ._answer_results import read_answer_system
+def compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal", ablations=None):
+    """`omnidr compare` on scored answer system folders: one judge, one task set, each against the first; then
+    `ablations(got, snapshot, task ids, console, fmt)` when given (multiple choice: the input-setting ablations)."""
+    from .kinds._answer_board import read_answer_system
 
     got = []
     for f in folders:
@@ -138,34 +102,9 @@ def _compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str 
     first = got[0].config
     result = compare_answers(got, list(first.tasks), Path(folders[0]).resolve().parent, first.budget,
                              first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console, fmt)
-    if got[0].task_kind == TaskKind.mcq.value and fmt != "json":
-        mcq_ablations(got, snapshot, list(first.tasks), console, fmt)
+    if ablations is not None and fmt != "json":
+        ablations(got, snapshot, list(first.tasks), console, fmt)
     return result
-
-
-def mcq_ablations(chosen, snapshot: Path, task_ids: list[str], console: Console, fmt: str = "terminal") -> None:
-    """Accuracy by CCL bin and the modality/window ablation tables (paper 004, App. D.2, F.1) over the multiple-choice
-    systems given. The snapshot is `snapshot` when it is a multiple-choice one, else the one the first system was
-    scored with."""
-    from omnidr.benchmark import open_snapshot
-
-    from ._answer_results import ablation_grids, answer_board, ccl_grid
-
-    if open_snapshot(snapshot).kind is not TaskKind.mcq:
-        snapshot = Path(chosen[0].snapshot)
-        if not (snapshot / "snapshot.json").is_file():
-            raise UserError(f"the multiple-choice snapshot '{chosen[0].snapshot}' the systems were scored with is not "
-                            "found from here; pass --snapshot PATH")
-    board = answer_board(list(chosen), snapshot, task_ids)
-    grids = ablation_grids(board, {c.label: c.folder.name for c in chosen})
-    for grid in (ccl_grid(board), *grids.values()):
-        if fmt == "markdown":
-            click.echo("\n" + grid.markdown())
-        else:
-            console.print(grid.rich())
-    if not grids:
-        console.print("no ablation table: the systems do not differ in modality or window (direct-harness folders "
-                      "are named direct-<MODALITY>-<NNN>f-<WINDOW>-<model>)", soft_wrap=True, markup=False)
 
 
 def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console,

@@ -151,3 +151,11 @@ def plot_cost(costs: dict[str, SystemCost], scores: dict[str, float], score_name
     fig.tight_layout()
     save_figure(fig, path)
     return True
+
+
+def cost_metrics(cost: SystemCost | None) -> dict[str, float | None]:
+    """A system's dollars as MLflow metrics (an unpriced figure is left out, never logged as 0)."""
+    if cost is None:
+        return {}
+    return {"cost_per_task_median_usd": cost.per_task_median, "cost_total_usd": cost.total,
+            "judge_cost_usd": cost.judge, "unpriced_attempts": cost.unpriced_attempts}

@@ -21,21 +21,22 @@ from omnidr._files import write_atomic
 from omnidr._lock import folder_lock
 from omnidr._runlog import run_log
 from omnidr.attempts import HostPolicy, LocalExecutor, RayExecutor, SpendCap, is_loopback_url
-from omnidr.benchmark import ANSWER_KINDS, SNAPSHOT_CORPUS_FILE, InputSetting, TaskKind
+from omnidr.benchmark import SNAPSHOT_CORPUS_FILE, InputSetting
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
 from sandbox.models import CORPUS_FILE, Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, SearchDoor
 
 from ._checks import EvalResult, StageResult, check_snapshot
+from ._costs import cost_metrics as cost_metrics
 from ._results import (
     EvalConfig,
-    build_results,
     check_system_folder,
     open_system_folder,
     primary_task_set,
-    write_results,
 )
 from ._specs import Endpoint, SystemSpec, require_key
+from ._specs import judge_settings as judge_settings
+from .kinds import TaskKind, declared_kind, kind_named
 
 log = logging.getLogger(__name__)
 
@@ -107,26 +108,13 @@ class EvalOutcome:
     files: list[Path] = field(default_factory=list)
     tracking_uri: str | None = None
     experiment_id: str | None = None
+    kind: TaskKind | None = None  # the snapshot's task kind (its board, metrics and comparisons)
 
 
-def judge_settings(judge: Endpoint):
-    from omnidr.evaluation import JudgeSettings
-
-    if judge.offline:
-        return None
-    return JudgeSettings(base_url=judge.base_url, model=judge.name, api_key_env=judge.key_env or "OMNIDR_JUDGE_API_KEY")
-
-
-def judge_key(judge: Endpoint, kind: TaskKind = TaskKind.report) -> str:
+def judge_key(judge: Endpoint, kind: "TaskKind | str | None" = None) -> str:
     """The key the judge's evaluations carry (`JudgeIdentity.key`), known before any is made: a resumed run
-    finds the evaluations of the same judge by it. A short-answer snapshot's judge is the answer judge."""
-    from omnidr.evaluation import PROMPT_VERSION, BaselineJudge, JudgeIdentity, answer_judge_identity
-
-    if kind in ANSWER_KINDS:  # the answer judge, or for questions the option check
-        return answer_judge_identity(judge_settings(judge), kind).key
-    if judge.offline:
-        return BaselineJudge().identity.key
-    return JudgeIdentity(kind="openai-compatible", model=judge.name, prompt_version=PROMPT_VERSION).key
+    finds the evaluations of the same judge by it. Each kind has its own judge (the report kind's by default)."""
+    return (kind if isinstance(kind, TaskKind) else kind_named(kind)).judge_key(judge)
 
 
 def check_disk(path: Path) -> None:
@@ -158,7 +146,7 @@ def check_request(request: EvalRequest) -> None:
         from omnidr.harness import HARNESSES, check_harness_kind
 
         for spec in request.systems:
-            check_harness_kind(HARNESSES[spec.harness], kind, request.snapshot)
+            check_harness_kind(HARNESSES[spec.harness], kind.task_format, request.snapshot)
     if request.web == "replay" and not all(_webless(s) for s in request.systems) \
             and not (Path(request.snapshot) / SNAPSHOT_CORPUS_FILE).is_file():
         raise UserError(f"{request.snapshot} has no web corpus (web/corpus.json) to replay; give --web live or "
@@ -182,16 +170,6 @@ def check_request(request: EvalRequest) -> None:
         except NotFound:
             raise UserError(f"Docker network {request.outside_network} does not exist; create it (`docker network "
                             f"create {request.outside_network}`) or drop --outside-network") from None
-
-
-def declared_kind(snapshot: Path) -> TaskKind | None:
-    """The task kind `snapshot.json` declares, None when it is unreadable (the snapshot check says why)."""
-    from omnidr.benchmark import SNAPSHOT_FILE
-
-    try:
-        return TaskKind(json.loads((snapshot / SNAPSHOT_FILE).read_text("utf-8")).get("task_kind", "report"))
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def _webless(spec: SystemSpec) -> bool:
@@ -222,9 +200,10 @@ def check_tracking_server(uri: str) -> None:
                     "to use the local store in the run root")
 
 
-def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -> None:
+def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None, kind: TaskKind | None = None) -> None:
     """Every check before the first attempt: the request, the Docker engine, the images (built when
-    missing, with their build steps passed to `note`), the endpoints."""
+    missing, with their build steps passed to `note`; the evaluator's only when `kind` evaluates in it), the
+    endpoints."""
     from omnidr.images import build_images
 
     check_request(request)
@@ -234,7 +213,8 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None) -
 
     # each harness's image (the direct harness runs in the reference image)
     names = sorted({HARNESSES[s.harness].image or s.harness for s in request.systems} | {"gateway", "egress"}
-                   | ({"evaluator"} if request.evaluator == "docker" else set()))
+                   | ({"evaluator"} if request.evaluator == "docker" and (kind is None or kind.evaluates_in_image)
+                      else set()))
     def building(message: str) -> None:  # an image found by its tag is not news; a build is
         if not message.lstrip().startswith("cached"):
             note(f"images: {message.strip()}")
@@ -323,7 +303,7 @@ def _record_command(root: Path, request: EvalRequest) -> None:
 
 
 def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, images: dict, env: dict,
-                  kind: TaskKind = TaskKind.report) -> dict:
+                  kind: TaskKind) -> dict:
     from omnidr.evaluation import EVALUATOR_VERSION
     from omnidr.tracking import KEY_PACKAGES
 
@@ -337,7 +317,7 @@ def system_params(request: EvalRequest, spec: SystemSpec, snapshot_id: str, imag
         "web": request.web, "search_door": request.search_door.agent_value() if request.search_door else "offline index",
         "provider_tools": str(request.tools_policy),
         **{f"provider_tools.{k}": v for k, v in request.tools_policy.model_dump().items()},
-        "snapshot_id": snapshot_id, "task_kind": kind.value, "judge": judge_key(request.judge, kind),
+        "snapshot_id": snapshot_id, "task_kind": kind.name, "judge": kind.judge_key(request.judge),
         "judge_endpoint": request.judge.base_url,
         "evaluator_version": EVALUATOR_VERSION, "git_commit": env["git_commit"], "git_dirty": env["git_dirty"],
         "executor": "local" if isinstance(request.executor, LocalExecutor) else json.dumps(request.executor.describe()),
@@ -365,7 +345,8 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         # multiple-choice snapshot's is one request per question (paper 004, Sec. 4.1)
         request.budget = snap.default_budget()
     request.systems = [resolved_setting(spec, snap) for spec in request.systems]
-    preflight(request, task_ids, progress.note)
+    kind = kind_named(snap.kind_name)
+    preflight(request, task_ids, progress.note, kind)
 
     root = (Path(request.runs_root) / snapshot_id).resolve()
     outcome.run_root = root
@@ -373,7 +354,7 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
         with run_log(root, " ".join(request.argv) if request.argv else "omnidr eval"):
             for stage in outcome.result.stages:  # checked before the run root was known
                 log.info("stage %s: %s: %s", stage.name, stage.status, stage.detail)
-            return _run_root(request, outcome, root, snapshot_id, task_ids, progress, snap.kind)
+            return _run_root(request, outcome, root, snapshot_id, task_ids, progress, kind)
 
 
 def resolved_setting(spec: SystemSpec, snap) -> SystemSpec:
@@ -390,10 +371,10 @@ def resolved_setting(spec: SystemSpec, snap) -> SystemSpec:
 
 
 def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, task_ids: list[str],
-              progress, kind: TaskKind = TaskKind.report) -> EvalOutcome:
+              progress, kind: TaskKind) -> EvalOutcome:
     """The systems of `request` in `root`, its leaderboard and tracking (the caller holds the root's lock)."""
-    key = judge_key(request.judge, kind)
-    deliverable = "an answer" if kind in ANSWER_KINDS else "a report"
+    deliverable = kind.deliverable
+    outcome.kind = kind
     configs = {spec.label: EvalConfig(system=spec, judge=request.judge, budget_label=request.budget_label,
                                       budget=request.budget, tasks=task_ids, snapshot_id=snapshot_id,
                                       provider_tools=request.tools_policy, web=request.web,
@@ -445,10 +426,7 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                 tracker.attempt_run(out.parent_run, spec.label, r)  # attempts run elsewhere (resumed, Ray) too
         if request.web == "record":
             outcome.result.add(gather_recordings(folder, progress))
-        if kind in ANSWER_KINDS:
-            outcome.result.add(_score_answers(request, spec, folder, task_ids, progress, tracker, out, kind))
-        else:
-            outcome.result.add(_score(request, spec, folder, task_ids, progress, tracker, out))
+        outcome.result.add(kind.score_system(request, spec, folder, task_ids, progress, tracker, out))
         _audit(folder, progress)  # after scoring: each audit page links to its report's evaluation
         for task_id, records in out.records.items():
             for r in records:
@@ -459,39 +437,8 @@ def _run_root(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_i
                 tracker.attempt_artifacts(spec.label, task_id, r.attempt, attempt_dir)
 
     progress.note("aggregating the run root's leaderboard (task bootstrap)")
-    if kind in ANSWER_KINDS:
-        _answer_board(request, outcome, root, snapshot_id, key, task_ids, tracker)
-        return _tracked(outcome, snapshot_id)
-    board, results = build_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
-    if board is not None:
-        outcome.board = board
-        outcome.files = write_results(root, board, results)
-        labels = {folder: label for label, folder in results.systems.items()}
-        for out in outcome.systems:
-            row = next((r for r in board.rows if r.label == labels.get(out.folder.name)), None)
-            if row is not None and out.parent_run is not None:  # every system has its run (above)
-                # a provisional row logs no score: MLflow shows only how many tasks are not final
-                scores = {} if row.provisional else {
-                    "avg": row.avg, "avg_ci_low": row.avg_ci_low, "avg_ci_high": row.avg_ci_high,
-                    "success_rate": row.success_rate, "avg_succ": row.avg_succ, "content": row.content,
-                    "citation": row.citation, "presentation": row.presentation, "rank": row.rank}
-                tracker.system_result(out.parent_run, {**scores, "tasks_not_final": len(row.incomplete),
-                                                       **cost_metrics(results.costs.get(row.label))},
-                                      [*outcome.files, EvalPaths(root).environment])
-        outcome.result.add(StageResult(
-            "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by judge {key}"
-            + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
-            + f"; {root / 'leaderboard.md'}"
-            + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
+    _board(request, outcome, root, snapshot_id, task_ids, tracker, kind)
     return _tracked(outcome, snapshot_id)
-
-
-def cost_metrics(cost) -> dict[str, float | None]:
-    """A system's dollars as MLflow metrics (an unpriced figure is left out, never logged as 0)."""
-    if cost is None:
-        return {}
-    return {"cost_per_task_median_usd": cost.per_task_median, "cost_total_usd": cost.total,
-            "judge_cost_usd": cost.judge, "unpriced_attempts": cost.unpriced_attempts}
 
 
 def _tracked(outcome: EvalOutcome, snapshot_id: str) -> EvalOutcome:
@@ -500,88 +447,25 @@ def _tracked(outcome: EvalOutcome, snapshot_id: str) -> EvalOutcome:
     return outcome
 
 
-def _answer_board(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, key: str,
-                  task_ids: list[str], tracker) -> None:
-    """The short-answer run root's accuracy leaderboard and tables, and each system's aggregates in MLflow."""
-    from ._answer_results import build_answer_results, write_answer_results
-
-    board, results = build_answer_results(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
-    if board is None or results is None:
+def _board(request: EvalRequest, outcome: EvalOutcome, root: Path, snapshot_id: str, task_ids: list[str], tracker,
+           kind: TaskKind) -> None:
+    """The run root's leaderboard and tables (the kind's), and each system's aggregates in MLflow."""
+    key = kind.judge_key(request.judge)
+    board, results = kind.build_board(root, request.snapshot, snapshot_id, key, primary_task_set(root, task_ids))
+    if board is None:
         return
     outcome.board = board
-    outcome.files = write_answer_results(root, board, results)
+    outcome.files = kind.write_board(root, board, results)
     labels = {folder: label for label, folder in results.systems.items()}
     for out in outcome.systems:
         row = next((r for r in board.rows if r.label == labels.get(out.folder.name)), None)
-        if row is None or out.parent_run is None:
-            continue
-        p = row.process
-        metrics: dict[str, float | None] = {} if row.provisional else {
-            "accuracy": row.accuracy, "accuracy_ci_low": row.accuracy_ci_low, "accuracy_ci_high": row.accuracy_ci_high,
-            "correct": row.correct, "answered": row.answered, "rank": row.rank,
-            **{f"accuracy.{name}.{_metric_name(g.group)}": g.accuracy for name, groups in row.breakdowns.items()
-               for g in groups}}
-        metrics.update({"tasks_not_final": len(row.incomplete), "mean_tokens": p.mean_tokens,
-                        "mean_elapsed_s": p.mean_elapsed_s, "budget_exhausted_share": p.budget_exhausted_share,
-                        "failed_latency_share": p.failed_latency_share, "failed_call_share": p.failed_call_share,
-                        **cost_metrics(results.costs.get(row.label))})
-        tracker.system_result(out.parent_run, metrics, [*outcome.files, EvalPaths(root).environment])
+        if row is not None and out.parent_run is not None:  # every system has its run (above)
+            tracker.system_result(out.parent_run, kind.system_metrics(row, results),
+                                  [*outcome.files, EvalPaths(root).environment])
     outcome.result.add(StageResult(
-        "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by accuracy, judge {key}"
+        "leaderboard", "ok", f"{sum(r.rank is not None for r in board.rows)} system(s) ranked by {kind.ranked_by(key)}"
         + (f", {sum(r.provisional for r in board.rows)} provisional" if any(r.provisional for r in board.rows) else "")
         + f"; {root / 'leaderboard.md'}" + (f"; left out: {', '.join(results.left_out)}" if results.left_out else "")))
-
-
-def _metric_name(label: str) -> str:
-    """A breakdown label as MLflow allows a metric name (letters, digits, _ - . / and spaces): `<2 min` -> `lt2min`."""
-    import re
-
-    return re.sub(r"[^\w\-./]", "", label.replace(">=", "ge").replace("<", "lt"))
-
-
-def _score_answers(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker,
-                   out, kind: TaskKind = TaskKind.short_answer) -> StageResult:
-    """Judge every task's answer (paper 002, App. C.4); kept when already judged by this judge on the last attempts."""
-    from omnidr.evaluation import ANSWER_EVALUATOR_VERSION, read_answer_run, score_folder
-
-    kept = None
-    if RunPaths(folder).scored:
-        try:
-            kept = read_answer_run(RunPaths(folder).evaluation)
-        except UserError:
-            kept = None
-    last = {t: (rs[-1].attempt if rs else None) for t, rs in out.records.items()}
-    if kept is not None:
-        summary, evaluations = kept
-        judged = {ev.task_id: ev for ev in evaluations}
-        if (summary.judge.key != judge_key(request.judge, kind)
-                or summary.evaluator_version != ANSWER_EVALUATOR_VERSION or set(judged) != set(last)
-                or any(ev.incomplete for ev in evaluations) or any(judged[t].attempt != a for t, a in last.items())):
-            kept = None
-    if kept is not None:
-        progress.note(f"{spec.label}: every answer is already judged by this judge; kept")
-        out.scored, evaluations = kept
-    else:
-        progress.note(f"{spec.label}: judging {len(task_ids)} answer(s) (judge {request.judge.spec})")
-        out.scored = score_folder(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
-                                  tasks=task_ids, progress=progress.note, evaluator=request.evaluator,
-                                  outside_network=request.outside_network)
-        _, evaluations = read_answer_run(RunPaths(folder).evaluation)
-    out.evaluations = {(ev.task_id, ev.attempt): ev for ev in evaluations if ev.attempt is not None}
-    for ev in evaluations:
-        if ev.attempt is not None:
-            tracker.attempt_answer(spec.label, ev.task_id, ev.attempt, ev,
-                                   RunPaths(folder).task_evaluation(ev.task_id).parent)
-    pending = {ev.task_id: ev.incomplete for ev in evaluations if ev.incomplete}
-    per_task = "; ".join(f"{ev.task_id} " + ("not final" if ev.incomplete else "correct" if ev.correct else "wrong")
-                         for ev in evaluations)
-    correct = sum(ev.correct for ev in evaluations)
-    detail = f"{correct}/{len(evaluations)} correct with judge {out.scored.judge.key}: {per_task}"
-    if pending:
-        return StageResult(f"score {spec.label}", "failed", f"{detail}; provisional: "
-                           + "; ".join(f"{t}: {why}" for t, why in pending.items()) + "; rerun the same command to "
-                           "finish them")
-    return StageResult(f"score {spec.label}", "ok", detail)
 
 
 def _audit(folder: Path, progress) -> None:
@@ -612,56 +496,3 @@ def _trace(tracker, label: str, record, attempt_dir: Path, progress) -> None:
         tracker.attempt_trace(label, record.task_id, record.attempt, trajectory, record.started_at, record.ended_at)
     except Exception as exc:  # noqa: BLE001 - tracking must not lose the run
         progress.note(f"no MLflow trace for {label}/{record.task_id} #{record.attempt}: {str(exc).splitlines()[0][:200]}")
-
-
-def _kept_scores(folder: Path, request: EvalRequest, records: dict):
-    """The existing (summary, evaluations) when complete and current: same judge and evaluator version,
-    every task's evaluation made from its last attempt, and no atom skipped. Else None (score again)."""
-    from omnidr.evaluation import EVALUATOR_VERSION, read_scored_run
-
-    if not RunPaths(folder).scored:
-        return None
-    try:
-        summary, evaluations = read_scored_run(RunPaths(folder).evaluation)
-    except UserError:
-        return None
-    last = {t: (rs[-1].attempt if rs else None) for t, rs in records.items()}
-    scored = {ev.task_id: ev for ev in evaluations}
-    if (summary.judge.key != judge_key(request.judge) or summary.evaluator_version != EVALUATOR_VERSION
-            or set(scored) != set(last) or any(ev.skipped_atoms or ev.incomplete for ev in evaluations)
-            or any(scored[t].attempt != a for t, a in last.items())):
-        return None
-    return summary, evaluations
-
-
-def _score(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids, progress, tracker, out) -> StageResult:
-    from omnidr.evaluation import read_scored_run, score_folder
-
-    kept = _kept_scores(folder, request, out.records)
-    if kept is not None:
-        progress.note(f"{spec.label}: every report is already scored by this judge and evaluator; kept")
-        out.scored, evaluations = kept
-    else:
-        progress.note(f"{spec.label}: scoring {len(task_ids)} report(s) (browser probes, judge {request.judge.spec})")
-        out.scored = score_folder(folder, snapshot=request.snapshot, judge_settings=judge_settings(request.judge),
-                                  tasks=task_ids, progress=progress.note, evaluator=request.evaluator,
-                                  outside_network=request.outside_network)
-        _, evaluations = read_scored_run(RunPaths(folder).evaluation)
-    out.evaluations = {(ev.task_id, ev.attempt): ev for ev in evaluations if ev.attempt is not None}
-    for ev in evaluations:
-        if ev.attempt is not None:
-            tracker.attempt_score(spec.label, ev.task_id, ev.attempt, ev, RunPaths(folder).task_evaluation(ev.task_id).parent)
-    pending = {ev.task_id: ev.incomplete or f"the judge did not answer for {ev.skipped_atoms} atom(s)"
-               for ev in evaluations if ev.skipped_atoms or ev.incomplete}
-    per_task = "; ".join(f"{t.task_id} " + ("not final" if t.task_id in pending else
-                                              f"{t.total:.1f}" + (" (failed)" if t.failed else ""))
-                         for t in out.scored.tasks)
-    detail = f"mean {out.scored.mean_total:.1f} with judge {out.scored.judge.key}: {per_task}"
-    if pending:
-        return StageResult(f"score {spec.label}", "failed",
-                           f"{detail}; provisional: " + "; ".join(f"{t}: {why}" for t, why in pending.items())
-                           + "; rerun the same command to finish them")
-    return StageResult(f"score {spec.label}", "ok", detail)
-
-
-

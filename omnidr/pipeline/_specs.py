@@ -195,3 +195,12 @@ def parse_system(text: str, default_model: Endpoint) -> SystemSpec:
     head, sep, model = text.partition("@")
     harness, _, capability = head.partition(":")
     return make_system(harness, capability or "full", parse_model(model) if sep else default_model)
+
+
+def judge_settings(judge: Endpoint):
+    """The evaluation stage's settings of a judge endpoint, None for the offline baseline."""
+    from omnidr.evaluation import JudgeSettings
+
+    if judge.offline:
+        return None
+    return JudgeSettings(base_url=judge.base_url, model=judge.name, api_key_env=judge.key_env or "OMNIDR_JUDGE_API_KEY")

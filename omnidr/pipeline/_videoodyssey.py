@@ -109,7 +109,7 @@ def export_videoodyssey(root: Path, system: str, out: Path, snapshot: Path | Non
     """Write `system`'s answers in the release's result format to `out`."""
     from omnidr.evaluation import OFFICIAL_NO_REPLY, OFFICIAL_UNREAD, official_letter, read_answer_run
 
-    from ._answer_results import read_answer_system
+    from .kinds._answer_board import read_answer_system
 
     folder = _system_folder(root, system)
     scored = read_answer_system(folder)

@@ -45,7 +45,7 @@ def _root(tmp_path) -> tuple[Path, Path]:
 
 def test_the_run_root_gets_ccl_accuracy_ablations_and_the_chart(tmp_path):
     from omnidr.evaluation import mcq_checker_identity
-    from omnidr.pipeline._answer_results import build_answer_results, print_answer_board, write_answer_results
+    from omnidr.pipeline.kinds._answer_board import build_answer_results, print_answer_board, write_answer_results
 
     root, snapshot = _root(tmp_path)
     board, results = build_answer_results(root, snapshot, "mcq-test", mcq_checker_identity().key, list(QUESTIONS))
@@ -81,7 +81,7 @@ def test_the_run_root_gets_ccl_accuracy_ablations_and_the_chart(tmp_path):
 
 def test_ablation_tables_need_two_settings_of_their_axis(tmp_path):
     from omnidr.evaluation import mcq_checker_identity
-    from omnidr.pipeline._answer_results import ablation_grids, build_answer_results, parse_direct_label
+    from omnidr.pipeline.kinds._answer_board import ablation_grids, build_answer_results, parse_direct_label
 
     root, snapshot = _root(tmp_path)
     board, _ = build_answer_results(root, snapshot, "mcq-test", mcq_checker_identity().key, list(QUESTIONS))

@@ -29,8 +29,8 @@ from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
 from omnidr.scoring import AnswerLeaderboard, AnswerSystem, AnswerSystemResult, Grid, pts
 from sandbox.models import MODALITIES, WINDOW_MODES
 
-from ._costs import COST_FIGURE, SystemCost, cost_grid, plot_cost, system_cost
-from ._results import (
+from .._costs import COST_FIGURE, SystemCost, cost_grid, plot_cost, system_cost
+from .._results import (
     PAGE_STYLE,
     TABLES_DIR,
     EvalConfig,
