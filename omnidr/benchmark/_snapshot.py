@@ -145,6 +145,18 @@ def load_model(root: Path, rel: str, model: type[M], problems: list[Problem]) ->
         return None
 
 
+def _question_bundle(root: Path, folder: Path, task_id: str, kind: TaskKind, problems: list[Problem]) -> TaskBundle:
+    """A short-answer or multiple-choice task: one task.json, whose id must be its folder's name."""
+    base = f"tasks/{task_id}"
+    question = load_model(root, f"{base}/task.json", ShortAnswerTask, problems) if kind is TaskKind.short_answer else None
+    mcq = load_model(root, f"{base}/task.json", McqTask, problems) if kind is TaskKind.mcq else None
+    loaded = question or mcq
+    if loaded is not None and loaded.id != task_id:
+        problems.append(Problem("error", f"{base}/task.json", "id", f"'{loaded.id}' differs from its folder "
+                                f"name '{task_id}'"))
+    return TaskBundle(folder, None, None, None, question=question, mcq=mcq)
+
+
 def load_snapshot(root: Path | str) -> Snapshot:
     """Load every file of the snapshot at `root`. Never raises for content problems:
     they are collected in `Snapshot.problems`. Raises FileNotFoundError if `root` is
@@ -185,17 +197,10 @@ def load_snapshot(root: Path | str) -> Snapshot:
         if not folder.is_dir():
             problems.append(Problem("error", SNAPSHOT_FILE, f"tasks[{i}]", f"task folder tasks/{task_id}/ is missing"))
             continue
-        base = f"tasks/{task_id}"
         if kind in (TaskKind.short_answer, TaskKind.mcq):  # one task.json per question
-            question = load_model(root, f"{base}/task.json", ShortAnswerTask, problems) \
-                if kind is TaskKind.short_answer else None
-            mcq = load_model(root, f"{base}/task.json", McqTask, problems) if kind is TaskKind.mcq else None
-            loaded = question or mcq
-            if loaded is not None and loaded.id != task_id:
-                problems.append(Problem("error", f"{base}/task.json", "id", f"'{loaded.id}' differs from its folder "
-                                        f"name '{task_id}'"))
-            snap.tasks[task_id] = TaskBundle(folder, None, None, None, question=question, mcq=mcq)
+            snap.tasks[task_id] = _question_bundle(root, folder, task_id, kind, problems)
             continue
+        base = f"tasks/{task_id}"
         task = load_model(root, f"{base}/task.json", Task, problems)
         facts = load_model(root, f"{base}/facts.json", FactLibrary, problems)
         rubric = load_model(root, f"{base}/rubric.json", RubricTree, problems)

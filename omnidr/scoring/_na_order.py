@@ -51,6 +51,23 @@ class NaOrderCheck(ScoringModel):
         return not self.problems
 
 
+def _saved_applied(compiled, saved: ReportScore, fresh: GuardResult, problems: list[str]) -> list[int]:
+    """The atoms a saved score set N/A (by index); a difference from the re-run guard's set, when the guard was
+    on, goes to `problems`."""
+    if saved.task_id != compiled.task_id:
+        raise ScoringInputError(f"saved score is for task '{saved.task_id}', the tree for '{compiled.task_id}'")
+    record = saved.na_guard
+    applied_ids = list(record.applied_atoms) if record is not None else []
+    unknown = [a for a in applied_ids if a not in compiled.index]
+    if unknown:
+        raise ScoringInputError(f"saved na_guard names atoms the tree lacks: {', '.join(unknown)}")
+    fresh_ids = sorted(compiled.atom_ids[i] for i in fresh.applied)
+    guard_was_on = record is None or record.enabled
+    if guard_was_on and sorted(applied_ids) != fresh_ids:
+        problems.append(f"saved applied set {sorted(applied_ids)} differs from the re-run guard's {fresh_ids}")
+    return [compiled.index[a] for a in applied_ids]
+
+
 def check_na_order(
     tree: RubricTree,
     decisions: Decisions | Mapping[str, AtomDecision | str],
@@ -70,21 +87,7 @@ def check_na_order(
     problems: list[str] = []
     fresh = run_guard(prep, settings)
 
-    if saved is not None:
-        if saved.task_id != compiled.task_id:
-            raise ScoringInputError(f"saved score is for task '{saved.task_id}', the tree for '{compiled.task_id}'")
-        record = saved.na_guard
-        applied_ids = list(record.applied_atoms) if record is not None else []
-        unknown = [a for a in applied_ids if a not in compiled.index]
-        if unknown:
-            raise ScoringInputError(f"saved na_guard names atoms the tree lacks: {', '.join(unknown)}")
-        applied = [compiled.index[a] for a in applied_ids]
-        fresh_ids = sorted(compiled.atom_ids[i] for i in fresh.applied)
-        guard_was_on = record is None or record.enabled
-        if guard_was_on and sorted(applied_ids) != fresh_ids:
-            problems.append(f"saved applied set {sorted(applied_ids)} differs from the re-run guard's {fresh_ids}")
-    else:
-        applied = list(fresh.applied)
+    applied = list(fresh.applied) if saved is None else _saved_applied(compiled, saved, fresh, problems)
 
     eligible = set(prep.candidates)
     for i in applied:
