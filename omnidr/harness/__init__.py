@@ -20,6 +20,7 @@ from ._registry import (
     HarnessInfo,
     SystemRun,
     Upstream,
+    check_dollars,
     check_harness_kind,
     check_kind,
     harness_info,
@@ -29,6 +30,6 @@ from ._registry import (
     run_system,
 )
 
-__all__ = ["DirectHarness", "check_harness_kind", "check_kind", "AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
+__all__ = ["DirectHarness", "check_dollars", "check_harness_kind", "check_kind", "AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
            "HARNESSES", "HarnessInfo", "OpenClawHarness", "ReferenceHarness", "ScriptedModel", "SystemRun", "Upstream",
            "harness_info", "Endpoints", "run_command_harness", "run_harness", "run_reference", "run_system", "start_scripted_model"]

@@ -394,6 +394,15 @@ def _web_doors(info: HarnessInfo, capability: str, proxy_mode, provider_tools,
     return proxy_mode, provider_tools
 
 
+def check_dollars(model: str | None, model_base_url: str | None, prices, budget, spend) -> None:
+    """`run_system`'s dollar check, made before any image is built (`omnidr eval`'s preflight): a dollar budget or
+    spending cap on a model (None: the scripted model) whose price is unknown is a user error."""
+    from omnidr.attempts import resolve_pricing
+
+    run_model = cast(str, model) if model_base_url else (model or SCRIPTED_MODEL)
+    _check_dollars_countable(run_model, resolve_pricing(run_model, model_base_url, prices), budget, spend)
+
+
 def _check_dollars_countable(run_model: str, pricing, budget, spend) -> None:
     """A dollar budget or spending cap needs the model's price."""
     if pricing is None and (budget.max_cost_usd is not None or spend is not None):

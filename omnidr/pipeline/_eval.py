@@ -130,12 +130,16 @@ def check_disk(path: Path) -> None:
 
 
 def check_request(request: EvalRequest) -> None:
-    """The checks that need no snapshot contents: folder, keys, disk space, tracking server, Docker engine."""
+    """The checks that need no snapshot contents: folder, dollars, keys, disk space, tracking server, Docker engine."""
+    from omnidr.harness import check_dollars
     from omnidr.images import docker_client
 
     if not Path(request.snapshot).is_dir():
         raise UserError(f"snapshot folder {request.snapshot} does not exist; pass SNAPSHOT=<folder> "
                         "(the demo is snapshots/demo)")
+    for spec in request.systems:  # a dollar budget on a model nobody priced: said before the engine is asked
+        check_dollars(None if spec.model.offline else spec.model.name, spec.model.base_url, request.prices,
+                      request.budget, request.spend)
     for pem in request.upstream_ca:
         if not Path(pem).is_file():
             raise UserError(f"--upstream-ca {pem}: no such file; give a PEM certificate")
@@ -204,13 +208,15 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None, k
     """Every check before the first attempt: the request, the Docker engine, the images (built when
     missing, with their build steps passed to `note`; the evaluator's only when `kind` evaluates in it), the
     endpoints."""
+    from omnidr.harness import HARNESSES, check_dollars
     from omnidr.images import build_images
 
+    for spec in request.systems:  # a dollar budget on a model nobody priced: said before the engine is asked
+        check_dollars(None if spec.model.offline else spec.model.name, spec.model.base_url, request.prices,
+                      request.budget, request.spend)
     check_request(request)
     if not task_ids:
         raise UserError("no task to run; the snapshot has no task or --task names none")
-    from omnidr.harness import HARNESSES
-
     # each harness's image (the direct harness runs in the reference image)
     names = sorted({HARNESSES[s.harness].image or s.harness for s in request.systems} | {"gateway", "egress"}
                    | ({"evaluator"} if request.evaluator == "docker" and (kind is None or kind.evaluates_in_image)

@@ -141,8 +141,9 @@ def test_dollar_options_that_cannot_hold_stop_eval_in_one_line(tmp_path):
         (("--prices", tmp_path / "missing.json"), "--prices " + str(tmp_path / "missing.json") + ": cannot read it"),
         (("--budget", "cost=1"), "error: no price is known for the model 'scripted-demo'"),
     ]
+    no_docker = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}  # each is said before the engine is asked
     for extra, message in cases:
-        r = run_cli("eval", "--snapshot", DEMO, *extra, "--runs-root", tmp_path / "runs", timeout=300)
+        r = run_cli("eval", "--snapshot", DEMO, *extra, "--runs-root", tmp_path / "runs", env=no_docker, timeout=300)
         assert r.returncode == 2, (extra, r.stdout[-1500:], r.stderr)
         assert message in r.stderr and len(said(r.stderr)) == 1, (extra, r.stderr)
 
