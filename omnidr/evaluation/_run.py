@@ -242,11 +242,7 @@ async def score_run_async(
         if run_dir is None:
             raise UserError("give the run folder to score")
         run_dir = Path(run_dir)
-        run = read_run(run_dir)
-        task_ids = list(tasks) if tasks else run.tasks
-        unknown = sorted(set(task_ids) - set(run.tasks))
-        if unknown:
-            raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+        run, task_ids = _run_and_tasks(run_dir, tasks)
         snapshot_path, model, harness, run_label = _snapshot_path(run_dir, run, snapshot), run.model, run.harness, str(run_dir)
     snap = open_snapshot(snapshot_path)
     if snap.kind in ANSWER_KINDS:
@@ -405,17 +401,24 @@ def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list
     return require_one_judge(items), systems
 
 
+def _run_and_tasks(run_dir: Path, tasks: Sequence[str] | None):
+    """The run folder's record and the tasks to score (all of the run's when None); a task the run lacks is a user
+    error."""
+    run = read_run(run_dir)
+    task_ids = list(tasks) if tasks else run.tasks
+    unknown = sorted(set(task_ids) - set(run.tasks))
+    if unknown:
+        raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+    return run, task_ids
+
+
 def score_answers_with(run_dir: Path, judge: AnswerJudge, snapshot: Path | None = None,
                        tasks: Sequence[str] | None = None, out_dir: Path | None = None,
                        progress: Progress = lambda _m: None) -> RunEvaluation:
     """Score a run of answers here with `judge` (a task kind's own answer check, which needs no browser and no
     evaluator image), writing the same records as `score_run` into `out_dir` (default RUN_DIR/evaluation)."""
     run_dir = Path(run_dir)
-    run = read_run(run_dir)
-    task_ids = list(tasks) if tasks else run.tasks
-    unknown = sorted(set(task_ids) - set(run.tasks))
-    if unknown:
-        raise UserError(f"task(s) {', '.join(unknown)} are not part of the run {run_dir}")
+    run, task_ids = _run_and_tasks(run_dir, tasks)
     snapshot_path = _snapshot_path(run_dir, run, snapshot)
     questions = answer_tasks(open_snapshot(snapshot_path), task_ids)
     out = Path(out_dir) if out_dir is not None else run_dir / "evaluation"

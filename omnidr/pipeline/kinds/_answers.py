@@ -6,11 +6,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from omnidr.errors import UserError
-
 from .._costs import cost_metrics
 from .._specs import Endpoint, judge_settings
-from ._base import KindBase
+from ._base import KindBase, pick_systems
 
 
 def metric_name(label: str) -> str:
@@ -94,11 +92,7 @@ class AnswerKind(KindBase):
 
         key = self.judge_key(request.judge)
         answers, _ = collect_answer_systems(root, key, task_ids)
-        by_name = {f.folder.name: f for f in answers}
-        missing = [label for label in labels if label not in by_name]
-        if missing:
-            raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
-        answered = [by_name[label] for label in labels]
+        answered = pick_systems(answers, labels)
         result = compare_answers(answered, task_ids, root, request.budget, request.budget_label, key, console, fmt)
         if fmt != "json":
             self.ablations(answered, request.snapshot, task_ids, console, fmt)

@@ -108,3 +108,13 @@ class KindBase:
                                + "; ".join(f"{t}: {why}" for t, why in pending.items()) + "; rerun the same command "
                                "to finish them")
         return StageResult(f"score {spec.label}", "ok", detail)
+
+
+def pick_systems(found: Sequence[Any], labels: list[str]) -> list[Any]:
+    """The evaluated system folders named `labels` (`found`'s by folder name), in that order; a label without a
+    complete evaluation is a user error."""
+    by_folder = {f.folder.name: f for f in found}
+    missing = [label for label in labels if label not in by_folder]
+    if missing:
+        raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
+    return [by_folder[label] for label in labels]

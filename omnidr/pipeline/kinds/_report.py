@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omnidr.benchmark import TaskKind as TaskFormat
-from omnidr.errors import UserError
 
 from .._costs import cost_metrics
 from .._specs import Endpoint
-from ._base import KindBase
+from ._base import KindBase, pick_systems
 
 
 class ReportKind(KindBase):
@@ -99,11 +98,7 @@ class ReportKind(KindBase):
 
         key = self.judge_key(request.judge)
         found, _ = collect_systems(root, key, task_ids)
-        by_folder = {f.folder.name: f for f in found}
-        missing = [label for label in labels if label not in by_folder]
-        if missing:
-            raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
-        chosen = [by_folder[label] for label in labels]
+        chosen = pick_systems(found, labels)
         return compare_chosen(chosen, request.snapshot, task_ids, root, request.budget, request.budget_label, key,
                               console, fmt)
 
