@@ -395,8 +395,8 @@ def _web_doors(info: HarnessInfo, capability: str, proxy_mode, provider_tools,
 
 
 def check_dollars(model: str | None, model_base_url: str | None, prices, budget, spend) -> None:
-    """`run_system`'s dollar check, made before any image is built (`omnidr eval`'s preflight): a dollar budget or
-    spending cap on a model (None: the scripted model) whose price is unknown is a user error."""
+    """`run_system`'s dollar check, made before the Docker engine is asked (`omnidr eval`'s request check): a dollar
+    budget or spending cap on a model (None: the scripted model) whose price is unknown is a user error."""
     from omnidr.attempts import resolve_pricing
 
     run_model = cast(str, model) if model_base_url else (model or SCRIPTED_MODEL)

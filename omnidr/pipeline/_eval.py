@@ -208,12 +208,9 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None, k
     """Every check before the first attempt: the request, the Docker engine, the images (built when
     missing, with their build steps passed to `note`; the evaluator's only when `kind` evaluates in it), the
     endpoints."""
-    from omnidr.harness import HARNESSES, check_dollars
+    from omnidr.harness import HARNESSES
     from omnidr.images import build_images
 
-    for spec in request.systems:  # a dollar budget on a model nobody priced: said before the engine is asked
-        check_dollars(None if spec.model.offline else spec.model.name, spec.model.base_url, request.prices,
-                      request.budget, request.spend)
     check_request(request)
     if not task_ids:
         raise UserError("no task to run; the snapshot has no task or --task names none")
