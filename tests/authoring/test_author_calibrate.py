@@ -3,26 +3,19 @@ the reference harness writes R1 (no web search), R2 (full tools) and R3 (full to
 scripted judge scores them in the evaluator, and the package's fate takes the result in (App. E.4)."""
 
 import json
-import shutil
 
 import pytest
-from testkit import DEMO, run_cli
+from test_review import TASK, demo_package
+from testkit import run_cli
 
-from omnidr.authoring import Package, TaskRequest, init_package, review_package
+from omnidr.authoring import Package, review_package
 from omnidr.benchmark import verify_snapshot
 
 pytestmark = [pytest.mark.docker, pytest.mark.media, pytest.mark.browser]
-TASK = "pendant-lamp-safety"
 
 
 def test_author_calibrate_runs_r1_r2_r3_on_the_package_and_keeps_it_in_the_trace(tmp_path):
-    pkg = tmp_path / "pkg"
-    task = TaskRequest(request="Which of the video's steps can I rely on?", language="en", family="physical_procedure",
-                       subcategory="home_repair_diy", query_form="user_demand", task_id=TASK,
-                       video_url="https://www.youtube.com/watch?v=Pq7dLmpA3xK")
-    init_package(DEMO / "tasks" / TASK / "video.mp4", task, pkg, DEMO)
-    for name in ("facts.json", "rubric.json"):
-        shutil.copy(DEMO / "tasks" / TASK / name, pkg / "tasks" / TASK / name)
+    pkg = demo_package(tmp_path / "pkg")
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps({"round": 1, "rater": f"r{n}", "item": "V01", "label": "correct"}) + "\n"
                               for n in (1, 2, 3)))

@@ -15,10 +15,8 @@ pytestmark = pytest.mark.media
 TASK = "pendant-lamp-safety"
 
 
-@pytest.fixture(scope="module")
-def assembled(tmp_path_factory) -> Path:
-    """A package as S4 leaves it: S0 for the demo video, then the demo's library and rubric in place."""
-    pkg = tmp_path_factory.mktemp("review") / "pkg"
+def demo_package(pkg: Path) -> Path:
+    """A package as S4 leaves it, made at `pkg`: S0 for the demo video, then the demo's library and rubric in place."""
     task = TaskRequest(request="Which of the video's steps can I rely on?", language="en", family="physical_procedure",
                        subcategory="home_repair_diy", query_form="user_demand", task_id=TASK,
                        video_url="https://www.youtube.com/watch?v=Pq7dLmpA3xK")
@@ -26,6 +24,11 @@ def assembled(tmp_path_factory) -> Path:
     for name in ("facts.json", "rubric.json"):
         shutil.copy(DEMO / "tasks" / TASK / name, pkg / "tasks" / TASK / name)
     return pkg
+
+
+@pytest.fixture(scope="module")
+def assembled(tmp_path_factory) -> Path:
+    return demo_package(tmp_path_factory.mktemp("review") / "pkg")
 
 
 @pytest.fixture
