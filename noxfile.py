@@ -1,6 +1,7 @@
 """Task runner sessions. `make test` calls `nox -s tests` from the project venv."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,8 +33,9 @@ def tests(session: nox.Session) -> None:
     yt-dlp against loopback, Docker and Chromium included, on parallel workers; tests that share an expensive
     fixture run together on one worker (tests/conftest.py). Every image is built (`omnidr images build`) in the
     background while the suite starts with the tests that need no Docker engine (tests/scheduling.py): on a fresh
-    machine the build waits on Debian's archive much of its time. The Docker tests start once it has ended
-    (`OMNIDR_IMAGES_DONE`, tests/conftest.py). The 25 slowest steps are listed at the end."""
+    machine the build waits on Debian's archive much of its time. The build writes each image's result the
+    moment that image is done (`--results-dir`), and a Docker test starts once the images it needs are there
+    (`OMNIDR_IMAGES_RESULTS`, tests/scheduling.py). The 25 slowest steps are listed at the end."""
     session.run(sys.executable, "-m", "ruff", "check", ".")
     # mypy's incremental cache under the user's cache, not in the checkout: a fresh clone on a machine that has
     # type-checked this code before checks only what changed (about 5 s, where a cold run takes 40)
@@ -43,23 +45,25 @@ def tests(session: nox.Session) -> None:
     # the checkout's modules byte-compiled once: the suite starts hundreds of Python processes (every CLI call),
     # and where PYTHONDONTWRITEBYTECODE is set each of them would compile what it imports again
     session.run(sys.executable, "-m", "compileall", "-q", "omnidr", "sandbox", "tests", silent=True)
-    log_path, done = Path(".nox") / "images-build.log", (Path(".nox") / "images-build.done").resolve()
-    log_path.parent.mkdir(exist_ok=True)
-    done.unlink(missing_ok=True)
+    log_path, results = Path(".nox") / "images-build.log", (Path(".nox") / "images-build").resolve()
+    shutil.rmtree(results, ignore_errors=True)  # no result of an earlier run is taken for this one's
+    results.mkdir(parents=True)
     jobs = os.environ.get("IMAGE_JOBS", "4")
-    # the build's exit code lands in `done` (whole, by a rename) when it ends: the Docker tests wait for it
-    script = '"$0" -m omnidr.cli images build --jobs "$1"; echo $? > "$2.tmp" && mv "$2.tmp" "$2"'
+    # each image's result lands in `results` when it is done, the build's exit code (whole, by a rename) when it ends
+    script = ('"$0" -m omnidr.cli images build --jobs "$1" --results-dir "$2"; '
+              'echo $? > "$2/.exit.tmp" && mv "$2/.exit.tmp" "$2/exit"')
     with log_path.open("w") as log:
         session.log(f"building the images in the background (log: {log_path})")
-        build = subprocess.Popen(["sh", "-c", script, sys.executable, jobs, str(done)], stdout=log,
+        build = subprocess.Popen(["sh", "-c", script, sys.executable, jobs, str(results)], stdout=log,
                                  stderr=subprocess.STDOUT)
         try:
             session.run(sys.executable, "-m", "pytest", "-n", test_workers(), "--dist", "loadgroup", "--durations",
-                        "25", *session.posargs, env={"OMNIDR_IMAGES_DONE": str(done)})
+                        "25", *session.posargs, env={"OMNIDR_IMAGES_RESULTS": str(results)})
         finally:
             build.wait()
             print(log_path.read_text(), end="", flush=True)
-    code = done.read_text().strip() if done.is_file() else "unknown"
+    exit_file = results / "exit"
+    code = exit_file.read_text().strip() if exit_file.is_file() else "unknown"
     if code != "0":
         session.error(f"the image build failed (exit code {code}); its output is above")
 

@@ -288,12 +288,15 @@ def images() -> None:
 @click.option("--jobs", type=click.IntRange(1, 16), default=4, show_default=True,
               help="Images built at once; an image starts as soon as its parent is done (the downloads and "
                    "builds of independent images overlap).")
+@click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write each image's result to DIR/NAME.json the moment that image is done, so that "
+                   "work needing only some images can start before the build ends (`make test` does).")
 @format_option("the table of results", "with markdown and json, the build's progress goes to stderr")
-def images_build(names: tuple[str, ...], strict: bool | None, jobs: int, fmt: str) -> None:
+def images_build(names: tuple[str, ...], strict: bool | None, jobs: int, results_dir: Path | None, fmt: str) -> None:
     """Build NAMES (default: every image) and their parents; unchanged images are reused.
 
     An image that fails to build is reported and the others go on; the command then exits 1."""
-    from omnidr.images import build_images
+    from omnidr.images import build_images, record_results
 
     shown = out if fmt == "terminal" else err
     with shown.status("building images") as status:
@@ -301,7 +304,8 @@ def images_build(names: tuple[str, ...], strict: bool | None, jobs: int, fmt: st
             status.update(m)
             shown.print(f"  {m}", soft_wrap=True)
 
-        results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress, jobs=jobs)
+        results = build_images(list(names) or None, strict=strict, refresh=True, progress=progress, jobs=jobs,
+                               on_done=record_results(results_dir) if results_dir is not None else None)
     table = Table(title="images")
     for col in ("image", "status", "tag", "image id", "seconds", "drift"):
         table.add_column(col, justify="right" if col in ("seconds", "drift") else "left")

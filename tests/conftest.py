@@ -62,16 +62,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """`make test` builds the images while the tests without Docker run (noxfile.py): a Docker test waits until
-    that build has ended (its exit code in the file OMNIDR_IMAGES_DONE names), so that no test's own time limit
-    runs while an image is still being built."""
-    done = os.environ.get("OMNIDR_IMAGES_DONE")
-    if not done or item.get_closest_marker("docker") is None:
+    the images it needs are done (the sandbox's, and those its `images` marks name; tests/scheduling.py), so that
+    no test's own time limit runs while one of them is still being built. An image the build failed or skipped
+    fails the tests that need it, at once and saying which."""
+    build = scheduling.ImageBuild.from_env()
+    names = scheduling.images_of(item)
+    if build is None or not names:
         return
-    while not os.path.exists(done):
-        time.sleep(1)
-    code = Path(done).read_text().strip()
-    if code != "0":
-        pytest.fail(f"the image build `make test` runs failed (exit code {code}); see .nox/images-build.log")
+    problem = build.wait(names)
+    if problem:
+        pytest.fail(problem, pytrace=False)
 
 
 @pytest.fixture

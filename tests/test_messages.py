@@ -63,6 +63,7 @@ def test_run_checks_the_upstream_key_before_any_attempt(tmp_path):
 
 
 @pytest.mark.docker  # the endpoint is probed from the gateway's outside network, a Docker network
+@pytest.mark.images("codex")
 def test_a_harness_takes_one_model_endpoint_of_either_api(tmp_path):
     line = one_line_error(run_cli("run", "--harness", "claude-code", "--run-dir", tmp_path / "run", "--model", "m",
                                   "--openai-base-url", "http://127.0.0.1:9/v1",
@@ -77,6 +78,7 @@ def test_a_harness_takes_one_model_endpoint_of_either_api(tmp_path):
 
 
 @pytest.mark.docker
+@pytest.mark.images("reference", "claude-code")
 def test_run_stops_before_any_attempt_when_the_model_endpoint_does_not_answer(tmp_path):
     """Probed from the gateway's outside network, through the relay a loopback URL gets."""
     from testkit import free_port

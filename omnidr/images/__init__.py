@@ -8,11 +8,12 @@ from ._build import (
     load_specs,
     lock_images,
     packages_of,
+    record_results,
 )
 from ._docker import docker_client
 from ._spec import BuiltImage, ImagePackages, ImageSpec, PackageDrift
 
 __all__ = [
     "LABEL_NAME", "BuiltImage", "ImagePackages", "ImageSpec", "PackageDrift", "build_images", "content_tag",
-    "docker_client", "list_images", "load_specs", "lock_images", "packages_of",
+    "docker_client", "list_images", "load_specs", "lock_images", "packages_of", "record_results",
 ]

@@ -337,9 +337,11 @@ class _Builder:
         spec = self.specs[name]
         return ([spec.parent] if spec.parent else []) + [n for n in spec.build_after if n in order]
 
-    def build(self, names: list[str], jobs: int = 1) -> list[BuiltImage]:
+    def build(self, names: list[str], jobs: int = 1, on_done: Callable[[BuiltImage], None] | None = None
+              ) -> list[BuiltImage]:
         """Build `names` and their parents, up to `jobs` images at once: an image starts as soon as what
-        it waits for is done, so independent images overlap their downloads and builds."""
+        it waits for is done, so independent images overlap their downloads and builds. `on_done` is told each
+        image's result the moment it is done (built, cached, skipped or failed), before the walk goes on."""
         order = _order(names, self.specs)
         pending = [n for n in order if n not in self.results]
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="image-build") as pool:
@@ -355,7 +357,9 @@ class _Builder:
                     raise RuntimeError(f"no image of {', '.join(pending)} can start: each waits for another")
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
-                    self.results[running.pop(future)] = future.result()
+                    result = self.results[running.pop(future)] = future.result()
+                    if on_done is not None:
+                        on_done(result)
         return [self.results[n] for n in order]
 
     def _build_one(self, name: str) -> BuiltImage:
@@ -635,9 +639,11 @@ def build_images(
     warn: Progress = _warn_once,
     refresh: bool = False,
     jobs: int = 1,
+    on_done: Callable[[BuiltImage], None] | None = None,
 ) -> list[BuiltImage]:
     """Build (or reuse) the named images and their parents; all images when `names` is None; up to
-    `jobs` images at once (an image starts when its parent is done). Results come parents first.
+    `jobs` images at once (an image starts when its parent is done). Results come parents first, and each
+    one goes to `on_done` as soon as that image is done (`record_results` writes them to a folder).
 
     Without `refresh`, an image resolved and built here before is reused without asking the archive
     (what `omnidr eval` and the other stages want: a run keeps its images). With it (`omnidr images
@@ -650,7 +656,19 @@ def build_images(
     specs = load_specs(images_dir)
     builder = _Builder(specs, images_dir, progress, warn, strict_from_env() if strict is None else strict,
                        refresh=refresh)
-    return builder.build(names or list(specs), jobs=jobs)
+    return builder.build(names or list(specs), jobs=jobs, on_done=on_done)
+
+
+def record_results(folder: Path) -> Callable[[BuiltImage], None]:
+    """An `on_done` for `build_images` that writes each image's result, the moment it is done, to
+    `folder/<name>.json` (the BuiltImage, whole, by a rename): another process can start the work that needs
+    an image as soon as its file is there, without waiting for the rest of the build (`make test` does)."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def record(result: BuiltImage) -> None:
+        write_atomic(folder / f"{result.name}.json", result.model_dump_json(indent=1) + "\n")
+
+    return record
 
 
 def lock_images(names: list[str] | None = None, images_dir: Path = IMAGES_DIR,

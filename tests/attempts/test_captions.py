@@ -14,7 +14,7 @@ ROOT = HERE.parents[1]
 TASK = "pendant-lamp-safety"
 VTT = "WEBVTT\n\n00:00:02.000 --> 00:00:05.000\nKill the breaker before you touch the wires\n"
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.images("reference")]
 
 
 def test_the_agent_reads_the_caption_track_beside_the_video(tmp_path, demo_copy, upstream_factory, real_key):

@@ -13,7 +13,7 @@ from attempt_helpers import DEMO, HERE, first_task
 
 ROOT = HERE.parents[1]
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.images("reference")]
 
 
 def test_search_goes_through_the_proxy_which_injects_the_key(tmp_path, client, images, upstream_factory, real_key,

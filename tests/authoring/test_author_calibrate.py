@@ -11,7 +11,8 @@ from testkit import run_cli
 from omnidr.authoring import Package, review_package
 from omnidr.benchmark import verify_snapshot
 
-pytestmark = [pytest.mark.docker, pytest.mark.media, pytest.mark.browser]
+pytestmark = [pytest.mark.docker, pytest.mark.media, pytest.mark.browser,
+              pytest.mark.images("reference", "evaluator")]
 
 
 def test_author_calibrate_runs_r1_r2_r3_on_the_package_and_keeps_it_in_the_trace(tmp_path):

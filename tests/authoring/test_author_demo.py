@@ -12,7 +12,7 @@ from testkit import DEMO, run_cli
 
 from omnidr.benchmark import open_snapshot, validate_snapshot, verify_snapshot
 
-pytestmark = [pytest.mark.docker, pytest.mark.media]
+pytestmark = [pytest.mark.docker, pytest.mark.media, pytest.mark.images("reference")]
 TASK = "pendant-lamp-safety"
 VIDEO = DEMO / "tasks" / TASK / "video.mp4"
 

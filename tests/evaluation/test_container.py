@@ -7,7 +7,7 @@ import ipaddress
 import pytest
 from eval_helpers import DEMO, GOOD, TASK, write_attempt, write_run
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.images("evaluator")]
 
 
 @pytest.fixture

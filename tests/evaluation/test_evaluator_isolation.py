@@ -12,7 +12,7 @@ import time
 import pytest
 from eval_helpers import DEMO, TASK, copy_report, inject, write_attempt, write_run
 
-pytestmark = [pytest.mark.docker, pytest.mark.browser]
+pytestmark = [pytest.mark.docker, pytest.mark.browser, pytest.mark.images("evaluator")]
 
 # What the report tries from inside the page, and how it keeps the probe container alive long enough to be looked
 # at from inside (the page's clock is fixed, so the loop counts on performance.now()).

@@ -17,7 +17,7 @@ from omnidr.attempts import AttemptRecord
 from omnidr.harness import run_system
 from sandbox.models import Budget, ProviderToolsPolicy, read_network_log
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.images("claude-code", "codex")]
 TASK = "pendant-lamp-safety"
 PAGE = "https://en.example-wiki.org/wiki/Neutral-density_filter"  # a page of the demo's replay corpus
 QUERY = "pendant lamp safety standard"

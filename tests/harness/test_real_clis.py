@@ -16,7 +16,7 @@ from omnidr.trajectory import Trajectory
 from omnidr.trajectory._audit import audit_run
 from sandbox.models import Budget
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.images("claude-code", "codex")]
 TASKS = ["pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh"]
 CLIS = {"claude-code": ("claude-code-stream", "2.1.327"), "codex": ("codex-rollout", "0.147.0")}
 

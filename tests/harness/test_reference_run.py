@@ -12,7 +12,7 @@ from omnidr.harness import run_reference
 from omnidr.harness._reference import SCRIPTED_NOTE
 from sandbox.models import Budget
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.images("reference")]
 TASKS = ["pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh"]
 
 

@@ -99,6 +99,8 @@ def test_unserved_lock_builds_with_the_served_version_strict_refuses_and_lock_re
 
 
 def test_a_failing_image_is_reported_and_the_others_are_still_built(tmp_path, client):
+    """... and with --results-dir each image's result is also a file of its own (what `make test`'s Docker tests
+    wait on): the failure with its reason, so that the tests needing that image fail saying why."""
     build_images(["base"])
     folder = tmp_path / "images"
     shutil.copytree(ROOT / "images" / "base", folder / "base")
@@ -108,13 +110,18 @@ def test_a_failing_image_is_reported_and_the_others_are_still_built(tmp_path, cl
             {"name": name, "description": "test", "kind": "dockerfile", "parent": "base"}))
         (folder / name / "Dockerfile").write_text(f"ARG BASE_IMAGE\nFROM ${{BASE_IMAGE}}\n{run}\n")
     try:
-        r = _cli(folder, "build")
+        r = _cli(folder, "build", "--results-dir", str(tmp_path / "results"))
         assert r.returncode == 1, r.stdout + r.stderr
         assert "Traceback" not in r.stdout + r.stderr
         failed = [line for line in r.stdout.splitlines() if line.startswith("failed probe-broken:")]
         assert len(failed) == 1 and "docker build of probe-broken failed" in failed[0]
         assert client.images.list(filters={"label": "org.omnidr.image=probe-fine"})  # built despite the other
         assert re.search(r"probe-fine\s*│\s*built", r.stdout) and re.search(r"probe-broken\s*│\s*failed", r.stdout)
+        results = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "results").glob("*.json")}
+        assert set(results) == {"base", "probe-broken", "probe-fine"} and results["base"]["tag"]
+        assert (results["probe-broken"]["status"], results["probe-fine"]["status"]) == ("failed", "built")
+        assert "docker build of probe-broken failed" in results["probe-broken"]["reason"]
+        assert results["probe-fine"]["tag"].startswith("omnidr/probe-fine:") and results["probe-fine"]["image_id"]
     finally:
         for image in client.images.list(filters={"label": "org.omnidr.image=probe-fine"}):
             client.images.remove(image.id, force=True)

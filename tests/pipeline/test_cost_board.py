@@ -7,7 +7,7 @@ import json
 import pytest
 from testkit import DEMO, run_cli
 
-pytestmark = [pytest.mark.docker, pytest.mark.browser]
+pytestmark = [pytest.mark.docker, pytest.mark.browser, pytest.mark.images("reference")]
 TASK = "sky-blue-rayleigh"
 TEST_PRICE = {"input_per_mtok": 3.0, "cached_input_per_mtok": 0.3, "output_per_mtok": 15.0}
 

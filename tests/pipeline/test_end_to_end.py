@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from testkit import DEMO, ROOT, follow_links, free_port, kill_session, run_cli, said
 
-pytestmark = [pytest.mark.docker, pytest.mark.browser]
+pytestmark = [pytest.mark.docker, pytest.mark.browser, pytest.mark.images("reference")]
+# what a test that reads `demo_run` needs besides: the run is scored in the evaluator image
+SCORED_IN_THE_EVALUATOR = pytest.mark.images("evaluator")
 SYSTEM = "reference-full-scripted"
 TASKS = ("pendant-lamp-safety", "nd-filter-waterfall", "sky-blue-rayleigh")
 
@@ -50,6 +52,7 @@ def demo_run(tmp_path_factory):
     return root, r.stdout
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
     root, stdout = demo_run
     system = root / SYSTEM
@@ -92,6 +95,7 @@ def test_make_eval_runs_the_demo_offline_and_writes_the_results(demo_run):
     assert log.rstrip().endswith(log.splitlines()[-1]) and "omnidr._runlog: done: " in log.splitlines()[-1]
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_runs_record_every_package_version_of_the_images_they_used(demo_run, client):
     from omnidr.images import packages_of
 
@@ -109,6 +113,7 @@ def test_runs_record_every_package_version_of_the_images_they_used(demo_run, cli
     assert env["images"]["reference"]["packages"] == record["image_packages"]["agent"]
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
     from playwright.sync_api import sync_playwright
 
@@ -147,6 +152,7 @@ def test_the_summary_page_shows_the_plot_and_the_table_in_chromium(demo_run):
     assert '"task_id"' in opened["evaluation"] and opened["report"].strip() and opened["audit"].strip()
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_rerunning_resumes_without_redoing_or_duplicating_anything(demo_run):
     from mlflow import MlflowClient
 
@@ -163,6 +169,7 @@ def test_rerunning_resumes_without_redoing_or_duplicating_anything(demo_run):
     assert len(client.search_traces(locations=[exp.experiment_id])) == 3  # and one trace per attempt
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_rerun_with_other_settings_is_refused(demo_run):
     root, _ = demo_run
     r = run_cli("eval", "--snapshot", DEMO, "--budget", "attempts=1", "--runs-root", root.parent)
@@ -172,6 +179,7 @@ def test_rerun_with_other_settings_is_refused(demo_run):
     assert len(said(r.stderr)) == 1
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_mlflow_holds_a_parent_per_system_and_a_child_per_attempt(demo_run):
     from mlflow import MlflowClient
 
@@ -258,6 +266,7 @@ def _open_until(page, url: str, *texts: str, tries: int = 4) -> None:
                                      + page.inner_text("body")[:2000]) from e
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_mlflow_ui_shows_the_runs(demo_run):
     from mlflow import MlflowClient
     from playwright.sync_api import sync_playwright
@@ -288,6 +297,7 @@ def test_mlflow_ui_shows_the_runs(demo_run):
     assert "score" in run_page and "total_tokens" in run_page
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_archive_verify_and_rescore_round_trip(demo_run, tmp_path):
     root, _ = demo_run
     archive = tmp_path / "archive"
@@ -658,6 +668,7 @@ def _whole(text: str, cells: list[str]) -> None:
 
 
 @pytest.mark.parametrize("columns", [80, 200])
+@SCORED_IN_THE_EVALUATOR
 def test_the_terminal_tables_of_the_demo_fit_80_and_200_columns(demo_run, columns):
     """audit, leaderboard, harnesses and images list at COLUMNS=80 and 200: every id and number of their tables
     (as --format markdown prints them) appears whole, nothing is cut, no line is wider than the window; the
@@ -695,6 +706,7 @@ def _kill_a_worker(engine, folder: Path, killed: list[tuple[str, int]]) -> None:
         time.sleep(0.2)
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_a_skeleton_in_place_of_a_delivered_report_is_a_failure_whichever_command_scores_it(demo_run, tmp_path):
     """Paper App. F.1: a run succeeds only when its report can be parsed by the evaluator, and an unfilled skeleton
     fails. The attempt said success; `omnidr score` (the evaluator's own report check) and the leaderboard built
@@ -719,6 +731,7 @@ def test_a_skeleton_in_place_of_a_delivered_report_is_a_failure_whichever_comman
     assert (row["successes"], row["tasks"]) == (2, 3), row
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_worker_is_lost(demo_run, tmp_path):
     """A local Ray cluster (head plus worker processes) and an MLflow tracking server with its own
     artifact store: the deployment shape the README describes, on one machine. The Ray worker running one
@@ -849,6 +862,7 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     judge.stop()
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_judge_agreement_with_human_labels_of_the_demo_reports(demo_run, tmp_path):
     """Three raters label ten atoms of one report and rate all three reports; every figure is worked
     out by hand from the machine's own outcomes (App. A.5-A.6)."""
@@ -912,6 +926,7 @@ def test_judge_agreement_with_human_labels_of_the_demo_reports(demo_run, tmp_pat
     assert run_cli("labels", "import", bad, root).stderr.startswith(f"error: {bad}:1: not a JSON object")
 
 
+@SCORED_IN_THE_EVALUATOR
 def test_judge_stability_finds_exactly_the_criteria_an_unstable_judge_decided_two_ways(demo_run):
     """A loopback judge flips a seeded 1% of its answers; three repeats of the three demo reports. The
     criteria the command calls non-unanimous are exactly those whose decided verdict (a gate's majority
@@ -1017,6 +1032,7 @@ def test_calibration_of_the_demo_passes_and_a_worse_r2_report_fails_it(tmp_path)
     assert f"warning: calibration.json: tasks.{task}: calibration fails: R1 < R2 < R3 does not hold" in validate.stdout
 
 
+@pytest.mark.images("claude-code", "codex")
 def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_path):
     """The paper's harness matrix in small, offline: Claude Code and Codex, each on an OpenAI-compatible and
     on an Anthropic-compatible scripted model (`make eval` four times into one run root); the gateway
@@ -1067,6 +1083,7 @@ def test_the_demo_leaderboard_holds_both_clis_on_both_kinds_of_model_server(tmp_
 LADDER = ("interface_only", "video", "text_web", "multimodal", "full")
 
 
+@pytest.mark.images("claude-code", "codex")
 def test_the_capability_ladder_on_the_reference_agent_and_on_claude_code_and_the_skills_codex_is_told_of(tmp_path):
     """Paper App. F.5 on two harnesses: the same full script at every level, with the research skills of
     the level installed. A skill that is not installed fails as a missing command; the report that can

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from testkit import DEMO, ROOT, run_cli
 
-pytestmark = [pytest.mark.docker, pytest.mark.browser]
+pytestmark = [pytest.mark.docker, pytest.mark.browser, pytest.mark.images("reference")]
 TASK = "pendant-lamp-safety"
 SYSTEM = "reference-full-scripted"
 

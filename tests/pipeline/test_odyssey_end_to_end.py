@@ -11,7 +11,7 @@ import pytest
 from testkit import ROOT, run_cli
 from videoodyssey_release import make_release
 
-pytestmark = [pytest.mark.docker]
+pytestmark = [pytest.mark.docker, pytest.mark.images("reference")]
 SNAPSHOT = ROOT / "snapshots/demo-odyssey"
 FULL = "direct-video+subtitles+audio-32f-full-scripted"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from testkit import DEMO, ROOT
 
-pytestmark = [pytest.mark.docker, pytest.mark.browser]
+pytestmark = [pytest.mark.docker, pytest.mark.browser, pytest.mark.images("reference")]
 CI_MARKERS = ("PYTEST_CURRENT_TEST", "CI", "GITHUB_ACTIONS", "MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK",
               "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN", "RAY_AUTH_MODE")
 

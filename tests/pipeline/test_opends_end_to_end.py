@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from testkit import ROOT, run_cli
 
-pytestmark = [pytest.mark.docker]
+pytestmark = [pytest.mark.docker, pytest.mark.images("reference", "claude-code")]
 SNAPSHOT = "SNAPSHOT=snapshots/demo-opends"
 TASKS = ("river-gauge-flood", "astrolabe-donor", "coffee-lot-buyer", "calculator-capacitor")
 

@@ -20,7 +20,7 @@ from omnidr.benchmark import TaskKind as TaskFormat
 from omnidr.evaluation import AnswerJudgement, AnswerRequest, AnswerVerdict, JudgeIdentity, score_answers_with
 from omnidr.pipeline.kinds import AnswerKind, Scoring, kind_named, register_kind, registered_kinds
 
-pytestmark = [pytest.mark.docker]
+pytestmark = [pytest.mark.docker, pytest.mark.images("reference")]
 
 OPENDS = ROOT / "snapshots" / "demo-opends"
 TASKS = ("river-gauge-flood", "astrolabe-donor")

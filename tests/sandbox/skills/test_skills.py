@@ -170,7 +170,8 @@ print(json.dumps(out))
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("image", ["reference", "claude-code", "codex"])
+@pytest.mark.parametrize("image", [pytest.param(n, marks=pytest.mark.images(n))
+                                   for n in ("reference", "claude-code", "codex")])
 def test_every_skill_runs_in_every_agent_image(image, client, tmp_path):
     """Each skill, as a CLI harness's shell runs it, in each agent image; pages come from a corpus server
     container on a project network (the sandbox's proxy is tested elsewhere)."""
