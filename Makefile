@@ -61,7 +61,8 @@ images: setup
 	$(BIN)/omnidr images build --jobs '$(IMAGE_JOBS)'
 
 # The whole suite on parallel workers (TEST_WORKERS=N to choose; default one per core); the images are built
-# (IMAGE_JOBS at once) while the tests that need no Docker run, and the Docker tests run once they are ready.
+# (IMAGE_JOBS at once) while the tests that need no Docker run, and each Docker test runs once the images it needs
+# are built.
 test: setup $(WHEELHOUSE)
 	IMAGE_JOBS='$(IMAGE_JOBS)' $(BIN)/nox -s tests
 
