@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nox
@@ -54,6 +55,7 @@ def tests(session: nox.Session) -> None:
               'echo $? > "$2/.exit.tmp" && mv "$2/.exit.tmp" "$2/exit"')
     with log_path.open("w") as log:
         session.log(f"building the images in the background (log: {log_path})")
+        started = time.time()
         build = subprocess.Popen(["sh", "-c", script, sys.executable, jobs, str(results)], stdout=log,
                                  stderr=subprocess.STDOUT)
         try:
@@ -62,6 +64,9 @@ def tests(session: nox.Session) -> None:
         finally:
             build.wait()
             print(log_path.read_text(), end="", flush=True)
+            # when each image was there for the tests that wait on it, from the start of the build
+            done = sorted((p.stat().st_mtime - started, p.stem) for p in results.glob("*.json"))
+            print("images ready after: " + ", ".join(f"{name} {s:.0f} s" for s, name in done), flush=True)
     exit_file = results / "exit"
     code = exit_file.read_text().strip() if exit_file.is_file() else "unknown"
     if code != "0":
