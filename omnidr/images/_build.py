@@ -526,7 +526,9 @@ class _Builder:
                 code, output = container.exec_run(cmd, environment={"DEBIAN_FRONTEND": "noninteractive"})
                 return code, output.decode("utf-8", "replace")
 
-            code, text = run(["apt-get", "update", "-qq"])
+            # the package indices only: the translated descriptions (Translation-en, 6 MB of the 15 MB an update
+            # fetches for bookworm) are read by nothing here
+            code, text = run(["apt-get", "update", "-qq", "-o", "Acquire::Languages=none"])
             if code != 0:
                 raise RuntimeError(f"apt-get update failed in {parent_tag}: {' | '.join(text.strip().splitlines()[-2:])}")
             code, text = run(["dpkg-query", "-W", "-f", "${Package}=${Version}\\n"])
