@@ -669,6 +669,7 @@ def _whole(text: str, cells: list[str]) -> None:
 
 @pytest.mark.parametrize("columns", [80, 200])
 @SCORED_IN_THE_EVALUATOR
+@pytest.mark.images("claude-code", "codex")  # `images list` shows every image: none may change between its two calls
 def test_the_terminal_tables_of_the_demo_fit_80_and_200_columns(demo_run, columns):
     """audit, leaderboard, harnesses and images list at COLUMNS=80 and 200: every id and number of their tables
     (as --format markdown prints them) appears whole, nothing is cut, no line is wider than the window; the
