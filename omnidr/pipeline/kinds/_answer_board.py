@@ -248,12 +248,12 @@ def answer_board(found: list[ScoredAnswers], snapshot: Path, task_ids: list[str]
                  with_comparisons: bool = False) -> AnswerLeaderboard:
     """The accuracy leaderboard of scored answer systems over `task_ids`, with the snapshot's task labels (and, for
     multiple choice, its videos)."""
-    from omnidr.benchmark import TaskKind, open_snapshot
+    from omnidr.benchmark import TaskFormat, open_snapshot
     from omnidr.scoring import build_answer_leaderboard
 
     snap = open_snapshot(snapshot)
     systems = [f.system for f in found]
-    if snap.kind is TaskKind.mcq:
+    if snap.kind is TaskFormat.mcq:
         questions = [b.mcq for b in snap.tasks.values() if b.mcq is not None]
         return build_answer_leaderboard(systems, questions, task_ids, videos=snap.videos,
                                         with_comparisons=with_comparisons)
