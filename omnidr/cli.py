@@ -86,7 +86,6 @@ def snapshot_validate(path: Path, no_videos: bool) -> None:
     Exits 1 when there is an error; warnings are printed and need a review decision in
     reviewed-warnings.json before `snapshot freeze` accepts them.
     """
-    from omnidr.benchmark import TaskKind
     from omnidr.pipeline import full_validation
 
     report = full_validation(path, check_videos=not no_videos)
@@ -94,7 +93,7 @@ def snapshot_validate(path: Path, no_videos: bool) -> None:
     snap = report.snapshot
     atoms = sum(len(b.rubric.atoms) for b in snap.tasks.values() if b.rubric)
     pending = len(report.unreviewed)
-    counted = (f"{len(snap.tasks)} question(s) on {len(snap.videos)} video(s)" if snap.kind is TaskKind.mcq
+    counted = (f"{len(snap.tasks)} question(s) on {len(snap.videos)} video(s)" if snap.kind.shared_videos
                else f"{len(snap.tasks)} task(s), {atoms} atom(s)")
     summary = (f"{path}: {counted}: {len(report.errors)} error(s), "
                f"{len(report.warnings)} warning(s)" + (f", {pending} without a review decision" if pending else ""))

@@ -31,7 +31,7 @@ from ._admission import Admission, Cancelled, NotStarted
 from ._backend import SandboxBackend, SandboxFault, direct_session, one_line
 from ._contract import Harness
 from ._models import AttemptReason, AttemptRecord, BudgetUse, DoorPolicy
-from ._spec import ANSWER_KIND_VALUES, AttemptSpec
+from ._spec import AttemptSpec
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +142,13 @@ class AttemptSandbox:
         # Engine faults end the attempt as infra_error (retried, not counted), keeping whatever could be copied.
         copied = self.sandbox.copy_out(dirs)
         fault = fault or copied
-        if spec.task_kind in ANSWER_KIND_VALUES and fault is None:
+        if spec.delivers_answer and fault is None:
             self._settle_answer(dirs, record, timed_out or stalled is not None, exit_code)
         self.sandbox.end_doors(dirs)
         use = self._gateway_state(dirs)
         if fault is not None:
             return self._finish(record, AttemptReason.infra_error, fault, exit_code, wall_s=wall, use=use)
-        if spec.task_kind in ANSWER_KIND_VALUES:
+        if spec.delivers_answer:
             reason, detail = self._answer_reason(dirs, record, use, stalled)
         else:
             reason, detail = self._reason(dirs, timed_out, exit_code, wall, use, stalled)

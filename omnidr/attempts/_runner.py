@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from omnidr._files import write_atomic
 from omnidr._records import DiskRecord
-from omnidr.benchmark import HYPERPARAMETERS_FILE, Snapshot, TaskKind, evidence_brief
+from omnidr.benchmark import HYPERPARAMETERS_FILE, Snapshot, TaskFormat, evidence_brief
 from omnidr.errors import UserError
 from omnidr.paths import AttemptPaths, RunPaths
 from sandbox.models import Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, ProxyMode, SearchDoor
@@ -190,24 +190,34 @@ def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harne
     video, instruction (App. G.1) and report contract; a short-answer task's video, research prompt (paper 002,
     App. C.3.1), protocol file and finalization stage (App. C.2.3); a multiple-choice question's prepared inputs
     (paper 004: sampled frames, subtitles, audio) and its question file."""
+    fields = _FORMAT_FIELDS[snap.kind](snap, task_id, config, harness)
+    return dict(fields, task_kind=snap.kind.value, delivers_answer=snap.kind.delivers_answer)
+
+
+def _own_video(snap: Snapshot, task_id: str) -> dict:
+    """The video of a task with a video of its own, and its captions."""
     bundle = snap.tasks[task_id]
-    if snap.kind is TaskKind.mcq:
-        return _question_fields(snap, task_id, harness)
     video = bundle.video
     assert video is not None  # a loaded snapshot has every task's model
-    common = dict(video=bundle.folder / video.file, captions=tuple(bundle.folder / c.file for c in video.captions))
-    if snap.kind is TaskKind.short_answer:
-        question, protocol = bundle.question, snap.protocol
-        assert question is not None and protocol is not None
-        protocol_file = Path(snap.root) / HYPERPARAMETERS_FILE  # mounted as /input/protocol.json
-        return dict(common, task_kind=TaskKind.short_answer.value, contract_dir=None, protocol_file=protocol_file,
-                    instruction=answer_instruction(question, f"/input/{video.file}", protocol),
-                    finalize=protocol.finalize_request(question.question, config.model),
-                    context_handling="paper-compaction" if harness.name == "reference" else "harness-native")
-    task = bundle.task
-    assert task is not None and snap.contract_file is not None
+    return dict(video=bundle.folder / video.file, captions=tuple(bundle.folder / c.file for c in video.captions))
+
+
+def _short_answer_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harness) -> dict:
+    question, protocol, video = snap.tasks[task_id].question, snap.protocol, snap.tasks[task_id].video
+    assert question is not None and protocol is not None and video is not None
+    protocol_file = Path(snap.root) / HYPERPARAMETERS_FILE  # mounted as /input/protocol.json
+    return dict(_own_video(snap, task_id), contract_dir=None, protocol_file=protocol_file,
+                instruction=answer_instruction(question, f"/input/{video.file}", protocol),
+                finalize=protocol.finalize_request(question.question, config.model),
+                context_handling="paper-compaction" if harness.name == "reference" else "harness-native")
+
+
+def _report_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harness) -> dict:
+    bundle = snap.tasks[task_id]
+    task, video = bundle.task, bundle.video
+    assert task is not None and video is not None and snap.contract_file is not None
     return dict(
-        common, contract_dir=(snap.root / snap.contract_file).parent,
+        _own_video(snap, task_id), contract_dir=(snap.root / snap.contract_file).parent,
         instruction=instruction(task, f"/input/{video.file}", "/output/report", "/input/contract")
         + ("\n" + evidence_brief(bundle.facts, task.language) if config.evidence_brief and bundle.facts else ""),
         report_entry=snap.contract.entry if snap.contract else "index.html",
@@ -224,7 +234,7 @@ def media_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "omnidr" / "media"
 
 
-def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
+def _question_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harness) -> dict:
     """A multiple-choice question's attempt: the inputs its system's setting asks for, prepared on the host once
     per (video, frames, window) and mounted read-only (paper 004, App. D.5 and F.1); the question without its key."""
     from omnidr.benchmark import InputSetting
@@ -245,8 +255,13 @@ def _question_fields(snap: Snapshot, task_id: str, harness: Harness) -> dict:
                                media_cache())
     question = McqQuestion(id=task.id, question=task.question, options=list(task.options),
                            template=protocol.official_prompt if setting.protocol == "official" else None)
-    return dict(video=Path(snap.root) / video.file, task_kind=TaskKind.mcq.value, contract_dir=None,
+    return dict(video=Path(snap.root) / video.file, contract_dir=None,
                 instruction=question_text(question), question=question, media_dir=media)
+
+
+_FORMAT_FIELDS = {TaskFormat.report: _report_fields, TaskFormat.short_answer: _short_answer_fields,
+                  TaskFormat.mcq: _question_fields}
+"""What an attempt of each task format is given and must deliver."""
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.models import (
-    MCQ_KIND,
-    SHORT_ANSWER_KIND,
     Budget,
     FinalizeRequest,
     McqQuestion,
@@ -17,8 +15,6 @@ from sandbox.models import (
 )
 
 from ._models import SandboxLimits, Upstream
-
-ANSWER_KIND_VALUES = (SHORT_ANSWER_KIND, MCQ_KIND)  # kinds delivered as /output/answer.json (TaskKind's ANSWER_KINDS)
 
 
 @dataclass(frozen=True)
@@ -56,7 +52,8 @@ class AttemptSpec:
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
     extra_labels: dict[str, str] = field(default_factory=dict)
-    task_kind: str = "report"  # what the agent delivers: a report folder, or (short_answer) /output/answer.json
+    task_kind: str = "report"  # the task format, told to the agent (OMNIDR_TASK_KIND) and recorded in attempt.json
+    delivers_answer: bool = False  # the agent delivers /output/answer.json (an answer), not a report folder
     protocol_file: Path | None = None  # short_answer: the protocol, mounted at /input/protocol.json
     finalize: FinalizeRequest | None = None  # short_answer: the finalization stage run when research gave no answer
     context_handling: str | None = None  # short_answer: paper-compaction (reference agent) or harness-native

@@ -28,7 +28,7 @@ from ._facts import (
 )
 from ._facts import FactType as EvidenceFactType
 from ._hyperparameters import EXTERNAL, Hyperparameters, ReferenceBudgets
-from ._kinds import ANSWER_KINDS, BUILT_KINDS, TaskKind, kind_name, register_task_format, task_format
+from ._kinds import BUILT_KINDS, TaskFormat, kind_name, register_task_format, task_format
 from ._manifest import MANIFEST_FILE, ManifestDiff, SnapshotManifest, diff_files, hash_files
 from ._mcq import (
     CCL_BINS,
@@ -89,10 +89,10 @@ from ._taxonomy import Family, taxonomy
 from ._validate import sha256_file, subjective_wording
 
 __all__ = [
-    "SNAPSHOT_FILE", "ANSWER_KINDS", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
+    "SNAPSHOT_FILE", "CCL_BINS", "CHANCE_ACCURACY", "VIDEOS_FILE", "AudioType", "CclWindow", "InputSetting",
     "McqProtocol", "McqSubtitles", "McqTask", "McqVideo", "McqVideos", "QuestionDimension", "Subset", "ccl_bin",
     "DURATION_BINS", "OTHER_DURATION", "OFFICIAL_FRAMES", "OFFICIAL_MODES", "ReleaseQuestionRef", "ReleaseVideoRef", "certificate_bin", "duration_bin", "parse_time_reference",
-    "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskKind", "kind_name", "register_task_format", "task_format", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
+    "HYPERPARAMETERS_FILE", "BUILT_KINDS", "TaskFormat", "kind_name", "register_task_format", "task_format", "DURATION_GROUPS", "FORMAT_CATEGORIES", "AccessType", "Compaction", "Domain", "Modality",
     "ShortAnswerProtocol", "ShortAnswerTask", "duration_group", "format_category",
     "CALIBRATION_FILE", "evidence_brief", "REVIEW_FILE", "Calibration", "CalibrationScores", "WarningReview", "WarningReviews", "calibration_problem",
     "RELEASE_DENYLIST", "Atom", "Difficulty", "Dimension", "Direction", "DirectionInventory",

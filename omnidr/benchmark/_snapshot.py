@@ -13,7 +13,7 @@ from ._calibration import CALIBRATION_FILE, Calibration
 from ._contract import ReportContract
 from ._facts import FactLibrary
 from ._hyperparameters import Hyperparameters
-from ._kinds import TaskKind, kind_name, task_format
+from ._kinds import TaskFormat, kind_name, task_format
 from ._mcq import VIDEOS_FILE, McqProtocol, McqTask, McqVideo, McqVideos
 from ._review import REVIEW_FILE, WarningReviews
 from ._rubric import RubricTree
@@ -56,6 +56,12 @@ class TaskBundle:
     mcq: McqTask | None = None
 
     @property
+    def answer_task(self) -> ShortAnswerTask | McqTask | None:
+        """The question of a task answered in `/output/answer.json` (None for a report task, or when it did not
+        load)."""
+        return self.question or self.mcq
+
+    @property
     def video(self) -> SourceVideo | None:
         """The task's source video, of a report or short-answer task (a question's is in `Snapshot.videos`)."""
         item = self.task or self.question
@@ -95,14 +101,14 @@ class Snapshot:
         return self.videos.get(bundle.mcq.video) if bundle is not None and bundle.mcq is not None else None
 
     @property
-    def kind(self) -> TaskKind:
+    def kind(self) -> TaskFormat:
         """The task format of the snapshot's tasks (a registered kind's is the built-in format it builds on)."""
-        return (task_format(self.info.task_kind) or TaskKind.report) if self.info is not None else TaskKind.report
+        return (task_format(self.info.task_kind) or TaskFormat.report) if self.info is not None else TaskFormat.report
 
     @property
     def kind_name(self) -> str:
         """The kind the snapshot declares (`snapshot.json`'s `task_kind`), as the kinds registry knows it."""
-        return kind_name(self.info.task_kind) if self.info is not None else TaskKind.report.value
+        return kind_name(self.info.task_kind) if self.info is not None else TaskFormat.report.value
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -145,16 +151,36 @@ def load_model(root: Path, rel: str, model: type[M], problems: list[Problem]) ->
         return None
 
 
-def _question_bundle(root: Path, folder: Path, task_id: str, kind: TaskKind, problems: list[Problem]) -> TaskBundle:
+@dataclass(frozen=True)
+class _Layout:
+    """How the tasks of one format are stored: the model of `hyperparameters.json` and the `Snapshot` field it
+    fills; for a question format, the model of its one `task.json` and the `TaskBundle` field it fills (a report
+    task is three files: task, facts and rubric)."""
+
+    protocol: type[BaseModel]
+    protocol_field: str
+    question: type[ShortAnswerTask] | type[McqTask] | None = None
+    question_field: str = ""
+
+
+_LAYOUTS: dict[TaskFormat, _Layout] = {
+    TaskFormat.report: _Layout(Hyperparameters, "hyperparameters"),
+    TaskFormat.short_answer: _Layout(ShortAnswerProtocol, "protocol", ShortAnswerTask, "question"),
+    TaskFormat.mcq: _Layout(McqProtocol, "mcq_protocol", McqTask, "mcq"),
+}
+
+
+def _question_bundle(root: Path, folder: Path, task_id: str, layout: _Layout, problems: list[Problem]) -> TaskBundle:
     """A short-answer or multiple-choice task: one task.json, whose id must be its folder's name."""
     base = f"tasks/{task_id}"
-    question = load_model(root, f"{base}/task.json", ShortAnswerTask, problems) if kind is TaskKind.short_answer else None
-    mcq = load_model(root, f"{base}/task.json", McqTask, problems) if kind is TaskKind.mcq else None
-    loaded = question or mcq
+    assert layout.question is not None
+    loaded = load_model(root, f"{base}/task.json", layout.question, problems)
     if loaded is not None and loaded.id != task_id:
         problems.append(Problem("error", f"{base}/task.json", "id", f"'{loaded.id}' differs from its folder "
                                 f"name '{task_id}'"))
-    return TaskBundle(folder, None, None, None, question=question, mcq=mcq)
+    bundle = TaskBundle(folder, None, None, None)
+    setattr(bundle, layout.question_field, loaded)
+    return bundle
 
 
 def load_snapshot(root: Path | str) -> Snapshot:
@@ -166,18 +192,14 @@ def load_snapshot(root: Path | str) -> Snapshot:
         raise FileNotFoundError(f"{root}: not a snapshot folder (no {SNAPSHOT_FILE})")
     problems: list[Problem] = []
     info = load_model(root, SNAPSHOT_FILE, SnapshotInfo, problems)
-    kind = (task_format(info.task_kind) or TaskKind.report) if info is not None else TaskKind.report
-    hyper = protocol = mcq_protocol = None
-    if kind is TaskKind.short_answer:
-        protocol = load_model(root, HYPERPARAMETERS_FILE, ShortAnswerProtocol, problems)
-    elif kind is TaskKind.mcq:
-        mcq_protocol = load_model(root, HYPERPARAMETERS_FILE, McqProtocol, problems)
-    else:
-        hyper = load_model(root, HYPERPARAMETERS_FILE, Hyperparameters, problems)
+    kind = (task_format(info.task_kind) or TaskFormat.report) if info is not None else TaskFormat.report
+    layout = _LAYOUTS[kind]
+    protocol = load_model(root, HYPERPARAMETERS_FILE, layout.protocol, problems)
     corpus = load_model(root, SNAPSHOT_CORPUS_FILE, WebCorpus, problems) if (root / SNAPSHOT_CORPUS_FILE).exists() else None
     contract = None
-    snap = Snapshot(root, info, hyper, None, corpus, problems=problems, protocol=protocol, mcq_protocol=mcq_protocol)
-    if kind is TaskKind.mcq:
+    snap = Snapshot(root, info, None, None, corpus, problems=problems)
+    setattr(snap, layout.protocol_field, protocol)
+    if kind.shared_videos:
         videos = load_model(root, VIDEOS_FILE, McqVideos, problems)
         snap.videos = {v.id: v for v in videos.videos} if videos is not None else {}
     if (root / REVIEW_FILE).exists():
@@ -197,8 +219,8 @@ def load_snapshot(root: Path | str) -> Snapshot:
         if not folder.is_dir():
             problems.append(Problem("error", SNAPSHOT_FILE, f"tasks[{i}]", f"task folder tasks/{task_id}/ is missing"))
             continue
-        if kind in (TaskKind.short_answer, TaskKind.mcq):  # one task.json per question
-            snap.tasks[task_id] = _question_bundle(root, folder, task_id, kind, problems)
+        if layout.question is not None:  # one task.json per question
+            snap.tasks[task_id] = _question_bundle(root, folder, task_id, layout, problems)
             continue
         base = f"tasks/{task_id}"
         task = load_model(root, f"{base}/task.json", Task, problems)

@@ -14,7 +14,7 @@ from ._contract import data_schema
 from ._evidence import derive_difficulty, derive_verifications, registrable_domain
 from ._facts import EvidenceRecord, EvidenceSource, Origin, Verification
 from ._hyperparameters import Hyperparameters, ReferenceBudgets
-from ._kinds import TaskKind
+from ._kinds import TaskFormat
 from ._mcq import VIDEOS_FILE
 from ._rubric import (
     Atom,
@@ -72,16 +72,17 @@ def _normalize(text: str) -> str:
 def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
     """Run every static check; returns load problems followed by check findings."""
     out = list(snap.problems)
+    if snap.info is None:
+        return out
+    _FORMAT_CHECKS[snap.kind](snap, out, check_videos)
+    return out
+
+
+def _check_report_snapshot(snap: Snapshot, out: list[Problem], check_videos: bool) -> None:
+    """A report snapshot: its inventory and probe catalog versions, contract, corpus, example reports, tasks and
+    calibration."""
     info = snap.info
-    if info is None:
-        return out
-    if snap.kind is TaskKind.short_answer:
-        _check_corpus(snap, out)
-        _check_short_answers(snap, out, check_videos)
-        return out
-    if snap.kind is TaskKind.mcq:
-        _check_mcq(snap, out, check_videos)
-        return out
+    assert info is not None
     inventory = direction_inventory()
     if info.inventory_version != inventory.version:
         out.append(Problem("error", "snapshot.json", "inventory_version",
@@ -97,7 +98,11 @@ def validate(snap: Snapshot, check_videos: bool = True) -> list[Problem]:
     for task_id, bundle in snap.tasks.items():
         _check_task(snap, task_id, bundle, out, check_videos)
     _check_calibration(snap, out)
-    return out
+
+
+def _check_short_answer_snapshot(snap: Snapshot, out: list[Problem], check_videos: bool) -> None:
+    _check_corpus(snap, out)
+    _check_short_answers(snap, out, check_videos)
 
 
 def _check_calibration(snap: Snapshot, out: list[Problem]) -> None:
@@ -494,3 +499,8 @@ def _check_difficulty_balance(rf: str, atoms: list[Atom], out: list[Problem]) ->
         if count / len(atoms) > MAX_DIFFICULTY_SHARE:
             out.append(Problem("warning", rf, "atoms",
                                f"difficulty balance: {count} of {len(atoms)} atoms are {level.value}"))
+
+
+_FORMAT_CHECKS = {TaskFormat.report: _check_report_snapshot, TaskFormat.short_answer: _check_short_answer_snapshot,
+                  TaskFormat.mcq: _check_mcq}
+"""The static checks of each task format's snapshots."""

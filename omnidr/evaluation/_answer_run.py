@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from omnidr._files import write_atomic
-from omnidr.benchmark import ANSWER_KINDS, McqTask, ShortAnswerTask, Snapshot, TaskKind
+from omnidr.benchmark import McqTask, ShortAnswerTask, Snapshot, TaskFormat
 from omnidr.errors import UserError
 from omnidr.paths import EVALUATION_FILE, SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import ToolUse, tool_use
@@ -54,10 +54,14 @@ AnswerTask = ShortAnswerTask | McqTask
 """A task answered in `/output/answer.json`."""
 
 
-def answer_kind(tasks: "Mapping[str, AnswerTask] | Sequence[AnswerTask]") -> TaskKind:
-    """The task kind of a set of answer tasks (all of one kind: a snapshot has one)."""
+_TASK_FORMATS: dict[type, TaskFormat] = {ShortAnswerTask: TaskFormat.short_answer, McqTask: TaskFormat.mcq}
+"""The task format of each answer task model."""
+
+
+def answer_format(tasks: "Mapping[str, AnswerTask] | Sequence[AnswerTask]") -> TaskFormat:
+    """The task format of a set of answer tasks (all of one format: a snapshot has one); short answers for none."""
     items = list(tasks.values()) if isinstance(tasks, Mapping) else list(tasks)
-    return TaskKind.mcq if items and all(isinstance(t, McqTask) for t in items) else TaskKind.short_answer
+    return _TASK_FORMATS[type(items[0])] if items else TaskFormat.short_answer
 
 
 def answer_request(task: AnswerTask, candidate: str, execution_error: str | None) -> AnswerRequest:
@@ -196,7 +200,7 @@ def answer_tasks(snap: Snapshot, task_ids: Sequence[str]) -> dict[str, AnswerTas
         if bundle is None:
             raise UserError(f"task '{task_id}' is not in the snapshot {snap.root}; pass the snapshot the run used "
                             "(--snapshot)")
-        task = bundle.mcq if snap.kind is TaskKind.mcq else bundle.question
+        task = bundle.answer_task
         if task is None:
             problem = next((p.line() for p in snap.problems if p.file.startswith(f"tasks/{task_id}/")),
                            "task.json did not load")
@@ -215,31 +219,57 @@ def task_line(ev: AnswerEvaluation) -> TaskScore:
                      correct=ev.verdict.correct if ev.verdict is not None else None)
 
 
-def answer_judge_identity(settings: JudgeSettings | None, kind: TaskKind = TaskKind.short_answer) -> JudgeIdentity:
-    """The identity the answer judge of these settings has (the offline baseline without settings; the option
-    checker for multiple-choice tasks, whatever the settings): known before any answer is judged, so that a resumed
-    run finds the evaluations of the same judge."""
-    return mcq_checker_identity() if kind is TaskKind.mcq else short_answer_identity(settings)
+@dataclass(frozen=True)
+class AnswerCheck:
+    """How the answers of one task format are checked: the checker's identity for the judge settings (known before
+    any answer is judged, so that a resumed run finds the evaluations of the same judge), the checker itself, and
+    what is said when it is no model (None: nothing)."""
+
+    identity: Callable[[JudgeSettings | None], JudgeIdentity]
+    make: Callable[[JudgeSettings | None, Path | None], AnswerJudge]
+    note: Callable[[JudgeIdentity, JudgeSettings | None], str | None]
+
+
+def _judge_note(identity: JudgeIdentity, settings: JudgeSettings | None) -> str | None:
+    if settings is not None:
+        return None
+    return (f"no judge endpoint configured: answers are judged by the offline baseline ({identity.label}; it cannot "
+            "see paraphrase, and its accuracy is not comparable with a model judge's)")
+
+
+def _checker_note(identity: JudgeIdentity, _settings: JudgeSettings | None) -> str:
+    return (f"multiple-choice answers are checked by {identity.label} against the key (exact match, paper 004 Sec. "
+            "4.1); no judge is asked")
+
+
+ANSWER_CHECKS: dict[TaskFormat, AnswerCheck] = {
+    TaskFormat.short_answer: AnswerCheck(short_answer_identity, make_short_answer_judge, _judge_note),
+    TaskFormat.mcq: AnswerCheck(lambda _s: mcq_checker_identity(), lambda _s, _c: McqChecker(), _checker_note),
+}
+"""The answer check of each answer format: the answer judge for short answers (the model judge when an endpoint is
+configured, else the offline baseline); the option checker for multiple choice, whatever the settings."""
+
+
+def answer_judge_identity(settings: JudgeSettings | None,
+                          fmt: TaskFormat = TaskFormat.short_answer) -> JudgeIdentity:
+    """The identity of the answer check of format `fmt` with these settings (see `ANSWER_CHECKS`)."""
+    return ANSWER_CHECKS[fmt].identity(settings)
 
 
 def make_answer_judge(settings: JudgeSettings | None, cache_dir: Path | None,
-                      kind: TaskKind = TaskKind.short_answer) -> AnswerJudge:
-    """The option checker for multiple-choice tasks; for short answers the model answer judge when an endpoint is
-    configured, else the offline baseline."""
-    return McqChecker() if kind is TaskKind.mcq else make_short_answer_judge(settings, cache_dir)
+                      fmt: TaskFormat = TaskFormat.short_answer) -> AnswerJudge:
+    """The answer check of format `fmt` with these settings (see `ANSWER_CHECKS`)."""
+    return ANSWER_CHECKS[fmt].make(settings, cache_dir)
 
 
 def format_judge(tasks: Mapping[str, AnswerTask], settings: JudgeSettings | None, cache_dir: Path,
                  progress: Progress = lambda _m: None) -> AnswerJudge:
     """The judge the tasks' format gives (see `make_answer_judge`), said to `progress` when it is no model."""
-    kind = answer_kind(tasks)
-    judge = make_answer_judge(settings, cache_dir, kind)
-    if kind is TaskKind.mcq:
-        progress(f"multiple-choice answers are checked by {judge.identity.label} against the key (exact match, "
-                 "paper 004 Sec. 4.1); no judge is asked")
-    elif settings is None:
-        progress(f"no judge endpoint configured: answers are judged by the offline baseline ({judge.identity.label}; "
-                 "it cannot see paraphrase, and its accuracy is not comparable with a model judge's)")
+    check = ANSWER_CHECKS[answer_format(tasks)]
+    judge = check.make(settings, cache_dir)
+    note = check.note(judge.identity, settings)
+    if note is not None:
+        progress(note)
     return judge
 
 
@@ -248,7 +278,7 @@ async def score_answers(run_dir: Path, run: "RunConfig", tasks: Mapping[str, Ans
     """Judge the answer of every task in `tasks` (run order) with `judge` and write the evaluations and the summary
     (the judge is closed at the end)."""
     started = time.monotonic()
-    kind = answer_kind(tasks)
+    kind = answer_format(tasks)
 
     async def one(task: AnswerTask) -> AnswerEvaluation:
         found = delivered_answer(run_dir, task.id)
@@ -287,7 +317,7 @@ def read_answer_run(out_dir: Path) -> tuple[RunEvaluation, list[AnswerEvaluation
         summary = RunEvaluation.model_validate_json(path.read_text("utf-8"))
     except (ValidationError, OSError, ValueError) as exc:
         raise UserError(f"{out_dir}: unreadable evaluation: {str(exc).splitlines()[0][:200]}") from None
-    if summary.task_kind not in ANSWER_KINDS:
+    if not summary.task_kind.delivers_answer:
         raise UserError(f"{out_dir}: holds report evaluations, not answers; read it with read_scored_run")
     try:
         evaluations = [AnswerEvaluation.model_validate_json((Path(out_dir) / t.evaluation).read_text("utf-8"))

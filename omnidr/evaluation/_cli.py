@@ -23,7 +23,6 @@ from omnidr._options import (
     output_format,
     parse_judge_spec,
 )
-from omnidr.benchmark import ANSWER_KINDS, TaskKind
 from omnidr.errors import UserError
 
 from ._answer_run import read_answer_run
@@ -66,13 +65,13 @@ def _print_answers(summary: RunEvaluation, out_dir: Path, fmt: str) -> None:
         else:
             verdict = "[green]correct[/green]" if ev.correct else "[red]incorrect[/red]"
             by = "rule" if ev.hard_rule else ("cache" if ev.cached else
-                                              "match" if summary.task_kind is TaskKind.mcq else "judge")
+                                              "match" if summary.judge.checks_key else "judge")
             reason = ev.verdict.reason + (f"; NOT FINAL: {ev.incomplete}" if ev.incomplete else "")
         table.add_row(ev.task_id, str(ev.attempt or "-"), escape(answer), ev.termination or "-", verdict, by,
                       escape(reason))
     print_tables(out, [table], fmt, prose={0: frozenset({2, 6})})
     u = summary.judge_usage
-    if summary.task_kind is TaskKind.mcq:
+    if summary.judge.checks_key:
         unparseable = sum(1 for ev in evaluations if ev.unparseable)
         out.print(f"checked by {summary.judge.label} (no judge call); {unparseable} unparseable answer(s), counted "
                   "wrong", soft_wrap=True, markup=False)
@@ -93,7 +92,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path, fmt: str = "terminal")
     if fmt == "json":
         click.echo(summary.model_dump_json(indent=2))
         return
-    if summary.task_kind in ANSWER_KINDS:
+    if summary.task_kind.delivers_answer:
         _print_answers(summary, out_dir, fmt)
         return
     _, evaluations = read_scored_run(out_dir)

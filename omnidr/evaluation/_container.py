@@ -145,14 +145,14 @@ def score_in_container(
 
     from docker.errors import APIError
 
-    from omnidr.benchmark import ANSWER_KINDS, open_snapshot
+    from omnidr.benchmark import open_snapshot
     from omnidr.images import build_images, docker_client
 
     from ._models import IMAGE_ENV
 
     run_dir = Path(run_dir).resolve()
     snapshot_dir = _snapshot_path(run_dir, read_run(run_dir), snapshot).resolve()
-    answers = open_snapshot(snapshot_dir).kind in ANSWER_KINDS
+    answers = open_snapshot(snapshot_dir).kind.delivers_answer
     out_dir = Path(out_dir).resolve()
     client = docker_client(timeout_s=600)
     built = build_images(["evaluator"], progress=progress)[-1]

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr._records import DiskRecord
-from omnidr.benchmark import TaskKind
+from omnidr.benchmark import TaskFormat
 from omnidr.scoring import AnswerOutcome, AtomDecision, Decisions, ReportScore, ToolUse
 from sandbox.models import AnswerSource, TerminationReason
 
@@ -56,6 +56,11 @@ class JudgeIdentity(EvaluationModel):
     def label(self) -> str:
         """The judge for a reader: `offline-baseline: normalised exact and numeric match`, or the key."""
         return f"{self.kind}: {self.description}" if self.description else self.key
+
+    @property
+    def checks_key(self) -> bool:
+        """Whether it checks an option letter against the key (exact match: no model, no call, no cache)."""
+        return self.kind == "mcq-exact-match"
 
 
 IMAGE_ENV = "OMNIDR_EVALUATOR_IMAGE"
@@ -281,7 +286,7 @@ class RunEvaluation(DiskRecord, EvaluationModel):
 
     SCHEMA = "omnidr.run-evaluation/1"
 
-    task_kind: TaskKind = Field(TaskKind.report, exclude_if=lambda v: v is TaskKind.report,
+    task_kind: TaskFormat = Field(TaskFormat.report, exclude_if=lambda v: v is TaskFormat.report,
                                 description="Kind of the run's tasks: `report` (each evaluation.json an Evaluation) or "
                                 "`short_answer` or `mcq` (each an AnswerEvaluation).")
     evaluator_version: str = Field(description="EVALUATOR_VERSION (ANSWER_EVALUATOR_VERSION for short answers).")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import ValidationError
 
 from omnidr._files import write_atomic
-from omnidr.benchmark import ANSWER_KINDS, Snapshot, TaskKind, open_snapshot
+from omnidr.benchmark import Snapshot, open_snapshot
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
 from omnidr.scoring import AnswerSystem, SystemDecisions, SystemKey
@@ -245,7 +245,7 @@ async def score_run_async(
         run, task_ids = _run_and_tasks(run_dir, tasks)
         snapshot_path, model, harness, run_label = _snapshot_path(run_dir, run, snapshot), run.model, run.harness, str(run_dir)
     snap = open_snapshot(snapshot_path)
-    if snap.kind in ANSWER_KINDS:
+    if snap.kind.delivers_answer:
         if step != "all" or run_dir is None:
             raise UserError(f"{snap.kind.value} tasks are scored in one step (no browser runs): drop --step")
         questions = answer_tasks(snap, task_ids)
@@ -354,7 +354,7 @@ def read_scored_run(out_dir: Path) -> tuple[RunEvaluation, list[Evaluation]]:
         raise UserError(f"{out_dir}: no {SUMMARY_FILE}; pass an output folder of `omnidr score`")
     try:
         summary = RunEvaluation.model_validate_json(path.read_text("utf-8"))
-        if summary.task_kind is not TaskKind.report:
+        if summary.task_kind.delivers_answer:
             raise UserError(f"{out_dir}: holds {summary.task_kind.value} evaluations, not reports; read it with "
                             "read_answer_run")
         evaluations = [read_evaluation(Path(out_dir) / t.evaluation) for t in summary.tasks]

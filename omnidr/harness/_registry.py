@@ -427,13 +427,13 @@ def _agent_image(client, info: HarnessInfo, harness: str, image: str | None, bui
 
 
 def check_harness_kind(info: HarnessInfo, kind, root) -> None:
-    """UserError (one line) when harness `info` cannot answer the TaskKind `kind` of the snapshot at `root`."""
-    from omnidr.benchmark import TaskKind
-
-    if info.settings and kind is not TaskKind.mcq:
+    """UserError (one line) when harness `info` cannot answer the tasks of task format `kind` (a
+    `omnidr.benchmark.TaskFormat`) of the snapshot at `root`: a harness with input settings gives the model its
+    inputs directly, and the questions that go to the model directly need one."""
+    if info.settings and not kind.answered_directly:
         raise UserError(f"the {info.name} harness answers multiple-choice (mcq) snapshots only; {root} holds "
                         f"{kind.value} tasks: pick another harness, e.g. reference")
-    if kind is TaskKind.mcq and not info.settings:
+    if kind.answered_directly and not info.settings:
         raise UserError(f"{root} holds multiple-choice questions, which go to the model directly (paper 004): "
                         f"use the direct harness (HARNESS=direct), not {info.name}")
 

@@ -45,7 +45,7 @@ from omnidr.benchmark import (
     ReleaseVideoRef,
     SnapshotInfo,
     Subset,
-    TaskKind,
+    TaskFormat,
     parse_time_reference,
     sha256_file,
 )
@@ -272,7 +272,7 @@ def write_import(plan: _Plan, annotation: Path, out: Path, name: str, protocol: 
     write_atomic(out / "videos.json", videos.model_dump_json(indent=2, exclude_none=True) + "\n")
     write_atomic(out / "hyperparameters.json", (protocol or McqProtocol()).model_dump_json(indent=2, exclude_none=True)
                  + "\n")
-    info = SnapshotInfo(name=name, version="release", task_kind=TaskKind.mcq, tasks=[t.id for t in plan.tasks],
+    info = SnapshotInfo(name=name, version="release", task_kind=TaskFormat.mcq, tasks=[t.id for t in plan.tasks],
                         description=(f"VideoOdyssey-{plan.subset.value} from the authors' release annotation "
                                      f"{annotation.name}: {len(plan.videos)} video(s), {len(plan.tasks)} question(s); "
                                      "imported with `omnidr snapshot import-videoodyssey`."))

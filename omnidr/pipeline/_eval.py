@@ -111,10 +111,10 @@ class EvalOutcome:
     kind: TaskKind | None = None  # the snapshot's task kind (its board, metrics and comparisons)
 
 
-def judge_key(judge: Endpoint, kind: "TaskKind | str | None" = None) -> str:
+def judge_key(judge: Endpoint, kind: str | None = None) -> str:
     """The key the judge's evaluations carry (`JudgeIdentity.key`), known before any is made: a resumed run
     finds the evaluations of the same judge by it. Each kind has its own judge (the report kind's by default)."""
-    return (kind if isinstance(kind, TaskKind) else kind_named(kind)).judge_key(judge)
+    return kind_named(kind).judge_key(judge)
 
 
 def check_disk(path: Path) -> None:

@@ -8,10 +8,11 @@ judge on the same tasks; the others are listed as left out, never mixed in.
 import html
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import ConfigDict, Field
 
@@ -20,7 +21,7 @@ from omnidr._records import DiskRecord
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
 from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
-from omnidr.scoring import Leaderboard, SystemDecisions
+from omnidr.scoring import Leaderboard, SystemDecisions, SystemKey
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
 from ._costs import COST_FIGURE, SystemCost, cost_grid, plot_cost, system_cost
@@ -137,31 +138,58 @@ class ScoredSystem:
     judge: str | None = None  # key of the judge its evaluations came from
 
 
-def read_system(folder: Path, evaluation: str = "evaluation") -> ScoredSystem | str:
-    """A scored system folder of `omnidr eval`, or a string saying why it cannot be used."""
-    from omnidr.evaluation import read_scored_run
-    from omnidr.scoring import SystemKey
-
+def scored_config(folder: Path, evaluation: str = "evaluation") -> "EvalConfig | str":
+    """`eval.json` of a system folder of `omnidr eval` whose evaluation summary is written (whatever the kind), or
+    a string saying why it cannot be used."""
     config = read_eval_config(folder)
     if config is None:
         return f"no {EVAL_FILE}"
     if not (folder / evaluation / SUMMARY_FILE).is_file():
         return "not scored yet"
+    return config
+
+
+def system_key(config: "EvalConfig") -> SystemKey:
+    """The leaderboard's key of the system an `eval.json` describes."""
+    return SystemKey(model=config.system.model.name, harness=config.system.harness, capability=config.system.setting,
+                     budget=config.budget_label, translation=config.system.translation or "")
+
+
+def read_system(folder: Path, evaluation: str = "evaluation") -> ScoredSystem | str:
+    """A scored system folder of `omnidr eval`, or a string saying why it cannot be used."""
+    from omnidr.evaluation import read_scored_run
+
+    config = scored_config(folder, evaluation)
+    if isinstance(config, str):
+        return config
     summary, evaluations = read_scored_run(folder / evaluation)
-    key = SystemKey(model=config.system.model.name, harness=config.system.harness,
-                    capability=config.system.setting, budget=config.budget_label,
-                    translation=config.system.translation or "")
+    key = system_key(config)
     incomplete = [e.task_id for e in evaluations if e.skipped_atoms or e.incomplete]
     return ScoredSystem(key.label, folder, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
                         incomplete, list(config.tasks), config, summary.judge.key)
 
 
-def collect_systems(root: Path, judge_key: str, task_ids: list[str],
-                    evaluation: str = "evaluation") -> tuple[list[ScoredSystem], dict[str, str]]:
-    """Every system in `root` scored by `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
-    found, left_out = [], {}
+class ScoredFolder(Protocol):
+    """A scored system folder as a kind reads it: the tasks it was evaluated on and its judge's key."""
+
+    @property
+    def tasks(self) -> list[str] | None: ...
+
+    @property
+    def judge(self) -> str | None: ...
+
+
+Scored = TypeVar("Scored", bound=ScoredFolder)
+
+
+def collect_scored(root: Path, judge_key: str, task_ids: list[str],
+                   read: Callable[[Path], "Scored | str"]) -> tuple[list[Scored], dict[str, str]]:
+    """The system folders in `root` that `read` reads (a kind's reader), scored by `judge_key` on `task_ids`, plus
+    {folder name: reason} for the rest."""
+    found: list[Scored] = []
+    left_out: dict[str, str] = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / EVAL_FILE).is_file()):
-        got = read_system(folder, evaluation)
+        got = read(folder)
         if isinstance(got, str):
             left_out[folder.name] = got
         elif sorted(got.tasks or []) != sorted(task_ids):
@@ -170,6 +198,13 @@ def collect_systems(root: Path, judge_key: str, task_ids: list[str],
             left_out[folder.name] = f"scored by another judge ({got.judge})"
         else:
             found.append(got)
+    return found, left_out
+
+
+def collect_systems(root: Path, judge_key: str, task_ids: list[str],
+                    evaluation: str = "evaluation") -> tuple[list[ScoredSystem], dict[str, str]]:
+    """Every system in `root` scored by `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
+    found, left_out = collect_scored(root, judge_key, task_ids, lambda f: read_system(f, evaluation))
     return distinct_labels(found), left_out
 
 

@@ -29,6 +29,12 @@ no group), the video's duration (the authors' scorer's bins, `DURATION_BINS`, fr
 `duration_minutes` where the snapshot was imported from it, else the probed length) and the continuous certificate
 length's bin (`CCL_BINS`, computed from the window)."""
 
+AnswerBoardKind = Literal["short_answer", "mcq"]
+"""The answer boards there are: a short-answer board or a multiple-choice board (the task kind's format)."""
+
+KIND_BREAKDOWNS: dict[str, tuple[str, ...]] = {"short_answer": BREAKDOWNS, "mcq": MCQ_BREAKDOWNS}
+"""The breakdowns of each answer board, in order."""
+
 UNRECORDED = "unrecorded"
 """Termination of a task whose attempt left no answer file (or none at all): how research ended is not known."""
 
@@ -203,7 +209,7 @@ class AnswerSystemResult(ScoringModel):
 class AnswerLeaderboard(ScoringModel):
     """Answer systems (short-answer or multiple-choice) over one task set, ranked by accuracy."""
 
-    task_kind: Literal["short_answer", "mcq"] = Field("short_answer", exclude_if=lambda v: v == "short_answer",
+    task_kind: AnswerBoardKind = Field("short_answer", exclude_if=lambda v: v == "short_answer",
                                                       description="The task kind; it decides the breakdowns.")
     chance_accuracy: float | None = Field(None, exclude_if=lambda v: v is None, description="Multiple choice: the "
                                           "accuracy of a random guess, percent (25 for four options).")
@@ -219,4 +225,4 @@ class AnswerLeaderboard(ScoringModel):
     @property
     def breakdowns(self) -> tuple[str, ...]:
         """The breakdown names of the board's kind, in order."""
-        return MCQ_BREAKDOWNS if self.task_kind == "mcq" else BREAKDOWNS
+        return KIND_BREAKDOWNS[self.task_kind]

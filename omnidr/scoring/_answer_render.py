@@ -38,6 +38,8 @@ _MCQ_TITLES = {"subset": "subset (V visual, AV audio-visual)", "task_type": "tas
                "domain": "the video's domain", "audio_type": "audio type (AV questions only)",
                "duration": "the video's duration (minutes; the VideoOdyssey scorer's bins)",
                "ccl_bin": "continuous certificate length (minutes)"}
+_TITLES = {"short_answer": _BREAKDOWN_TITLES, "mcq": _MCQ_TITLES}
+"""The breakdown titles of each answer board."""
 
 
 def _name(row: AnswerSystemResult) -> str:
@@ -83,7 +85,7 @@ def breakdown_grid(board: AnswerLeaderboard, name: str) -> Grid:
         rows.append([group.group, str(group.tasks),
                      *[pts(r.breakdowns[name][k].accuracy) for r in board.rows]])
     label = name.replace("_", " ")
-    titles = _MCQ_TITLES if board.task_kind == "mcq" else _BREAKDOWN_TITLES
+    titles = _TITLES[board.task_kind]
     chance = f"; chance {board.chance_accuracy:g}%" if board.chance_accuracy is not None else ""
     return Grid(f"Accuracy (%) by {titles[name]}{chance}", [label, "tasks", *map(_name, board.rows)], rows,
                 frozenset(range(1, 2 + len(board.rows))))
@@ -194,15 +196,21 @@ def lovo_grid(board: AnswerLeaderboard) -> Grid:
 def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
     """Every table of an answer leaderboard, by name (`ANSWER_TABLE_NAMES`, or `MCQ_TABLE_NAMES` for multiple
     choice; `paired` only with comparisons)."""
-    if board.task_kind == "mcq":
-        grids = {"leaderboard": mcq_leaderboard_grid(board), "subsets": subsets_grid(board),
-                 "official_breakdowns": official_breakdowns_grid(board)}
-        grids.update({f"by_{name}": breakdown_grid(board, name) for name in MCQ_BREAKDOWNS})
-        grids["lovo"] = lovo_grid(board)
-        if board.comparisons:
-            grids["paired"] = comparisons_grid(board.comparisons, "Paired accuracy differences (A - B, percentage "
-                                               "points; A the higher-ranked of each pair; task bootstrap)")
-        return grids
+    return _BOARD_GRIDS[board.task_kind](board)
+
+
+def _mcq_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
+    grids = {"leaderboard": mcq_leaderboard_grid(board), "subsets": subsets_grid(board),
+             "official_breakdowns": official_breakdowns_grid(board)}
+    grids.update({f"by_{name}": breakdown_grid(board, name) for name in MCQ_BREAKDOWNS})
+    grids["lovo"] = lovo_grid(board)
+    if board.comparisons:
+        grids["paired"] = comparisons_grid(board.comparisons, "Paired accuracy differences (A - B, percentage "
+                                           "points; A the higher-ranked of each pair; task bootstrap)")
+    return grids
+
+
+def _short_answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
     out = {"leaderboard": leaderboard_grid(board)}
     out.update({f"by_{name}": breakdown_grid(board, name) for name in BREAKDOWNS
                 if name != "difficulty" or _labelled(board, name)})  # difficulty only when the tasks carry it
@@ -218,3 +226,7 @@ def answer_grids(board: AnswerLeaderboard) -> dict[str, Grid]:
 def answer_markdown(board: AnswerLeaderboard) -> str:
     """Every table of the board as Markdown, one after another."""
     return "\n\n".join(g.markdown() for g in answer_grids(board).values()) + "\n"
+
+
+_BOARD_GRIDS = {"short_answer": _short_answer_grids, "mcq": _mcq_grids}
+"""The tables of each answer board (`AnswerLeaderboard.task_kind`)."""

@@ -94,6 +94,14 @@ def _ns(when) -> int | None:
     return int(when.timestamp() * 1e9) if when is not None else None
 
 
+def _delivers_answer(task_kind: str) -> bool:
+    """Whether an attempt of this task format delivered an answer (its record then says how research ended)."""
+    from omnidr.benchmark import task_format
+
+    fmt = task_format(task_kind)
+    return fmt is not None and fmt.delivers_answer
+
+
 def _as_params(values: dict) -> dict[str, str]:
     """MLflow parameter values are strings of at most 6000 characters."""
     return {k: (v if isinstance(v, str) else json.dumps(v, sort_keys=True))[:6000] for k, v in values.items()
@@ -193,7 +201,7 @@ class Tracker:
                 "proxy_mode": record.proxy_mode,
                 **{f"image.{role}": image_id for role, image_id in record.image_ids.items()},
                 **({"termination": record.termination, "answer_source": record.answer_source,
-                    "context_handling": record.context_handling} if record.task_kind in ("short_answer", "mcq") else {}),
+                    "context_handling": record.context_handling} if _delivers_answer(record.task_kind) else {}),
             })
             self._metrics(run_id, {
                 "success": 1.0 if record.delivered else 0.0, "input_tokens": use.input_tokens,

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from testkit import DEMO_OPENDS, ROOT
 
-from omnidr.benchmark import ShortAnswerProtocol, TaskKind, duration_group, validate_snapshot
+from omnidr.benchmark import ShortAnswerProtocol, duration_group, validate_snapshot
+from omnidr.benchmark import TaskFormat as TaskKind
 from omnidr.harness._reference import search_index
 from sandbox.skills import SearchIndex
 

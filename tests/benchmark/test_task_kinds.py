@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from testkit import run_cli, said
 
-from omnidr.benchmark import TaskKind, open_snapshot, sha256_file, validate_snapshot
+from omnidr.benchmark import TaskFormat as TaskKind
+from omnidr.benchmark import open_snapshot, sha256_file, validate_snapshot
 
 DEMO_VIDEO = Path(__file__).resolve().parents[2] / "snapshots/demo/tasks/pendant-lamp-safety/video.mp4"
 

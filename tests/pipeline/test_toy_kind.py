@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from testkit import ROOT
 
-from omnidr.benchmark import TaskKind as TaskFormat
+from omnidr.benchmark import TaskFormat
 from omnidr.evaluation import AnswerJudgement, AnswerRequest, AnswerVerdict, JudgeIdentity, score_answers_with
 from omnidr.pipeline.kinds import AnswerKind, Scoring, kind_named, register_kind, registered_kinds
 

@@ -25,7 +25,7 @@ from pydantic import Field
 from omnidr._files import save_figure, write_atomic
 from omnidr._records import DiskRecord
 from omnidr.benchmark import CCL_BINS, InputSetting
-from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
+from omnidr.paths import RESULT_FILES
 from omnidr.scoring import AnswerLeaderboard, AnswerSystem, AnswerSystemResult, Grid, pts
 from sandbox.models import MODALITIES, WINDOW_MODES
 
@@ -34,9 +34,11 @@ from .._results import (
     PAGE_STYLE,
     TABLES_DIR,
     EvalConfig,
+    collect_scored,
     grids_html,
     judge_endpoint,
-    read_eval_config,
+    scored_config,
+    system_key,
     web_policy_note,
     write_table_files,
 )
@@ -82,24 +84,25 @@ class ScoredAnswers:
     task_kind: str = "short_answer"
     snapshot: str = ""  # the snapshot folder the scoring read (summary.json)
 
+    @property
+    def tasks(self) -> list[str]:
+        """The tasks it was evaluated on."""
+        return list(self.config.tasks)
+
 
 def read_answer_system(folder: Path, evaluation: str = "evaluation") -> ScoredAnswers | str:
     """A scored system folder of answer tasks of `omnidr eval`, or why it cannot be used."""
     from omnidr.errors import UserError
     from omnidr.evaluation import read_answer_run
-    from omnidr.scoring import SystemKey
 
-    config = read_eval_config(folder)
-    if config is None:
-        return f"no {EVAL_FILE}"
-    if not (folder / evaluation / SUMMARY_FILE).is_file():
-        return "not scored yet"
+    config = scored_config(folder, evaluation)
+    if isinstance(config, str):
+        return config
     try:
         summary, evaluations = read_answer_run(folder / evaluation)
     except UserError as exc:
         return str(exc).split(": ", 1)[-1]
-    key = SystemKey(model=config.system.model.name, harness=config.system.harness, capability=config.system.setting,
-                    budget=config.budget_label, translation=config.system.translation or "")
+    key = system_key(config)
     system = AnswerSystem(system=key, outcomes=[e.outcome() for e in evaluations])
     return ScoredAnswers(key.label, folder, system, config, summary.judge.key,
                          [e.task_id for e in evaluations if e.incomplete], summary.task_kind.value, summary.snapshot)
@@ -110,17 +113,7 @@ def collect_answer_systems(root: Path, judge_key: str, task_ids: list[str],
     """Every system in `root` scored by `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
     from collections import Counter
 
-    found, left_out = [], {}
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / EVAL_FILE).is_file()):
-        got = read_answer_system(folder, evaluation)
-        if isinstance(got, str):
-            left_out[folder.name] = got
-        elif sorted(got.config.tasks) != sorted(task_ids):
-            left_out[folder.name] = f"evaluated on other tasks ({len(got.config.tasks)})"
-        elif got.judge != judge_key:
-            left_out[folder.name] = f"scored by another judge ({got.judge})"
-        else:
-            found.append(got)
+    found, left_out = collect_scored(root, judge_key, task_ids, lambda f: read_answer_system(f, evaluation))
     counts = Counter(f.label for f in found)  # two alike systems are told apart by their folder names
     out = []
     for f in found:
@@ -248,12 +241,12 @@ def answer_board(found: list[ScoredAnswers], snapshot: Path, task_ids: list[str]
                  with_comparisons: bool = False) -> AnswerLeaderboard:
     """The accuracy leaderboard of scored answer systems over `task_ids`, with the snapshot's task labels (and, for
     multiple choice, its videos)."""
-    from omnidr.benchmark import TaskKind, open_snapshot
+    from omnidr.benchmark import TaskFormat, open_snapshot
     from omnidr.scoring import build_answer_leaderboard
 
     snap = open_snapshot(snapshot)
     systems = [f.system for f in found]
-    if snap.kind is TaskKind.mcq:
+    if snap.kind is TaskFormat.mcq:
         questions = [b.mcq for b in snap.tasks.values() if b.mcq is not None]
         return build_answer_leaderboard(systems, questions, task_ids, videos=snap.videos,
                                         with_comparisons=with_comparisons)

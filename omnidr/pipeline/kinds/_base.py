@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from omnidr.benchmark import TaskKind as TaskFormat
+from omnidr.benchmark import TaskFormat
 from omnidr.errors import UserError
 from omnidr.paths import RunPaths
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from omnidr.benchmark import TaskKind as TaskFormat
+from omnidr.benchmark import TaskFormat
 from omnidr.errors import UserError
 
 from ._answers import AnswerKind

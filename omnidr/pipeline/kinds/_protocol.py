@@ -2,7 +2,7 @@
 
 A kind is one module that implements `TaskKind` and is registered by name (`register_kind`); a snapshot declares
 its kind in `snapshot.json` (`task_kind`). The kind builds on one of the built-in task formats
-(`omnidr.benchmark.TaskKind`: report, short_answer, mcq), which say how its tasks are loaded and validated, what
+(`omnidr.benchmark.TaskFormat`: report, short_answer, mcq), which say how its tasks are loaded and validated, what
 the agent is given and what it delivers (a report folder or `/output/answer.json`); the kind owns the rest: how a
 delivery is evaluated, whether a kept evaluation is current, the score line, the leaderboard and its tables, the
 MLflow metrics and the comparisons.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from omnidr.benchmark import TaskKind as TaskFormat
+from omnidr.benchmark import TaskFormat
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -5,7 +5,7 @@ analysis tables (`_results.py`)."""
 from collections.abc import Sequence
 from pathlib import Path
 
-from omnidr.benchmark import TaskKind as TaskFormat
+from omnidr.benchmark import TaskFormat
 
 from .._costs import cost_metrics
 from .._specs import Endpoint

@@ -2,7 +2,7 @@
 (App. C.4: the hard rules, then an OpenAI-compatible model or the offline baseline) compares it with the reference;
 the board is accuracy with the paper's breakdowns (domain, modality, format, access, duration)."""
 
-from omnidr.benchmark import TaskKind as TaskFormat
+from omnidr.benchmark import TaskFormat
 
 from ._answers import AnswerKind
 

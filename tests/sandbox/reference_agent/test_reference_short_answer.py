@@ -18,7 +18,7 @@ from testkit import ROOT
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))
 from fake_model_api import FakeModelApi, LoopThread  # noqa: E402 - the gateway tests' fake paid API
 
-from omnidr.benchmark import TaskKind  # noqa: E402
+from omnidr.benchmark import TaskFormat as TaskKind  # noqa: E402
 from sandbox.gateway import GatewayConfig, start_gateway  # noqa: E402
 from sandbox.models import (  # noqa: E402
     SHORT_ANSWER_KIND,
