@@ -5,13 +5,18 @@ private copy of the demo snapshot with N copies of one task), `--parallel N`, th
 the model endpoint. Printed: attempts whose agent ran to its end, `infra_error` count, wall time of the run,
 the wait for a start slot and the setup time per attempt (from attempt.json), and memory: the peak of the sum
 of the run's containers' memory (cgroup usage less inactive page cache, as `docker stats` counts it) and the
-peak drop of the host's MemAvailable, each divided by N.
+peak drop of the host's MemAvailable, each divided by N. CPU: the CPU time of the run's containers (the doors'
+start-up is most of it) per attempt, and the cores all of the host's containers got during the run (cgroup v1's
+`docker` group; the engine puts every container under it, so on a host whose own processes keep the CPU busy the
+containers together get about one runnable process's share, and the doors' start-up is what waits), with the load
+average before and after.
 
 Usage: .venv/bin/python benchmarks/concurrency.py [--attempts 8] [--sleep 20] [--max-starts K]
 """
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -32,6 +37,8 @@ from sandbox.models import Budget  # noqa: E402
 DEMO = ROOT / "snapshots" / "demo"
 TEMPLATE_TASK = "pendant-lamp-safety"
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/memory/docker"), Path("/sys/fs/cgroup/docker"), Path("/sys/fs/cgroup/system.slice"))
+CPU_ROOTS = (Path("/sys/fs/cgroup/cpuacct/docker"), Path("/sys/fs/cgroup/docker"), Path("/sys/fs/cgroup/system.slice"))
+DOCKER_CPU = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")  # every container's CPU (cgroup v1), nanoseconds
 
 
 def snapshot_with(n: int, where: Path) -> Path:
@@ -73,6 +80,28 @@ def container_memory(cid: str) -> int | None:
     return None
 
 
+def container_cpu_s(cid: str) -> float | None:
+    """A container's CPU time so far, seconds; None if unknown."""
+    for base in CPU_ROOTS:
+        for folder in (base / cid, base / f"docker-{cid}.scope"):
+            try:
+                if (folder / "cpuacct.usage").is_file():  # cgroup v1
+                    return int((folder / "cpuacct.usage").read_text()) / 1e9
+                if (folder / "cpu.stat").is_file():  # cgroup v2
+                    stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines())
+                    return int(stat["usage_usec"]) / 1e6
+            except (OSError, ValueError, KeyError):
+                return None
+    return None
+
+
+def all_containers_cpu_s() -> float | None:
+    try:
+        return int(DOCKER_CPU.read_text()) / 1e9
+    except (OSError, ValueError):
+        return None
+
+
 def mem_available() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -82,12 +111,14 @@ def mem_available() -> int:
 
 class MemoryWatch:
     """Samples, every `every_s`, the sum of the memory of the containers labelled with `run_dir` and the host's
-    MemAvailable; keeps the peaks."""
+    MemAvailable, keeping the peaks, and each of those containers' CPU time, keeping the last seen (a container's
+    CPU after its last sample, while it is removed, is not counted)."""
 
     def __init__(self, client, run_dir: Path, every_s: float = 1.0):
         self.client, self.run_dir, self.every_s = client, str(run_dir.resolve()), every_s
         self.baseline = mem_available()
         self.peak_sum = self.peak_drop = self.peak_containers = 0
+        self.cpu_s: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -106,6 +137,9 @@ class MemoryWatch:
             self.peak_sum = max(self.peak_sum, total)
             self.peak_containers = max(self.peak_containers, len(found))
             self.peak_drop = max(self.peak_drop, self.baseline - mem_available())
+            for c in found:
+                if (cpu := container_cpu_s(c.id)) is not None:
+                    self.cpu_s[c.id] = cpu
             self._stop.wait(self.every_s)
 
 
@@ -128,6 +162,7 @@ def main() -> None:
     try:
         snapshot = snapshot_with(n, work)
         run_dir = work / "run"
+        load_before, docker_cpu_before = os.getloadavg(), all_containers_cpu_s()
         t0 = time.monotonic()
         with MemoryWatch(client, run_dir) as memory:
             results = run_command_harness(
@@ -137,6 +172,7 @@ def main() -> None:
                 limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=64), retry=RetryPolicy(),
                 proxy_mode="replay", denylist=[], outside_network="bridge", parallel=n, host=host)
         wall = time.monotonic() - t0
+        load_after, docker_cpu_after = os.getloadavg(), all_containers_cpu_s()
     finally:
         model.terminate()
         model.wait()
@@ -145,7 +181,7 @@ def main() -> None:
     infra = [r for r in records if r.reason.value == "infra_error"]
     setups = [r.setup_s for r in records if r.setup_s is not None]
     waits = [r.start_wait_s for r in records]
-    print(f"host: {len(__import__('os').sched_getaffinity(0))} cores, {mb(mem_available())} available at the end; "
+    print(f"host: {len(os.sched_getaffinity(0))} cores, {mb(mem_available())} available at the end; "
           f"start slots: {host.start_slots}")
     print(f"attempts at once (N):        {n} (agent: sleep {args.sleep:g} s)")
     print(f"attempts run to the end:     {len(ran)}/{n}")
@@ -159,6 +195,11 @@ def main() -> None:
           f"({memory.peak_containers} containers at most)")
     print(f"peak drop of host MemAvailable:      {mb(memory.peak_drop)} in all, {mb(memory.peak_drop / n)} per attempt "
           "(driver, engine and containers)")
+    print(f"CPU of the run's containers:         {sum(memory.cpu_s.values()):.1f} CPU-s in all, "
+          f"{sum(memory.cpu_s.values()) / n:.2f} per attempt")
+    if docker_cpu_before is not None and docker_cpu_after is not None:
+        print(f"cores all the host's containers got: {(docker_cpu_after - docker_cpu_before) / wall:.2f} on average")
+    print(f"load average (1 min):                {load_before[0]:.1f} before, {load_after[0]:.1f} after")
     shutil.rmtree(work, ignore_errors=True)
 
 

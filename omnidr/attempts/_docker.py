@@ -90,19 +90,41 @@ def dns_exposure(engine_version: str, host_resolv_conf: str) -> str | None:
             "engine (23.0.11, 25.0.4, 26.0.0 or later) or point the host's resolv.conf at a non-loopback resolver")
 
 
-def _wait_port(ip: str, port: int, container, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        container.reload()
-        if container.status in ("exited", "dead"):
-            logs = container.logs(tail=5).decode("utf-8", "replace").strip().replace("\n", " | ")
-            raise RuntimeError(f"{container.name} exited during start: {logs}")
-        try:
-            socket.create_connection((ip, port), timeout=1).close()
+READY_POLL_S = 0.05  # how often a helper's port is tried while it boots (a refused connection costs no engine call)
+STATUS_EVERY_S = 1.0  # how often the engine is asked whether a booting helper has exited meanwhile
+
+
+def _wait_ports(doors: list[tuple[str, int, Any]], timeout_s: float) -> None:
+    """Wait until every (ip, port, container) listens, trying the ports every READY_POLL_S. A port that is not
+    open yet refuses the connection at once, so trying is cheap; the engine is asked about the containers only
+    every STATUS_EVERY_S (an inspect costs the driver and the engine far more than a refused connection, and a
+    start used to ask about 100 of them), so that a helper which exited during its start ends the wait with its
+    last log lines instead of the timeout."""
+    t0 = time.monotonic()
+    deadline, status_at = t0 + timeout_s, t0 + STATUS_EVERY_S
+    pending = list(doors)
+    while pending:
+        for door in list(pending):
+            ip, port, _container = door
+            try:
+                socket.create_connection((ip, port), timeout=1).close()
+                pending.remove(door)
+            except OSError:
+                pass
+        if not pending:
             return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{container.name} did not listen on {ip}:{port} within {timeout_s:.0f} s")
+        now = time.monotonic()
+        if now >= status_at or now >= deadline:
+            status_at = now + STATUS_EVERY_S
+            for _ip, _port, container in pending:
+                container.reload()
+                if container.status in ("exited", "dead"):
+                    logs = container.logs(tail=5).decode("utf-8", "replace").strip().replace("\n", " | ")
+                    raise RuntimeError(f"{container.name} exited during start: {logs}")
+            if now >= deadline:
+                ip, port, container = pending[0]
+                raise RuntimeError(f"{container.name} did not listen on {ip}:{port} within {timeout_s:.0f} s")
+        time.sleep(READY_POLL_S)
 
 
 def _vanished(gone: list[str]) -> str | None:
@@ -320,8 +342,8 @@ class DockerSandbox:
         started = (threads.submit(self._start_gateway, dirs, internal), threads.submit(self._start_proxy, dirs, internal))
         gateway_ip, proxy_ip = (f.result() for f in started)
         self.gateway_ip = gateway_ip
-        _wait_port(gateway_ip, GATEWAY_PORT, self.gateway, HELPER_START_TIMEOUT_S)
-        _wait_port(proxy_ip, PROXY_PORT, self.proxy, HELPER_START_TIMEOUT_S)
+        _wait_ports([(gateway_ip, GATEWAY_PORT, self.gateway), (proxy_ip, PROXY_PORT, self.proxy)],
+                    HELPER_START_TIMEOUT_S)
         if self.pool is not None:
             self.pair = HelperPair(self._pair_key(), self.gateway, self.proxy, gateway_ip, proxy_ip, GATEWAY_PORT,
                                    PROXY_PORT, self.admin_token, generation=self.generation,
@@ -370,6 +392,9 @@ class DockerSandbox:
             volumes = {k: v for k, v in volumes.items() if v["mode"] == "ro" and v["bind"] != "/control"}
             volumes[str(self.pool.root)] = {"bind": str(self.pool.root), "mode": "rw"}
         labels = {**self.labels, LABEL_ATTEMPT: "helper-pair"} if self.pool is not None else self.labels
+        # pydantic looks for plugins in every installed distribution's entry points when the helper's first model is
+        # built (about a hundred metadata folders read through the image's storage driver); the helpers use none
+        environment = {**environment, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
         container = self.client.containers.create(
             image, command=command, name=f"omnidr-{alias}-{self.suffix}", labels=labels,
             network=self.spec.outside_network, volumes=volumes, environment=environment,

@@ -238,3 +238,36 @@ def test_the_preflight_warns_of_an_engine_that_forwards_dns_from_the_host(versio
     if warned:
         assert warning.startswith(f"warning: Docker engine {version} ") and "CVE-2024-29018" in warning
         assert "\n" not in warning
+
+
+def test_a_door_that_dies_while_booting_fails_the_start_at_once_and_a_slow_one_is_waited_for(client, images):
+    """The readiness wait tries the doors' ports and asks the engine about them only once a second: a helper that
+    exits during its start still ends the attempt's setup within seconds (not at the 60 s start timeout), saying
+    what the helper last printed; a helper that listens late is waited for."""
+    from omnidr.attempts._docker import _wait_ports
+
+    tag = uuid.uuid4().hex[:8]
+    listen_late = ("import socket, time; time.sleep(2); s = socket.socket(); s.bind(('0.0.0.0', 8080)); s.listen(); "
+                   "time.sleep(120)")
+    made = []
+    try:
+        late = client.containers.run(images["base"], ["python3", "-c", listen_late], name=f"omnidr-test-late-{tag}",
+                                     network="bridge", detach=True)
+        made.append(late)
+        dying = client.containers.run(images["base"], ["sh", "-c", "sleep 2; echo the door cannot start: no key; exit 2"],
+                                      name=f"omnidr-test-dying-{tag}", network="bridge", detach=True)
+        made.append(dying)
+        doors = []
+        for container in (late, dying):
+            container.reload()
+            doors.append((container.attrs["NetworkSettings"]["Networks"]["bridge"]["IPAddress"], 8080, container))
+        t0 = time.monotonic()
+        with pytest.raises(RuntimeError, match="exited during start: the door cannot start: no key"):
+            _wait_ports(doors, 60)
+        assert time.monotonic() - t0 < 20
+        _wait_ports(doors[:1], 60)  # the late one listens by now, or soon
+        socket_ok = subprocess.run(["python3", "-c", f"import socket; socket.create_connection(('{doors[0][0]}', 8080), 2)"])
+        assert socket_ok.returncode == 0
+    finally:
+        for container in made:
+            container.remove(force=True)
