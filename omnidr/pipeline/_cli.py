@@ -327,11 +327,11 @@ def compare(ctx, folders, systems, snapshot_path, fmt, **options) -> None:
                 raise UserError("compare needs two or more system folders")
             compare_folders(list(folders), snapshot_path, out if fmt == "terminal" else err, fmt)
             return
-        from ._scoring_cli import compare_two  # system.json + decisions folders
+        from ._scoring_cli import Ranking, compare_two  # system.json + decisions folders
 
         if len(folders) != 2:
             raise UserError(f"decisions folders are compared two at a time; got {len(folders)}")
-        compare_two(folders[0], folders[1], snapshot_path, o["tasks"], fmt=fmt)
+        compare_two(folders[0], folders[1], Ranking(snapshot_path=snapshot_path, tasks=tuple(o["tasks"])), fmt)
         return
     snapshot_path = snapshot_path or default_snapshot()
     if len(systems) < 2:
