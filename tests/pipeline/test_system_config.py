@@ -157,3 +157,14 @@ def test_eval_with_a_config_file_runs_the_system_the_same_options_run(tmp_path):
     assert (config.agent.capability, config.agent.model.spec, config.web.model_policy) == ("video", "scripted-openai",
                                                                                           "refuse")
     assert (config.budget.max_iterations, config.evaluator, config.web.allow_nets) == (40, "host", ("10.20.0.0/16",))
+
+
+def test_compare_reads_the_same_file_and_refuses_a_bad_one_in_one_line(tmp_path):
+    path = tmp_path / "system.toml"
+    path.write_text('[judge]\nkye_env = "X"\n', "utf-8")
+    r = run_cli("compare", "--snapshot", DEMO, "--system", "reference:full", "--system", "reference:video",
+                "--config", path, "--runs-root", tmp_path / "runs", timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert said(r.stderr) == [f"error: {path}: unknown key 'judge.kye_env'; [judge] takes model, key_env (see "
+                              "examples/system.toml)"]
+    assert not (tmp_path / "runs").exists()
