@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnidr._options import OFFLINE_JUDGE
+from omnidr.attempts import WEB_MODES
 from sandbox.models import Budget, ModelPolicy, ProviderToolsPolicy, ProxyMode, SearchDoor
 
 from ._reference import SCRIPTED_MODEL
@@ -23,9 +24,8 @@ EndpointFamily = Literal["openai", "openai-chat", "anthropic"]
 WebMode = Literal["replay", "live", "record", "log", "deny"]
 """The agents' web: replay (the snapshot's corpus), live (through the intercepting proxy), record (live, saved as a
 corpus); `omnidr run` also has log (connections logged, not read) and deny (no web)."""
-PROXY_MODES: dict[str, ProxyMode] = {"replay": "replay", "live": "intercept", "record": "record", "log": "log",
-                                     "deny": "deny"}
-"""The egress proxy mode that makes each web mode."""
+PROXY_MODES: dict[str, ProxyMode] = {**WEB_MODES, "log": "log", "deny": "deny"}
+"""The egress proxy mode that makes each web mode (`omnidr eval --web`'s three, and `omnidr run`'s two more)."""
 
 
 class Endpoint(BaseModel):
