@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.sandbox_speed import scripted_on_loopback  # noqa: E402
 from omnidr.attempts import LABEL_RUN_DIR, HostPolicy, RetryPolicy, SandboxLimits, Upstream  # noqa: E402
-from omnidr.harness import run_command_harness  # noqa: E402
+from omnidr.harness import Endpoint, SystemConfig, SystemRunOptions, SystemSpec, run_command_harness  # noqa: E402
 from omnidr.images import build_images, docker_client  # noqa: E402
 from sandbox.models import Budget  # noqa: E402
 
@@ -165,12 +165,13 @@ def main() -> None:
         load_before, docker_cpu_before = os.getloadavg(), all_containers_cpu_s()
         t0 = time.monotonic()
         with MemoryWatch(client, run_dir) as memory:
-            results = run_command_harness(
-                snapshot, run_dir, tags["base"], ["sleep", f"{args.sleep:g}"], None, model="scripted-demo",
-                upstreams=[Upstream(family="openai", base_url=url)],
-                budget=Budget(wall_time_s=args.sleep + 600, attempts_per_task=1),
-                limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=64), retry=RetryPolicy(),
-                proxy_mode="replay", denylist=[], outside_network="bridge", parallel=n, host=host)
+            agent = SystemSpec(harness="command", model=Endpoint.scripted(), image=tags["base"],
+                               command=("sleep", f"{args.sleep:g}"))
+            config = SystemConfig(agent=agent, budget=Budget(wall_time_s=args.sleep + 600, attempts_per_task=1),
+                                  budget_label="benchmark")
+            results = run_command_harness(snapshot, run_dir, config, SystemRunOptions(
+                upstreams=[Upstream(family="openai", base_url=url)], limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=64),
+                retry=RetryPolicy(), parallel=n, host=host, on_note=lambda _m: None))
         wall = time.monotonic() - t0
         load_after, docker_cpu_after = os.getloadavg(), all_containers_cpu_s()
     finally:

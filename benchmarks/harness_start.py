@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from omnidr.harness import run_system  # noqa: E402
+from omnidr.harness import SystemConfig, SystemRunOptions, SystemSpec, run_system  # noqa: E402
 from sandbox.models import Budget  # noqa: E402
 
 HARNESSES = ["reference", "claude-code", "codex"]
@@ -37,8 +37,10 @@ def measure(harness: str, task: str, repeats: int, work: Path) -> tuple[list[flo
     starts, totals = [], []
     for n in range(repeats):
         run_dir = work / f"{harness}-{n}"
-        ran = run_system(ROOT / "snapshots" / "demo", run_dir, harness, [task],
-                         budget=Budget(attempts_per_task=1, wall_time_s=300), on_note=lambda _m: None)
+        config = SystemConfig(agent=SystemSpec(harness=harness), budget=Budget(attempts_per_task=1, wall_time_s=300),
+                              budget_label="benchmark")
+        ran = run_system(ROOT / "snapshots" / "demo", run_dir, config,
+                         SystemRunOptions(tasks=[task], on_note=lambda _m: None))
         [record] = ran.records[task]
         if record.reason.value != "success":
             raise SystemExit(f"{harness}: the attempt ended {record.reason.value}: {record.detail}")

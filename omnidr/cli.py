@@ -452,31 +452,10 @@ def harnesses(fmt: str) -> None:
 @host_options
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing --run-dir, wait for it instead of stopping.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai_base_url, openai_key_env, anthropic_base_url,
-        anthropic_key_env, max_iterations, max_output_tokens, max_total_tokens, max_tool_calls, max_attempt_cost,
-        max_cost, max_connections, prices_file, wall_time_s, attempts,
-        retry_on, proxy_mode, denylist, provider_tools, outside_network, allow_net, model_policy, search_door,
-        search_key_env, cpus, memory_mb, pids, parallel, max_starts, stall_timeout_s, wait, argv) -> None:
+def run(**options) -> None:
     """Run agent attempts in the sandbox: `omnidr run --harness command --image IMAGE --run-dir DIR -- CMD ARGS`."""
-    from omnidr.attempts import (
-        HostPolicy,
-        RetryPolicy,
-        SandboxLimits,
-        cost_text,
-        load_prices,
-        parse_allow_nets,
-        spend_cap,
-    )
-    from omnidr.harness import Endpoints, run_harness
-    from sandbox.models import Budget
-
-    budget = Budget(max_iterations=max_iterations, max_output_tokens=max_output_tokens, max_total_tokens=max_total_tokens,
-                    max_tool_calls=max_tool_calls, max_cost_usd=max_attempt_cost, wall_time_s=wall_time_s,
-                    attempts_per_task=attempts)
-    prices = load_prices(prices_file) if prices_file else None
-    retry = RetryPolicy(retry_on=list(retry_on)) if retry_on else RetryPolicy()
-    limits = SandboxLimits(cpus=cpus, memory_mb=memory_mb, pids=pids)
-    endpoints = Endpoints(openai_base_url, openai_key_env, anthropic_base_url, anthropic_key_env)
+    from omnidr.attempts import cost_text
+    from omnidr.harness import run_harness
 
     def show(r) -> None:
         color = "green" if r.delivered else "red"
@@ -485,19 +464,53 @@ def run(snapshot_path, tasks, harness, capability, image, run_dir, model, openai
                   f"{r.budget_use.input_tokens + r.budget_use.output_tokens} tokens, {cost_text(r.budget_use.cost)})",
                   soft_wrap=True)
 
-    with out.status("running attempts"), run_log(Path(run_dir), " ".join(sys.argv)):
-        results = run_harness(snapshot_path, run_dir, harness, list(tasks) or None, capability, model, endpoints, budget,
-                              limits, retry, proxy_mode, list(denylist), provider_tools, outside_network, search_door,
-                              search_key_env, parallel=parallel, wait=wait, image=image, argv=list(argv), on_attempt=show,
-                              on_note=lambda m: out.print(f"[yellow]{m}[/yellow]"), allow_nets=parse_allow_nets(allow_net),
-                              model_policy=model_policy, prices=prices, spend=spend_cap(max_cost, budget),
-                              max_connections=max_connections,
-                              host=HostPolicy(max_starts=max_starts, stall_timeout_s=stall_timeout_s))
+    run_dir = Path(options["run_dir"])
+    config, run_options = run_inputs(options, show, lambda m: out.print(f"[yellow]{m}[/yellow]"))
+    with out.status("running attempts"), run_log(run_dir, " ".join(sys.argv)):
+        results = run_harness(options["snapshot_path"], run_dir, config, run_options)
     done = sum(1 for rs in results.values() if rs and rs[-1].delivered)
-    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(Path(run_dir)).attempts}/",
+    out.print(f"{done} of {len(results)} task(s) delivered a report; artifacts in {RunPaths(run_dir).attempts}/",
               soft_wrap=True)
     if done < len(results):
         sys.exit(1)
+
+
+def run_inputs(o: dict, on_attempt, on_note):
+    """`omnidr run`'s options (by their Click names) as the one `SystemConfig` of its system and the
+    `SystemRunOptions` of the invocation."""
+    from omnidr.attempts import (
+        HostPolicy,
+        RetryPolicy,
+        SandboxLimits,
+        load_prices,
+        parse_allow_nets,
+        parse_provider_tools,
+        parse_search_door,
+        spend_cap,
+    )
+    from omnidr.harness import Endpoints, SystemConfig, SystemRunOptions, SystemSpec, WebPolicy
+    from sandbox.models import Budget
+
+    endpoints = Endpoints(o["openai_base_url"], o["openai_key_env"], o["anthropic_base_url"], o["anthropic_key_env"])
+    budget = Budget(max_iterations=o["max_iterations"], max_output_tokens=o["max_output_tokens"],
+                    max_total_tokens=o["max_total_tokens"], max_tool_calls=o["max_tool_calls"],
+                    max_cost_usd=o["max_attempt_cost"], wall_time_s=o["wall_time_s"], attempts_per_task=o["attempts"])
+    door = parse_search_door(o["search_door"], o["search_key_env"], o["proxy_mode"]) if o["search_door"] else None
+    web = WebPolicy.on_proxy(o["proxy_mode"], search_door=door, provider_tools=parse_provider_tools(o["provider_tools"], o["proxy_mode"]),
+                    denylist=tuple(o["denylist"]), allow_nets=parse_allow_nets(o["allow_net"]),
+                    outside_network=None if o["outside_network"] == "bridge" else o["outside_network"],
+                    model_policy=o["model_policy"])
+    agent = SystemSpec(harness=o["harness"], capability=o["capability"], model=endpoints.model(o["harness"], o["model"]),
+                       image=o["image"], command=tuple(o["argv"]))
+    config = SystemConfig(agent=agent, budget=budget, budget_label="run options", web=web)
+    run_options = SystemRunOptions(
+        tasks=list(o["tasks"]) or None, parallel=o["parallel"], wait=o["wait"],
+        host=HostPolicy(max_starts=o["max_starts"], stall_timeout_s=o["stall_timeout_s"]),
+        prices=load_prices(o["prices_file"]) if o["prices_file"] else None, spend=spend_cap(o["max_cost"], budget),
+        max_connections=o["max_connections"], limits=SandboxLimits(cpus=o["cpus"], memory_mb=o["memory_mb"], pids=o["pids"]),
+        retry=RetryPolicy(retry_on=list(o["retry_on"])) if o["retry_on"] else RetryPolicy(),
+        upstreams=endpoints.upstreams() if o["harness"] == "command" else (), on_attempt=on_attempt, on_note=on_note)
+    return config, run_options
 
 
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a Ctrl-C

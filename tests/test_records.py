@@ -41,3 +41,24 @@ def test_a_file_from_before_the_version_reads_as_this_format_and_another_format_
     assert r.returncode == 2 and "Traceback" not in r.stderr
     [line] = r.stderr.strip().splitlines()
     assert "run.json: not a valid run file" in line and "'omnidr.run/2': this omnidr reads omnidr.run/1" in line
+
+
+def test_run_json_records_the_whole_system_config_and_a_run_json_from_before_it_resumes(tmp_path):
+    from omnidr.attempts import open_run
+    from omnidr.errors import UserError
+    from omnidr.harness import SystemConfig, SystemSpec, WebPolicy
+
+    system = SystemConfig(agent=SystemSpec(harness="reference", capability="video"), web=WebPolicy(model_policy="refuse"))
+    before = RunConfig(snapshot=str(DEMO), tasks=["pendant-lamp-safety"], harness="reference", model="scripted",
+                       agent_image="omnidr/reference:test", command=["python", "-m", "sandbox.reference_agent"],
+                       upstreams=[], budget=Budget(), limits=SandboxLimits(), retry=RetryPolicy(), proxy_mode="replay",
+                       gateway_image="omnidr/gateway:test", egress_image="omnidr/egress:test")
+    now = before.model_copy(update={"system": system.model_dump(mode="json")})
+    assert now.run_id() == before.run_id()  # the record is not the run's identity: its containers keep their labels
+    open_run(tmp_path / "old", before)  # a run.json written before `system` existed
+    open_run(tmp_path / "old", now)  # resumes
+    open_run(tmp_path / "new", now)
+    recorded = json.loads((tmp_path / "new" / "run.json").read_text("utf-8"))["system"]
+    assert SystemConfig.model_validate(recorded) == system  # the dump reads back as the model, whole
+    with pytest.raises(UserError, match="different configuration"):  # a setting of the attempts still refuses
+        open_run(tmp_path / "new", now.model_copy(update={"model_policy": "refuse"}))

@@ -187,3 +187,14 @@ class _ProxyWebHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def system(harness: str, capability: str = "full", url: str | None = None, model: str = "scripted-demo",
+           key_env: str | None = None, family: str | None = None, budget=None, **web):
+    """A `SystemConfig` of `harness` on the model `model` at `url` (an API of `family`; None: the harness's own), or on
+    the offline scripted model without `url`; `web` are `WebPolicy` fields."""
+    from omnidr.harness import Endpoint, SystemConfig, SystemSpec, WebPolicy
+
+    endpoint = Endpoint.served(model, url, key_env, family) if url else Endpoint.scripted(name=model)  # type: ignore[arg-type]
+    return SystemConfig(agent=SystemSpec(harness=harness, capability=capability, model=endpoint),
+                        budget=budget, budget_label="default" if budget is None else "test", web=WebPolicy(**web))

@@ -98,6 +98,11 @@ class RunConfig(DiskRecord):
     provider_tools: ProviderToolsPolicy = Field(
         description="What the gateway does with provider-side tools (web search and fetch that run at the model "
         "provider, hosted tools); a run.json written before the field existed had its proxy mode's default.")
+    system: dict[str, Any] | None = Field(
+        None, description="The whole system config the run was started with (omnidr.harness.SystemConfig's JSON "
+        "dump: agent, budget, web policy, judge, evaluator), as built once from the command line or a config file; "
+        "None in a run.json written before the field existed. Not compared on resume (`open_run`): every setting "
+        "that shapes an attempt is a field of its own above.")
 
     @model_validator(mode="before")
     @classmethod
@@ -120,6 +125,7 @@ class RunConfig(DiskRecord):
             exclude["pricing"] = True
         if self.budget.max_cost_usd is None:  # a run without a dollar budget keeps the id it had before it existed
             exclude["budget"] = {"max_cost_usd": True}
+        exclude["system"] = True  # recorded, not an identity: the run's own fields above make its id
         if self.search_door is None:
             exclude["search_door"] = True
         if not self.upstream_ca:
@@ -164,8 +170,10 @@ def open_run(run_dir: Path, config: RunConfig) -> None:
     path = RunPaths(run_dir).config
     if path.exists():
         existing = RunConfig.model_validate_json(path.read_text("utf-8"))
-        if existing != config:
-            _, what = changed_settings(existing, config)
+        # the system config is the record of how the run was started, not a setting of its attempts
+        before, now = existing.model_copy(update={"system": None}), config.model_copy(update={"system": None})
+        if before != now:
+            _, what = changed_settings(before, now)
             raise UserError(
                 f"{run_dir} was started with a different configuration ({what}); "
                 "use a new --run-dir, or rerun with the original options to resume"

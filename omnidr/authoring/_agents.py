@@ -105,7 +105,7 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
     """Run each session as its own task of a staging snapshot (isolated attempts, one each) and return each
     session's attempt folder."""
     from omnidr.attempts import SandboxLimits, parse_search_door
-    from omnidr.harness import run_system
+    from omnidr.harness import Endpoint, SystemConfig, SystemRunOptions, SystemSpec, WebPolicy, run_system
     from sandbox.models import Budget
 
     draft = pkg.draft()
@@ -132,11 +132,15 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
             dump(scripts / f"{s.id}.json", {"task": s.id, "match": s.marker, "model": SCRIPTED_MODEL, "steps": s.steps})
     door = (parse_search_door(endpoint.search_door, endpoint.search_key_env, proxy_mode)  # type: ignore[arg-type]
             if endpoint.search_door and proxy_mode != "deny" else None)
-    run_system(root, run_dir, "reference", [s.id for s in sessions], capability,
-               model_base_url=endpoint.base_url, model=endpoint.model, key_env=endpoint.key_env,
-               budget=Budget(wall_time_s=draft.budgets.wall_time_s, attempts_per_task=1),
-               limits=SandboxLimits(cpus=1.0, memory_mb=1024), proxy_mode=proxy_mode,
-               parallel=endpoint.parallel, on_note=on_note, scripts_dir=scripts, search_door=door)
+    model = (Endpoint.served(endpoint.model or "", endpoint.base_url, endpoint.key_env) if endpoint.base_url
+             else Endpoint.scripted(name=endpoint.model or SCRIPTED_MODEL))
+    web = WebPolicy.on_proxy(proxy_mode, search_door=door)
+    config = SystemConfig(agent=SystemSpec(harness="reference", capability=capability, model=model),
+                          budget=Budget(wall_time_s=draft.budgets.wall_time_s, attempts_per_task=1),
+                          budget_label="authoring", web=web)
+    run_system(root, run_dir, config, SystemRunOptions(
+        tasks=[s.id for s in sessions], limits=SandboxLimits(cpus=1.0, memory_mb=1024), parallel=endpoint.parallel,
+        on_note=on_note, scripts_dir=scripts))
     return done
 
 

@@ -10,15 +10,26 @@ from omnidr.attempts import AgentContext, Harness
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
+from ._config import (
+    OFFLINE_JUDGE,
+    PROXY_MODES,
+    Endpoint,
+    EndpointFamily,
+    SystemConfig,
+    SystemSpec,
+    WebMode,
+    WebPolicy,
+    offline_judge,
+)
 from ._direct import DirectHarness
 from ._openclaw import OpenClawHarness
 from ._reference import CAPABILITIES, ReferenceHarness, ScriptedModel, start_scripted_model
 from ._registry import (
     HARNESSES,
-    EndpointFamily,
     Endpoints,
     HarnessInfo,
     SystemRun,
+    SystemRunOptions,
     Upstream,
     check_dollars,
     check_harness_kind,
@@ -26,10 +37,11 @@ from ._registry import (
     harness_info,
     run_command_harness,
     run_harness,
-    run_reference,
     run_system,
 )
 
 __all__ = ["DirectHarness", "check_dollars", "check_harness_kind", "check_kind", "AgentContext", "CAPABILITIES", "ClaudeCodeHarness", "CodexHarness", "CommandHarness", "EndpointFamily", "Harness",
            "HARNESSES", "HarnessInfo", "OpenClawHarness", "ReferenceHarness", "ScriptedModel", "SystemRun", "Upstream",
-           "harness_info", "Endpoints", "run_command_harness", "run_harness", "run_reference", "run_system", "start_scripted_model"]
+           "harness_info", "Endpoints", "run_command_harness", "run_harness", "run_system", "start_scripted_model",
+           "Endpoint", "OFFLINE_JUDGE", "PROXY_MODES", "SystemConfig", "SystemRunOptions", "SystemSpec", "WebMode",
+           "WebPolicy", "offline_judge"]

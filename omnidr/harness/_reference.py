@@ -1,5 +1,5 @@
 """The reference harness: the repo's own video-research agent (`sandbox/reference_agent`) in the
-`reference` image, and `run_reference`, which runs it over snapshot tasks, with the scripted model
+`reference` image, run over snapshot tasks by `run_system` like every harness, with the scripted model
 (`sandbox/scripted_model`) standing in for a model API when none is given (offline demo)."""
 
 import secrets

@@ -11,25 +11,34 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal
 
 from omnidr._lock import folder_lock
-from omnidr.attempts import Harness, SpendCap, Upstream, web_closed
+from omnidr.attempts import (
+    Harness,
+    HostPolicy,
+    LocalExecutor,
+    RayExecutor,
+    RetryPolicy,
+    SandboxLimits,
+    SpendCap,
+    Upstream,
+    web_closed,
+)
 from omnidr.errors import UserError
 from omnidr.trajectory import NATIVE_LOG_GLOBS
 from sandbox.models import (
     API_FAMILY,
     ModelApi,
-    ModelPolicy,
     ModelPricing,
     ProviderToolsPolicy,
-    ProxyMode,
     translation_label,
 )
 
 from ._base import CommandHarness
 from ._claude_code import ClaudeCodeHarness
 from ._codex import CodexHarness
+from ._config import Endpoint, EndpointFamily, SystemConfig, SystemSpec
 from ._direct import DirectHarness
 from ._openclaw import OpenClawHarness
 from ._reference import (
@@ -46,8 +55,10 @@ from ._reference import (
 from ._skills import setup_from
 
 Family = Literal["openai", "anthropic"]
-# The API family of a model endpoint: `openai-chat` is an OpenAI-compatible server without /v1/responses.
-EndpointFamily = Literal["openai", "openai-chat", "anthropic"]
+
+
+def _ignore(*_args) -> None:
+    """A callback that hears nothing."""
 
 
 def endpoint_upstream(endpoint_family: str) -> tuple[Family, bool]:
@@ -167,72 +178,58 @@ class SystemRun:
     translation: str | None = None  # the gateway's API translation, e.g. anthropic-messages->openai-chat
 
 
-def run_system(
-    snapshot: Path,
-    run_dir: Path,
-    harness: str = "reference",
-    tasks: list[str] | None = None,
-    capability: str = "full",
-    model_base_url: str | None = None,
-    model: str | None = None,
-    key_env: str | None = None,
-    budget=None,
-    limits=None,
-    retry=None,
-    proxy_mode=None,
-    denylist: list[str] | None = None,
-    outside_network: str | None = None,
-    parallel: int = 1,
-    on_attempt: Callable = lambda _r: None,
-    on_note: Callable[[str], None] = print,
-    gateway_backoff_s: float = 1.0,
-    on_start: Callable[[str, int], None] = lambda _t, _n: None,
-    executor=None,
-    on_task: Callable[[str, list], None] = lambda _t, _rs: None,
-    image: str | None = None,
-    argv: list[str] | None = None,
-    extra_upstreams: Sequence[Upstream] = (),
-    evidence_brief: bool = False,
-    provider_tools=None,
-    wait: bool = False,
-    endpoint_family: EndpointFamily | None = None,
-    search_door=None,
-    upstream_ca: Sequence[Path] = (),
-    allow_nets: Sequence[str] = (),
-    model_policy: ModelPolicy = "rewrite",
-    prices: dict[str, ModelPricing] | None = None,
-    spend: SpendCap | None = None,
-    max_connections: int | None = None,
-    host=None,
-    scripts_dir: Path | None = None,
-) -> SystemRun:
-    """Run `harness` over `tasks` of `snapshot` (all when None) into `run_dir`.
+@dataclass(frozen=True)
+class SystemRunOptions:
+    """How a system's run is placed, paced and heard: everything `run_system` takes besides the system
+    (`SystemConfig`) itself."""
 
-    With `model_base_url` (a base URL of an `endpoint_family` API, default the harness's own, e.g.
-    https://api.openai.com/v1) the gateway forwards to it with the key from the host variable `key_env`;
-    `model` is required then. Without it, the scripted model is started on its own Docker network and
+    tasks: Sequence[str] | None = None  # task ids; None: every task of the snapshot
+    parallel: int = 1  # tasks whose attempts run at once
+    executor: LocalExecutor | RayExecutor | None = None  # where the attempts run; None: threads here
+    wait: bool = False  # another driver holds the run folder: wait for it instead of stopping
+    host: HostPolicy | None = None  # start slots, infra backoff, stop rule, stall timeout
+    prices: dict[str, ModelPricing] | None = None  # `--prices`: rates before genai-prices' table
+    spend: SpendCap | None = None  # `--max-cost`: what this invocation may spend
+    max_connections: int | None = None  # upstream requests in flight at once per upstream (None: the default)
+    limits: SandboxLimits | None = None  # the agent container's limits; None: SandboxLimits()
+    retry: RetryPolicy | None = None  # which failures earn another attempt; None: RetryPolicy()
+    upstreams: Sequence[Upstream] = ()  # the command harness's model upstreams (its model has no endpoint)
+    gateway_backoff_s: float = 1.0  # the gateway's first retry delay after an upstream failure
+    scripts_dir: Path | None = None  # other scripts for the scripted model than its image's (`omnidr author`)
+    on_attempt: Callable = _ignore  # hears of each attempt once it ended
+    on_note: Callable[[str], None] = print  # hears the notes a user should read
+    on_start: Callable[[str, int], None] = _ignore  # hears of each attempt (task id, number) as it starts
+    on_task: Callable[[str, list], None] = _ignore  # hears of each task whose attempts are over
+
+
+def run_system(snapshot: Path, run_dir: Path, config: SystemConfig,
+               options: SystemRunOptions = SystemRunOptions()) -> SystemRun:
+    """Run the system `config` over `options.tasks` of `snapshot` (all when None) into `run_dir`.
+
+    With a served model (`config.agent.model.base_url`, an API of its `family`, None: the harness's own, e.g.
+    https://api.openai.com/v1) the gateway forwards to it with the key from the host variable `key_env`. With the
+    offline one (`Endpoint.scripted()`), the scripted model is started on its own Docker network and
     stands in (model "scripted-demo"; the note is passed to `on_note` and returned), speaking only the
-    `endpoint_family` API when one is given; only harnesses whose entry says `scripted` can be driven by
+    `family` API when one is given; only harnesses whose entry says `scripted` can be driven by
     it. When the endpoint speaks another API than the harness, the gateway translates (`SystemRun.translation`);
-    provider-side tools cannot cross a translation, so opening them there is refused. The `command` harness runs `image` with `argv`. Defaults:
-    `Budget()`, `SandboxLimits()`, `RetryPolicy()`, replay mode (the snapshot's web corpus), no
-    denylist beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools
-    policy (deny in replay). A loopback `model_base_url` is reached through a relay on the host (see
-    omnidr.attempts._relay); `executor` places the attempts (default: threads here). With
-    `evidence_brief`, each task's instruction ends with its evidence brief (calibration's R3). `host` (a
-    `HostPolicy`) sets the start slots, the infra retries' backoff, the stop rule and the stall timeout. Every
-    exchange is priced at the model's price (`prices`, a `--prices` file's models, else genai-prices' table; see
-    omnidr.attempts._prices); `spend` (`--max-cost`) caps what this invocation spends; `max_connections` the
-    upstream requests in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter).
-    `scripts_dir` gives the scripted model other scripts than the ones its image carries (`omnidr author` writes
-    one per stage)."""
+    provider-side tools cannot cross a translation, so opening them there is refused. The `command` harness runs
+    `agent.image` with `agent.command` on `options.upstreams`. Defaults: the snapshot's protocol budget when the
+    budget is `default`, `SandboxLimits()`, `RetryPolicy()`, replay mode (the snapshot's web corpus), no denylist
+    beyond the benchmark's release hosts (`RELEASE_DENYLIST`), and the proxy mode's provider-tools policy (deny in
+    replay). A loopback model URL is reached through a relay on the host (see omnidr.attempts._relay);
+    `options.executor` places the attempts (default: threads here). With `agent.brief`, each task's instruction ends
+    with its evidence brief (calibration's R3). `options.host` (a `HostPolicy`) sets the start slots, the infra
+    retries' backoff, the stop rule and the stall timeout. Every exchange is priced at the model's price
+    (`options.prices`, a `--prices` file's models, else genai-prices' table; see omnidr.attempts._prices);
+    `options.spend` (`--max-cost`) caps what this invocation spends; `options.max_connections` the upstream requests
+    in flight at once per upstream over all the run's gateways (omnidr.attempts._limiter). `options.scripts_dir`
+    gives the scripted model other scripts than the ones its image carries (`omnidr author` writes one per stage).
+    `run.json` records `config` whole."""
     from omnidr.attempts import (
         DEFAULT_MAX_CONNECTIONS,
         LOCAL_EXECUTOR,
-        RetryPolicy,
         RunConfig,
         RunOptions,
-        SandboxLimits,
         default_provider_tools,
         open_run,
         relay_loopback_urls,
@@ -244,62 +241,56 @@ def run_system(
     from omnidr.images import docker_client
     from sandbox.models import Budget
 
+    agent, web, o = config.agent, config.web, options
+    harness, capability, endpoint = agent.harness, agent.capability, agent.model
     info = harness_info(harness)
     info.check_capability(capability)
     snap = open_snapshot(Path(snapshot))
     if not snap.ok:
         raise UserError(f"{snapshot}: the snapshot does not load; run `omnidr snapshot validate {snapshot}`")
     check_kind(info, snap, capability)
-    task_ids = _task_ids(snap, tasks)
-    if model_base_url and not model:
-        raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
-    if not model_base_url and not info.scripted and not extra_upstreams:
+    task_ids = _task_ids(snap, o.tasks)
+    if endpoint.offline and not info.scripted and not o.upstreams:
         raise UserError(f"the scripted model does not drive the {harness} harness; give it a model endpoint")
-    if harness == "command" and not (image and argv):
+    if harness == "command" and not (agent.image and agent.command):
         raise UserError("the command harness needs --image IMAGE and a command after `--`")
-    proxy_mode, provider_tools = _web_doors(info, capability, proxy_mode, provider_tools, on_note)
-    denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *(denylist or [])]))
-    translation = None if harness == "command" else info.translation(endpoint_family)
+    proxy_mode, provider_tools = _web_doors(info, capability, web.proxy_mode, web.provider_tools, o.on_note)
+    denylist = list(dict.fromkeys([*RELEASE_DENYLIST, *web.denylist]))
+    translation = None if harness == "command" else info.translation(endpoint.family)
     _check_translation(translation, provider_tools)
     provider_tools = provider_tools or default_provider_tools(proxy_mode)
-    upstream_family, responses_api = endpoint_upstream(endpoint_family or info.family)
-    given = list(extra_upstreams)
-    if model_base_url:
-        given.insert(0, Upstream(family=upstream_family, base_url=model_base_url.rstrip("/"), key_env=key_env,
-                                 responses_api=responses_api))
+    upstream_family, responses_api = endpoint_upstream(endpoint.family or info.family)
+    given = list(o.upstreams)
+    if endpoint.base_url:
+        given.insert(0, Upstream(family=upstream_family, base_url=endpoint.base_url.rstrip("/"),
+                                 key_env=endpoint.key_env, responses_api=responses_api))
     check_keys(given)
-    budget = budget or snap.default_budget() or Budget()
+    budget = config.budget or snap.default_budget() or Budget()
     # the model's price, fixed for the run: the model name is the one `out.model` gets below
-    run_model = cast(str, model) if model_base_url else (model or "unspecified") if given else (model or SCRIPTED_MODEL)
-    pricing = resolve_pricing(run_model, model_base_url or (given[0].base_url if given else None), prices)
-    _check_dollars_countable(run_model, pricing, budget, spend)
+    pricing = resolve_pricing(endpoint.name, given[0].base_url if given else None, o.prices)
+    _check_dollars_countable(endpoint.name, pricing, budget, o.spend)
     # one driver per run folder: a second one stops here (or waits), before any image, relay or container
-    with folder_lock(Path(run_dir), wait=wait, on_wait=on_note):
+    with folder_lock(Path(run_dir), wait=o.wait, on_wait=o.on_note):
         built = _built_images(info)
         client = docker_client()
-        warn_dns_exposure(client, on_note)
-        image = _agent_image(client, info, harness, image, built)
-        out = SystemRun(translation=translation)
+        warn_dns_exposure(client, o.on_note)
+        image = _agent_image(client, info, harness, agent.image, built)
+        out = SystemRun(translation=translation, model=endpoint.name)
         if translation:
-            on_note(f"the {harness} harness speaks another API than its model endpoint: the gateway translates "
-                    f"{translation}")
+            o.on_note(f"the {harness} harness speaks another API than its model endpoint: the gateway translates "
+                      f"{translation}")
         scripted = None
         relays: list = []
         upstreams = list(given)
-        if model_base_url:
-            out.model = cast(str, model)  # checked above: a model endpoint comes with a model name
-            network = outside_network or "bridge"
-        elif upstreams:
-            out.model = model or "unspecified"
-            network = outside_network or "bridge"
-        else:
-            out.scripted, out.note, out.model = True, SCRIPTED_NOTE, model or SCRIPTED_MODEL
-            on_note(SCRIPTED_NOTE)
+        network = web.outside_network or "bridge"
+        if not upstreams:
+            out.scripted, out.note = True, SCRIPTED_NOTE
+            o.on_note(SCRIPTED_NOTE)
             # scripts of its own answer unlike the shared ones: a name of its own on the shared network
-            alias = f"upstream-{secrets.token_hex(4)}" if scripts_dir is not None else None
-            scripted = start_scripted_model(client, outside_network, image=built["gateway"].tag,
-                                            api=endpoint_family or "all", labels=run_labels(Path(run_dir)), alias=alias,
-                                            scripts_dir=scripts_dir)
+            alias = f"upstream-{secrets.token_hex(4)}" if o.scripts_dir is not None else None
+            scripted = start_scripted_model(client, web.outside_network, image=built["gateway"].tag,
+                                            api=endpoint.family or "all", labels=run_labels(Path(run_dir)),
+                                            alias=alias, scripts_dir=o.scripts_dir)
             upstreams = [Upstream(family=upstream_family, base_url=scripted.base_url, responses_api=responses_api)]
             network = scripted.network
         try:
@@ -309,33 +300,32 @@ def run_system(
             # the offline index lists the snapshot's pages in every mode; on the live web they are fetched live
             pages = snap.corpus.pages if snap.corpus else []
             if harness == "command":
-                adapter: Harness = CommandHarness(image_ref=image, argv=list(argv or []))
+                adapter: Harness = CommandHarness(image_ref=image, argv=list(agent.command))
             elif info.make is None:
                 raise UserError(f"the {harness} harness has no adapter")
             else:
                 adapter = info.make(image, capability, search_index(pages, denylist), snap.hyperparameters,
                                     provider_search=provider_tools.web_search != "deny" and not translation)
-            command = _agent_command(harness, argv, capability, out.model, snap.hyperparameters)
-            config = RunConfig(
+            run_config = RunConfig(
                 snapshot=str(Path(snapshot).absolute()), tasks=task_ids, harness=harness, agent_image=image,
-                command=command, model=out.model, upstreams=upstreams,
-                budget=budget, limits=limits or SandboxLimits(), retry=retry or RetryPolicy(),
+                command=_agent_command(agent, snap.hyperparameters), model=out.model, upstreams=upstreams,
+                budget=budget, limits=o.limits or SandboxLimits(), retry=o.retry or RetryPolicy(),
                 proxy_mode=proxy_mode, denylist=denylist, gateway_image=built["gateway"].tag,
-                egress_image=built["egress"].tag, outside_network=network, evidence_brief=evidence_brief,
-                provider_tools=provider_tools, search_door=search_door,
-                upstream_ca=[str(Path(c).resolve()) for c in upstream_ca], allow_nets=list(allow_nets),
-                capability=None if harness == "command" else capability, model_policy=model_policy,
-                pricing=pricing,
+                egress_image=built["egress"].tag, outside_network=network, evidence_brief=agent.brief,
+                provider_tools=provider_tools, search_door=web.search_door,
+                upstream_ca=[str(Path(c).resolve()) for c in web.upstream_ca], allow_nets=list(web.allow_nets),
+                capability=None if harness == "command" else capability, model_policy=web.model_policy,
+                pricing=pricing, system=config.model_dump(mode="json"),
             )
-            if not config.offline and proxy_mode == "replay":
-                on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live web, "
-                        "so this run is not offline although the proxy replays the snapshot's corpus")
-            open_run(Path(run_dir), config)  # refuses a changed configuration before any work
-            options = RunOptions(on_attempt=on_attempt, on_start=on_start, on_task=on_task,
-                                 gateway_backoff_s=gateway_backoff_s, parallel=parallel,
-                                 executor=executor or LOCAL_EXECUTOR, reach=reach, host=host, spend=spend,
-                                 max_connections=max_connections or DEFAULT_MAX_CONNECTIONS)
-            out.records = run_attempts(client, Path(run_dir), config, snap, adapter, options)
+            if not run_config.offline and proxy_mode == "replay":
+                o.on_note(f"provider-side tools are open ({provider_tools}): the model provider may search the live "
+                          "web, so this run is not offline although the proxy replays the snapshot's corpus")
+            open_run(Path(run_dir), run_config)  # refuses a changed configuration before any work
+            run_options = RunOptions(on_attempt=o.on_attempt, on_start=o.on_start, on_task=o.on_task,
+                                     gateway_backoff_s=o.gateway_backoff_s, parallel=o.parallel,
+                                     executor=o.executor or LOCAL_EXECUTOR, reach=reach, host=o.host, spend=o.spend,
+                                     max_connections=o.max_connections or DEFAULT_MAX_CONNECTIONS)
+            out.records = run_attempts(client, Path(run_dir), run_config, snap, adapter, run_options)
         finally:
             for relay in relays:
                 relay.close()
@@ -344,13 +334,13 @@ def run_system(
         return out
 
 
-def _agent_command(harness: str, argv: list[str] | None, capability: str, model: str, hyperparameters) -> list[str]:
+def _agent_command(agent: SystemSpec, hyperparameters) -> list[str]:
     """The command the run records for its agent: the command harness's own, the reference agent's, else the name."""
-    if harness == "command":
-        return list(argv or [])
-    if harness == "reference":
-        return reference_argv(capability, model, workflow_args(hyperparameters))
-    return [harness]
+    if agent.harness == "command":
+        return list(agent.command)
+    if agent.harness == "reference":
+        return reference_argv(agent.capability, agent.model.name, workflow_args(hyperparameters))
+    return [agent.harness]
 
 
 def _check_translation(translation: str | None, provider_tools) -> None:
@@ -372,7 +362,7 @@ def _built_images(info: HarnessInfo) -> dict:
     return built
 
 
-def _task_ids(snap, tasks: list[str] | None) -> list[str]:
+def _task_ids(snap, tasks: Sequence[str] | None) -> list[str]:
     """The tasks asked for (all the snapshot's when None), each one the snapshot has."""
     task_ids = list(tasks or snap.tasks)
     unknown = [t for t in task_ids if t not in snap.tasks]
@@ -394,13 +384,12 @@ def _web_doors(info: HarnessInfo, capability: str, proxy_mode, provider_tools,
     return proxy_mode, provider_tools
 
 
-def check_dollars(model: str | None, model_base_url: str | None, prices, budget, spend) -> None:
+def check_dollars(model: Endpoint, prices, budget, spend) -> None:
     """`run_system`'s dollar check, made before the Docker engine is asked (`omnidr eval`'s request check): a dollar
-    budget or spending cap on a model (None: the scripted model) whose price is unknown is a user error."""
+    budget or spending cap on a model whose price is unknown is a user error."""
     from omnidr.attempts import resolve_pricing
 
-    run_model = cast(str, model) if model_base_url else (model or SCRIPTED_MODEL)
-    _check_dollars_countable(run_model, resolve_pricing(run_model, model_base_url, prices), budget, spend)
+    _check_dollars_countable(model.name, resolve_pricing(model.name, model.base_url, prices), budget, spend)
 
 
 def _check_dollars_countable(run_model: str, pricing, budget, spend) -> None:
@@ -498,36 +487,15 @@ def check_reach(client, image: str, network: str, upstreams: list[Upstream], rea
             raise unanswered_error(u.base_url, "model", f"--{u.family}-base-url", failed[urls[u.base_url]])
 
 
-def run_reference(snapshot: Path, run_dir: Path, tasks: list[str] | None = None, capability: str = "full",
-                  model_base_url: str | None = None, model: str | None = None, key_env: str | None = "OPENAI_API_KEY",
-                  **kwargs) -> SystemRun:
-    """`run_system` with the reference harness (its key defaults to OPENAI_API_KEY)."""
-    return run_system(snapshot, run_dir, "reference", tasks, capability, model_base_url, model, key_env, **kwargs)
-
-
-def run_command_harness(snapshot_path: Path, run_dir: Path, image: str, argv: list[str], task_ids: list[str] | None,
-                        model: str, upstreams: list[Upstream], budget, limits, retry, proxy_mode,
-                        denylist: list[str], outside_network: str, on_attempt: Callable = lambda _r: None,
-                        gateway_backoff_s: float = 1.0, parallel: int = 1, provider_tools=None,
-                        on_note: Callable[[str], None] = lambda _m: None, wait: bool = False,
-                        search_door=None, allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
-                        prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None,
-                        max_connections: int | None = None, host=None) -> dict:
-    """`omnidr run --harness command`: any image and command under the full sandbox, with the upstreams
-    given on the command line (each key and endpoint checked before any attempt, in `run_system`)."""
-
-    if not argv:
+def run_command_harness(snapshot: Path, run_dir: Path, config: SystemConfig,
+                        options: SystemRunOptions = SystemRunOptions()) -> dict:
+    """`omnidr run --harness command`: any image and command (`config.agent`) under the full sandbox, with the
+    upstreams `options.upstreams` (each key and endpoint checked before any attempt, in `run_system`)."""
+    if not config.agent.command:
         raise UserError("the command harness needs a command after `--`, e.g. `omnidr run ... -- python3 agent.py`")
-    if not upstreams:
+    if not options.upstreams:
         raise UserError("no model upstream: pass --openai-base-url and/or --anthropic-base-url")
-    ran = run_system(snapshot_path, run_dir, "command", task_ids, model=model, budget=budget, limits=limits,
-                     retry=retry, proxy_mode=proxy_mode, denylist=denylist, outside_network=outside_network,
-                     parallel=parallel, on_attempt=on_attempt, gateway_backoff_s=gateway_backoff_s, image=image,
-                     argv=argv, extra_upstreams=list(upstreams), on_note=on_note,
-                     provider_tools=provider_tools, wait=wait, search_door=search_door, allow_nets=allow_nets,
-                     model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections,
-                     host=host)
-    return ran.records
+    return run_system(snapshot, run_dir, config, options).records
 
 
 @dataclass(frozen=True)
@@ -539,50 +507,39 @@ class Endpoints:
     anthropic_base_url: str | None = None
     anthropic_key_env: str | None = None
 
+    def upstreams(self) -> list[Upstream]:
+        """Every endpoint given, as the command harness's upstreams."""
+        return [Upstream(family=family, base_url=url, key_env=key_env) for family, url, key_env in (
+            ("openai", self.openai_base_url, self.openai_key_env),
+            ("anthropic", self.anthropic_base_url, self.anthropic_key_env)) if url]
 
-def run_harness(snapshot: Path, run_dir: Path, harness: str, tasks: list[str] | None, capability: str, model: str | None,
-                endpoints: Endpoints, budget, limits, retry, proxy_mode: ProxyMode, denylist: list[str],
-                provider_tools: str, outside_network: str, search_door: str | None, search_key_env: str | None,
-                parallel: int = 1, wait: bool = False, image: str | None = None, argv: list[str] | None = None,
-                on_attempt: Callable = lambda _r: None, on_note: Callable[[str], None] = lambda _m: None,
-                allow_nets: Sequence[str] = (), model_policy: ModelPolicy = "rewrite",
-                prices: dict[str, ModelPricing] | None = None, spend: SpendCap | None = None,
-                max_connections: int | None = None, host=None) -> dict:
-    """`omnidr run`: a harness of the registry on one model endpoint (the gateway translates between the APIs),
-    or the `command` harness (`image` and `argv`) with every endpoint given as an upstream. Returns each task's
-    attempt records."""
-    from omnidr.attempts import Upstream, parse_provider_tools, parse_search_door
+    def model(self, harness: str, name: str | None) -> Endpoint:
+        """The one endpoint a harness of the registry runs on (the gateway translates between the APIs), named
+        `name`; the scripted model when none is given."""
+        if harness == "command":
+            return Endpoint(spec=name or "unspecified", name=name or "unspecified", base_url=None, key_env=None)
+        if self.openai_base_url and self.anthropic_base_url:
+            raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
+                            "--anthropic-base-url, not both (the gateway translates between their APIs)")
+        url = self.anthropic_base_url or self.openai_base_url
+        if not url:
+            return Endpoint.scripted(name=name or SCRIPTED_MODEL)
+        if not name:
+            raise UserError("a model endpoint needs a model name (e.g. --model gpt-4o)")
+        family: EndpointFamily = "anthropic" if self.anthropic_base_url else "openai"
+        return Endpoint.served(name, url, self.anthropic_key_env if self.anthropic_base_url else self.openai_key_env,
+                               family)
 
-    if harness == "command" and not image:
-        raise UserError("--harness command needs --image IMAGE")
-    if harness != "command" and argv:
-        raise UserError(f"--harness {harness} takes no command after `--`; drop it or use --harness command")
-    tools_policy = parse_provider_tools(provider_tools, proxy_mode)
-    door = parse_search_door(search_door, search_key_env, proxy_mode) if search_door else None
-    e = endpoints
-    if harness == "command":
-        assert image is not None
-        upstreams = [Upstream(family=family, base_url=url, key_env=key_env) for family, url, key_env in (
-            ("openai", e.openai_base_url, e.openai_key_env), ("anthropic", e.anthropic_base_url, e.anthropic_key_env))
-            if url]
-        return run_command_harness(
-            snapshot, run_dir, image, list(argv or []), tasks, model or "unspecified", upstreams, budget, limits, retry,
-            proxy_mode, denylist, outside_network, on_attempt=on_attempt, parallel=parallel,
-            provider_tools=tools_policy, on_note=on_note, wait=wait, search_door=door, allow_nets=allow_nets,
-            model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections, host=host)
-    if e.openai_base_url and e.anthropic_base_url:
-        raise UserError(f"the {harness} harness runs on one model endpoint; give --openai-base-url or "
-                        "--anthropic-base-url, not both (the gateway translates between their APIs)")
-    anthropic = bool(e.anthropic_base_url) or (not e.openai_base_url and harness_info(harness).family == "anthropic")
-    return run_system(
-        snapshot, run_dir, harness, tasks, capability,
-        model_base_url=e.anthropic_base_url if anthropic else e.openai_base_url, model=model,
-        endpoint_family=("anthropic" if e.anthropic_base_url else "openai" if e.openai_base_url else None),
-        key_env=e.anthropic_key_env if anthropic else e.openai_key_env, budget=budget, limits=limits, retry=retry,
-        proxy_mode=proxy_mode, denylist=denylist, outside_network=None if outside_network == "bridge" else outside_network,
-        parallel=parallel, on_attempt=on_attempt, on_note=on_note,
-        provider_tools=None if provider_tools == "default" else tools_policy, wait=wait, search_door=door,
-        allow_nets=allow_nets, model_policy=model_policy, prices=prices, spend=spend, max_connections=max_connections,
-        host=host,
-    ).records
 
+def run_harness(snapshot: Path, run_dir: Path, config: SystemConfig,
+                options: SystemRunOptions = SystemRunOptions()) -> dict:
+    """`omnidr run`: a harness of the registry on its one model endpoint, or the `command` harness on the upstreams
+    `options.upstreams`. Returns each task's attempt records."""
+    if config.agent.harness == "command":
+        if not config.agent.image:
+            raise UserError("--harness command needs --image IMAGE")
+        return run_command_harness(snapshot, run_dir, config, options)
+    if config.agent.command:
+        raise UserError(f"--harness {config.agent.harness} takes no command after `--`; drop it or use --harness "
+                        "command")
+    return run_system(snapshot, run_dir, config, options).records

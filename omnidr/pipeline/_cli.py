@@ -5,8 +5,9 @@ which `omnidr.cli.main` turns into one line and exit code 2.
 """
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import click
 from rich.markup import escape
@@ -23,9 +24,10 @@ from omnidr._options import (
 )
 from omnidr.errors import UserError
 from omnidr.paths import RESULT_FILES
-from sandbox.models import ModelPolicy
+from sandbox.models import Budget, ModelPolicy
 
 from ._specs import CAPABILITIES, HARNESSES, SCRIPTED
+from ._system_file import CONFIG_OPTION
 
 out = make_console()
 err = make_console(stderr=True)
@@ -129,37 +131,36 @@ def eval_options(f):
     return host_options(f)
 
 
-def eval_request(snapshot, systems, judge, judge_key_env, budget, tasks, runs_root, parallel, executor, ray_address,
-             tracking_uri, provider_tools=None, wait=False, web="replay", search_door=None, search_key_env=None,
-             outside_network=None, upstream_ca=(), allow_net=(), model_policy="rewrite", evaluator="docker",
-             prices_file=None, max_cost=None, max_connections=None, max_starts=None, stall_timeout_s=None):
-    from omnidr.attempts import (
-        STALL_TIMEOUT_S,
-        WEB_MODES,
-        HostPolicy,
-        load_prices,
-        make_executor,
-        parse_allow_nets,
-        parse_provider_tools,
-        parse_search_door,
-        spend_cap,
-    )
+def eval_request(snapshot: Path, systems: list, options: Mapping[str, Any], runs_root: Path | None = None):
+    """The request that runs `systems` (SystemSpec) on `snapshot` under the eval options (`eval_options` and the web
+    options, by their Click names; what is absent takes its default): each system's `SystemConfig` is built here,
+    once, and travels whole to its attempts."""
+    from omnidr.attempts import STALL_TIMEOUT_S, HostPolicy, load_prices, make_executor, spend_cap
 
     from ._eval import EvalRequest
-    from ._specs import parse_budget, parse_judge
+    from ._system_file import system_config
 
-    label, parsed_budget = parse_budget(budget)
+    configs = [system_config(spec, options) for spec in systems]
+    o = options
     # The snapshot is recorded by absolute path, so `make eval` and `omnidr eval --snapshot PATH` resume the same run.
-    return EvalRequest(snapshot=Path(snapshot).absolute(), systems=systems, judge=parse_judge(judge, judge_key_env), budget_label=label,
-                       budget=parsed_budget, tasks=list(tasks) or None, runs_root=runs_root, parallel=parallel,
-                       executor=make_executor(executor, ray_address), tracking_uri=tracking_uri,
-                       provider_tools=parse_provider_tools(provider_tools, WEB_MODES[web]), wait=wait, web=web,
-                       search_door=parse_search_door(search_door, search_key_env, WEB_MODES[web]) if search_door else None,
-                       outside_network=outside_network, upstream_ca=list(upstream_ca),
-                       allow_nets=parse_allow_nets(allow_net), model_policy=model_policy, evaluator=evaluator,
-                       prices=load_prices(prices_file) if prices_file else None,
-                       spend=spend_cap(max_cost, parsed_budget), max_connections=max_connections,
-                       host=HostPolicy(max_starts=max_starts, stall_timeout_s=stall_timeout_s or STALL_TIMEOUT_S))
+    return EvalRequest(snapshot=Path(snapshot).absolute(), configs=configs, tasks=list(o.get("tasks") or ()) or None,
+                       runs_root=runs_root or Path(o.get("runs_root") or "runs"), parallel=o.get("parallel") or 1,
+                       executor=make_executor(o.get("executor") or "local", o.get("ray_address")),
+                       tracking_uri=o.get("tracking_uri"), wait=bool(o.get("wait")),
+                       prices=load_prices(o["prices_file"]) if o.get("prices_file") else None,
+                       spend=spend_cap(o.get("max_cost"), configs[0].budget or Budget()),
+                       max_connections=o.get("max_connections"),
+                       host=HostPolicy(max_starts=o.get("max_starts"),
+                                       stall_timeout_s=o.get("stall_timeout_s") or STALL_TIMEOUT_S))
+
+
+def eval_system_request(snapshot: Path, options: Mapping[str, Any]):
+    """`omnidr eval`'s request: its one system (`--harness`, `--capability`, `--model`) under its options."""
+    from ._specs import make_system, parse_model
+
+    system = make_system(auto_harness(options["harness"], snapshot), options["capability"],
+                         parse_model(options["model"], options["model_key_env"]))
+    return eval_request(snapshot, [system], options)
 
 
 def run_with_progress(request, check_examples: bool = True, console=None):
@@ -236,38 +237,36 @@ def open_hints(outcome) -> list[str]:
               help=f"Capability level (the paper's ladder; the research skills installed for reference, claude-code and codex): {', '.join(CAPABILITIES)}.")
 @eval_options
 @_with_web_opts
+@CONFIG_OPTION
 @click.option("--skip-agents", is_flag=True, help="Only check the snapshot and score its example reports; run no agent.")
 @format_option("the results", "json and markdown print the run root's leaderboard.json or leaderboard.md (the "
                "stages' table with --skip-agents), the progress going to stderr")
-def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capability: str, model: str, model_key_env: str | None, judge: str,
-          judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int, executor: str,
-          ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool, web: str,
-          search_door: str | None, search_key_env: str | None, outside_network: str | None, upstream_ca: tuple,
-          allow_net: tuple, model_policy: str, prices_file: Path | None, max_connections: int | None,
-          max_cost: float | None, skip_agents: bool, max_starts: int | None, stall_timeout_s: float,
-          fmt: str) -> None:
+@click.pass_context
+def eval_(ctx: click.Context, **options) -> None:
     """Evaluate one system on a snapshot (default: the bundled demo, offline) and write the run root:
     attempts, evaluations, leaderboard.json/.md/.png, index.html and an MLflow store.
 
     Rerunning the same command resumes; other settings for an existing system folder are refused. The positional
     SNAPSHOT is the old spelling of --snapshot (kept for one release, with a notice).
-    """
-    from ._specs import make_system, parse_model
 
-    snapshot = snapshot_given(snapshot, old_snapshot, "eval") or default_snapshot()
+    With `--config FILE`, the system comes from a TOML file (agent, budget, web, judge, evaluator; see
+    examples/system.toml): an option given on the command line, or by its environment variable, wins over the file,
+    and the file wins over the option's default. `run.json` in the system folder records the whole config.
+    """
+    from ._system_file import with_system_file
+
+    o = with_system_file(ctx, options)
+    fmt = o["fmt"]
+    snapshot = snapshot_given(o["snapshot"], o["old_snapshot"], "eval") or default_snapshot()
     shown = out if fmt == "terminal" else err
-    if skip_agents:
+    if o["skip_agents"]:
         from ._checks import EvalResult, check_snapshot
 
         result = EvalResult(snapshot)
         result.stages += check_snapshot(snapshot, lambda m: shown.print(f"  {m}", soft_wrap=True)).stages
         _stages(result, shown, fmt)
         sys.exit(1 if result.failed else 0)
-    system = make_system(auto_harness(harness, snapshot), capability, parse_model(model, model_key_env))
-    request = eval_request(snapshot, [system], judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
-                       ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy, evaluator, prices_file=prices_file, max_cost=max_cost,
-                       max_connections=max_connections, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
+    request = eval_system_request(snapshot, o)
     outcome = run_with_progress(request, console=shown)
     if fmt == "terminal":
         _where(outcome)
@@ -285,13 +284,11 @@ def eval_(old_snapshot: Path | None, snapshot: Path | None, harness: str, capabi
               help="Snapshot folder (default: with FOLDERS, the one their run.json names; else snapshots/demo).")
 @eval_options
 @_with_web_opts
+@CONFIG_OPTION
 @format_option("the comparison", "json and markdown print the comparison file written to the run root's "
                "comparisons/, the progress going to stderr")
 @click.pass_context
-def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, judge_key_env, evaluator, budget, tasks, runs_root,
-            parallel, executor, ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env,
-            outside_network, upstream_ca, allow_net, model_policy, prices_file, max_connections, max_cost, max_starts,
-            stall_timeout_s, fmt) -> None:
+def compare(ctx, folders, systems, snapshot_path, fmt, **options) -> None:
     """Run two or more systems on the same tasks under the same budget, then pair each other system with
     the first (A minus B, A the higher-ranked of the two, as the paper reads a pair: paired difference,
     task-bootstrap interval, wins/ties/losses per task) and print the per-task scores, as the paper's
@@ -301,8 +298,12 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     scores higher);
     `omnidr compare FOLDER FOLDER ...` does the same for system folders `omnidr eval` already scored,
     running nothing (a run root stands for all its system folders). Two folders holding system.json and
-    decisions get the scoring stage's comparison of the two.
+    decisions get the scoring stage's comparison of the two. `--config FILE` gives the shared settings (budget,
+    web, judge, evaluator, the default model) as `omnidr eval --config` does; the systems come from --system.
     """
+    from ._system_file import with_system_file
+
+    o = with_system_file(ctx, options)
     if folders:
         if systems:
             raise UserError("give either system folders or --system options, not both")
@@ -326,11 +327,11 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
                 raise UserError("compare needs two or more system folders")
             compare_folders(list(folders), snapshot_path, out if fmt == "terminal" else err, fmt)
             return
-        from ._scoring_cli import compare_two  # system.json + decisions folders
+        from ._scoring_cli import Ranking, compare_two  # system.json + decisions folders
 
         if len(folders) != 2:
             raise UserError(f"decisions folders are compared two at a time; got {len(folders)}")
-        compare_two(folders[0], folders[1], snapshot_path, tasks, fmt=fmt)
+        compare_two(folders[0], folders[1], Ranking(snapshot_path=snapshot_path, tasks=tuple(o["tasks"])), fmt)
         return
     snapshot_path = snapshot_path or default_snapshot()
     if len(systems) < 2:
@@ -338,15 +339,12 @@ def compare(ctx, folders, systems, snapshot_path, model, model_key_env, judge, j
     from ._compare import run_comparison
     from ._specs import parse_model, parse_system
 
-    default_model = parse_model(model, model_key_env)
+    default_model = parse_model(o["model"], o["model_key_env"])
     specs = [parse_system(s, default_model) for s in systems]
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise UserError(f"the systems are not distinct: {', '.join(labels)}")
-    request = eval_request(snapshot_path, specs, judge, judge_key_env, budget, tasks, runs_root, parallel, executor,
-                       ray_address, tracking_uri, provider_tools, wait, web, search_door, search_key_env, outside_network,
-                       upstream_ca, allow_net, model_policy, evaluator, prices_file=prices_file, max_cost=max_cost,
-                       max_connections=max_connections, max_starts=max_starts, stall_timeout_s=stall_timeout_s)
+    request = eval_request(snapshot_path, specs, o)
     outcome = run_with_progress(request, check_examples=False, console=out if fmt == "terminal" else err)
     if outcome.result.failed and outcome.board is None:
         sys.exit(1)

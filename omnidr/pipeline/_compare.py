@@ -1,11 +1,13 @@
 """`omnidr compare`: systems of one request (or evaluated folders), each against the first."""
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from omnidr.errors import UserError
+from sandbox.models import Budget
 
 from ._eval import EvalOutcome, EvalRequest
 from ._results import (
@@ -72,8 +74,9 @@ def compare_report_folders(folders, snapshot: Path, console: Console, fmt: str =
         console.print(f"warning: {note}", style="yellow", soft_wrap=True, markup=False)
     first = got[0].config
     assert first is not None  # read_system gives every system folder of `omnidr eval` its eval.json
-    return compare_chosen(got, snapshot, list(first.tasks), Path(folders[0]).resolve().parent,
-                          first.budget, first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console, fmt)
+    under = ComparedUnder(Path(folders[0]).resolve().parent, first.budget,
+                          first.budget_label if len(budgets) == 1 else "mixed", judges.pop())
+    return compare_chosen(got, snapshot, list(first.tasks), under, console, fmt)
 
 
 def compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal", ablations=None):
@@ -167,8 +170,17 @@ def comparison_name(folders: list[str]) -> str:
     return "-vs-".join([*kept, f"and-{len(folders) - len(kept)}-more-{digest}"])
 
 
-def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console,
-                   fmt: str = "terminal"):
+@dataclass(frozen=True)
+class ComparedUnder:
+    """Where a comparison is written (the run root) and what its systems shared: budget and judge."""
+
+    root: Path
+    budget: Budget
+    budget_label: str  # how the budget was given; `mixed` when the systems ran under different ones
+    judge: str  # the judge key of every compared evaluation
+
+
+def compare_chosen(chosen, snapshot: Path, task_ids, under: ComparedUnder, console: Console, fmt: str = "terminal"):
     from omnidr.scoring import Grid, by_folder, comparisons_grid, paired_comparisons, score_systems, snapshot_trees
 
     trees, hp = snapshot_trees(snapshot)
@@ -178,7 +190,8 @@ def compare_chosen(chosen, snapshot: Path, task_ids, root: Path, budget, budget_
     per_task = {t: {s.system.label: next((r.total for r in s.reports if r.task_id == t), 0.0) for s in scored}
                 for t in task_ids}
     name = comparison_name([c.folder.name for c in chosen])
-    files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
+    root, budget_label = under.root, under.budget_label
+    files = comparison_files(root, name, comparisons, per_task, under.budget, budget_label, under.judge)
     if refresh_index(root):  # the run root's page lists its comparisons
         files.append(root / "index.html")
     if _printed_as_files(files, fmt):

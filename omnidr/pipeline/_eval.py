@@ -23,8 +23,9 @@ from omnidr._runlog import run_log
 from omnidr.attempts import HostPolicy, LocalExecutor, RayExecutor, SpendCap, is_loopback_url
 from omnidr.benchmark import SNAPSHOT_CORPUS_FILE, InputSetting
 from omnidr.errors import UserError
+from omnidr.harness import SystemConfig
 from omnidr.paths import AttemptPaths, EvalPaths, RunPaths
-from sandbox.models import CORPUS_FILE, Budget, ModelPolicy, ModelPricing, ProviderToolsPolicy, SearchDoor
+from sandbox.models import CORPUS_FILE, Budget, ModelPricing, ProviderToolsPolicy, SearchDoor
 
 from ._checks import EvalResult, StageResult, check_snapshot
 from ._costs import cost_metrics as cost_metrics
@@ -47,46 +48,94 @@ COMMANDS_FILE = "commands.jsonl"
 
 @dataclass
 class EvalRequest:
-    """Everything `omnidr eval` (and `omnidr compare`) runs with."""
+    """Everything `omnidr eval` (and `omnidr compare`) runs with: each system's config, built once from the command
+    line or a config file (`SystemConfig`; the systems of one request differ in their agent only), and how the
+    invocation runs them."""
 
     snapshot: Path
-    systems: list[SystemSpec]
-    judge: Endpoint
-    budget_label: str = "default"
-    budget: Budget = field(default_factory=Budget)
+    configs: list[SystemConfig]
     tasks: list[str] | None = None
     runs_root: Path = Path("runs")
     parallel: int = 1
     executor: LocalExecutor | RayExecutor = field(default_factory=LocalExecutor)
     tracking_uri: str | None = None
     argv: list[str] = field(default_factory=lambda: list(sys.argv))
-    provider_tools: ProviderToolsPolicy | None = None  # None: the proxy mode's default (deny: the web is replayed)
     wait: bool = False  # another driver holds the run root: wait for it instead of stopping
-    web: Literal["replay", "live", "record"] = "replay"  # the snapshot's corpus, the web through the proxy, recorded
-    search_door: SearchDoor | None = None  # None: the offline index of the snapshot's corpus
-    outside_network: str | None = None  # Docker network the helpers reach out on (None: bridge)
-    upstream_ca: list[Path] = field(default_factory=list)  # extra CAs the proxy trusts on the live web
-    allow_nets: tuple[str, ...] = ()  # ranges off the public internet the proxy may reach (--allow-net)
-    model_policy: ModelPolicy = "rewrite"  # what the gateway does with a request for another model (--model-policy)
-    evaluator: Literal["docker", "host"] = "docker"  # where scores are computed (--evaluator)
     prices: dict[str, ModelPricing] | None = None  # --prices: the lab's rates, before genai-prices' table
     spend: SpendCap | None = None  # --max-cost: what this invocation may spend, over all its systems
     max_connections: int | None = None  # --max-connections: the shared upstream limit's cap (None: its default)
     host: HostPolicy | None = None  # start slots, infra backoff, stop rule, stall timeout (--max-starts, --stall-timeout)
 
+    def __post_init__(self) -> None:
+        if not self.configs:
+            raise ValueError("a request evaluates one system or more")
+        first = self.configs[0]
+        if any(c.model_copy(update={"agent": first.agent}) != first for c in self.configs):
+            raise ValueError("the systems of one request differ in their agent only (one budget, web, judge, evaluator)")
+
+    @property
+    def config(self) -> SystemConfig:
+        """The settings every system of the request shares (and the first system's agent)."""
+        return self.configs[0]
+
+    @property
+    def systems(self) -> list[SystemSpec]:
+        return [c.agent for c in self.configs]
+
+    def with_systems(self, systems: list[SystemSpec], budget: Budget | None = None) -> None:
+        """The request's systems (and budget) as resolved against the snapshot, before anything is recorded."""
+        update: dict[str, object] = {} if budget is None else {"budget": budget}
+        self.configs = [self.config.model_copy(update={**update, "agent": spec}) for spec in systems]
+
+    @property
+    def judge(self) -> Endpoint:
+        return self.config.judge
+
+    @property
+    def budget(self) -> Budget:
+        return self.config.budget or Budget()
+
+    @property
+    def budget_label(self) -> str:
+        return self.config.budget_label
+
+    @property
+    def web(self) -> Literal["replay", "live", "record"]:
+        mode = self.config.web.mode
+        if mode not in ("replay", "live", "record"):
+            raise ValueError(f"omnidr eval's web is replay, live or record, not {mode}")
+        return mode
+
+    @property
+    def provider_tools(self) -> ProviderToolsPolicy | None:
+        """None: the proxy mode's default (deny: the web is replayed)."""
+        return self.config.web.provider_tools
+
+    @property
+    def search_door(self) -> SearchDoor | None:
+        return self.config.web.search_door
+
+    @property
+    def outside_network(self) -> str | None:
+        return self.config.web.outside_network
+
+    @property
+    def upstream_ca(self) -> tuple[Path, ...]:
+        return self.config.web.upstream_ca
+
+    @property
+    def evaluator(self) -> Literal["docker", "host"]:
+        return self.config.evaluator
+
     @property
     def proxy_mode(self):
-        from omnidr.attempts import WEB_MODES
-
-        return WEB_MODES[self.web]
+        return self.config.web.proxy_mode
 
     @property
     def tools_policy(self) -> ProviderToolsPolicy:
         """The provider-side tools policy the attempts run under (by default, deny when the web is replayed,
         the denylist on the live web)."""
-        from omnidr.attempts import default_provider_tools
-
-        return self.provider_tools or default_provider_tools(self.proxy_mode)
+        return self.config.web.tools_policy
 
 
 @dataclass
@@ -138,8 +187,7 @@ def check_request(request: EvalRequest) -> None:
         raise UserError(f"snapshot folder {request.snapshot} does not exist; pass SNAPSHOT=<folder> "
                         "(the demo is snapshots/demo)")
     for spec in request.systems:  # a dollar budget on a model nobody priced: said before the engine is asked
-        check_dollars(None if spec.model.offline else spec.model.name, spec.model.base_url, request.prices,
-                      request.budget, request.spend)
+        check_dollars(spec.model, request.prices, request.budget, request.spend)
     for pem in request.upstream_ca:
         if not Path(pem).is_file():
             raise UserError(f"--upstream-ca {pem}: no such file; give a PEM certificate")
@@ -239,11 +287,13 @@ def preflight(request: EvalRequest, task_ids: list[str], note=lambda _m: None, k
             judge_route(request.judge.base_url)  # a loopback judge cannot be reached from the evaluator image: say so now
 
 
-def _key_env(model: Endpoint) -> str | None:
-    """The key variable the gateway reads; None for a loopback endpoint run without a key."""
+def _gateway_model(model: Endpoint) -> Endpoint:
+    """The model as the gateway serves it: without a key variable for a loopback endpoint run without a key."""
     if model.key_env and os.environ.get(model.key_env):
-        return model.key_env
-    return None if model.offline or is_loopback_url(model.base_url or "") else model.key_env
+        return model
+    if model.offline or is_loopback_url(model.base_url or ""):
+        return model.model_copy(update={"key_env": None})
+    return model
 
 
 def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: list[str], progress, tracker,
@@ -260,18 +310,14 @@ def run_system(request: EvalRequest, spec: SystemSpec, folder: Path, task_ids: l
     def on_task(task_id: str, records: list) -> None:
         progress.task_done(spec.label, task_id, records)
 
-    from omnidr.harness import run_system
+    from omnidr.harness import SystemRunOptions, run_system
 
-    ran = run_system(
-        request.snapshot, folder, spec.harness, task_ids, spec.capability, model_base_url=spec.model.base_url,
-        model=None if spec.model.offline else spec.model.name, key_env=_key_env(spec.model), budget=request.budget,
-        parallel=request.parallel, on_attempt=on_attempt, on_note=progress.note, on_start=on_start,
-        executor=request.executor, on_task=on_task, evidence_brief=spec.brief, provider_tools=request.tools_policy,
-        wait=request.wait, endpoint_family=spec.model.family, proxy_mode=request.proxy_mode,
-        search_door=request.search_door, outside_network=request.outside_network, upstream_ca=request.upstream_ca,
-        allow_nets=request.allow_nets, model_policy=request.model_policy, host=request.host, prices=request.prices,
-        spend=request.spend, max_connections=request.max_connections,
-    )
+    config = request.config.model_copy(update={"agent": spec.model_copy(update={"model": _gateway_model(spec.model)})})
+    options = SystemRunOptions(
+        tasks=task_ids, parallel=request.parallel, executor=request.executor, wait=request.wait, host=request.host,
+        prices=request.prices, spend=request.spend, max_connections=request.max_connections, on_attempt=on_attempt,
+        on_note=progress.note, on_start=on_start, on_task=on_task)
+    ran = run_system(request.snapshot, folder, config, options)
     return ran.records
 
 
@@ -343,11 +389,10 @@ def run_eval(request: EvalRequest, progress, check_examples: bool = True) -> Eva
     unknown = [t for t in task_ids if t not in snap.tasks]
     if unknown:
         raise UserError(f"unknown task id(s): {', '.join(unknown)}; the snapshot has {', '.join(snap.tasks)}")
-    if request.budget_label == "default" and snap.default_budget() is not None:
-        # a short-answer snapshot's protocol is its default budget (paper 002, Sec. 3.1: 3,600 s or 100 calls); a
-        # multiple-choice snapshot's is one request per question (paper 004, Sec. 4.1)
-        request.budget = snap.default_budget()
-    request.systems = [resolved_setting(spec, snap) for spec in request.systems]
+    # a short-answer snapshot's protocol is its default budget (paper 002, Sec. 3.1: 3,600 s or 100 calls); a
+    # multiple-choice snapshot's is one request per question (paper 004, Sec. 4.1)
+    protocol = snap.default_budget() if request.budget_label == "default" else None
+    request.with_systems([resolved_setting(spec, snap) for spec in request.systems], protocol)
     kind = kind_named(snap.kind_name)
     preflight(request, task_ids, progress.note, kind)
 

@@ -10,6 +10,7 @@ turns into one line and exit code 2.
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -69,6 +70,23 @@ def _ranking_options(command):
     for option in reversed((_snapshot, _tasks, _hyper, _no_guard, _replicates, _seed)):
         command = option(command)
     return command
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The ranking options `leaderboard` and `compare` share (`_ranking_options`), passed whole."""
+
+    snapshot_path: Path | None = None  # None: the snapshot the systems' run.json names
+    tasks: tuple[str, ...] = ()  # the tasks ranked on; (): those the systems were evaluated on
+    hyper_path: Path | None = None  # hyperparameters other than the snapshot's
+    no_na_guard: bool = False
+    replicates: int | None = None  # bootstrap replicates; None: the hyperparameters'
+    seed: int = DEFAULT_SEED
+
+    @classmethod
+    def of(cls, options: dict) -> "Ranking":
+        """The ranking options by their Click names."""
+        return cls(**{name: options[name] for name in cls.__dataclass_fields__})
 
 
 def _console() -> Console:
@@ -159,13 +177,13 @@ def snapshot_for(paths, snapshot_path: Path | None) -> Path:
     return recorded
 
 
-def _scored(paths, snapshot_path, tasks, hyper_path, no_na_guard):
-    snapshot_path = snapshot_for(paths, snapshot_path)
+def _scored(paths, ranking: Ranking):
+    snapshot_path = snapshot_for(paths, ranking.snapshot_path)
     trees, snap_hp = snapshot_trees(snapshot_path)
-    hp = _hyperparameters(hyper_path, snap_hp)
-    found = read_any_systems(paths, restrict=bool(tasks))
-    task_ids = list(tasks) or found.task_ids
-    scored = score_systems(found.systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+    hp = _hyperparameters(ranking.hyper_path, snap_hp)
+    found = read_any_systems(paths, restrict=bool(ranking.tasks))
+    task_ids = list(ranking.tasks) or found.task_ids
+    scored = score_systems(found.systems, trees, hp, na_guard=not ranking.no_na_guard, task_ids=task_ids)
     return found, trees, hp, task_ids, scored
 
 
@@ -190,9 +208,8 @@ def _found_notes(found) -> list[str]:
               help="Also write the paper's analysis tables (paired, breakdowns, pass rates, sensitivity) as CSV and "
                    "Markdown into this folder, as `omnidr eval` does in a run root's tables/.")
 @_format
-def leaderboard(systems: tuple[Path, ...], snapshot_path: Path | None, tasks: tuple[str, ...], hyper_path: Path | None,
-                no_na_guard: bool, replicates: int | None, seed: int, pairs: bool, sensitivity: bool,
-                tables_dir: Path | None, fmt: str) -> None:
+def leaderboard(systems: tuple[Path, ...], pairs: bool, sensitivity: bool, tables_dir: Path | None, fmt: str,
+                **options) -> None:
     """Rank systems over the snapshot's tasks: Avg with task-bootstrap 95% interval, Success,
     Avg succ., Content, Citation, Presentation, pass rates by difficulty and direction.
 
@@ -203,12 +220,14 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path | None, tasks: tu
     decisions, or whose decisions set "failure", scores 0 and counts as a failure; a task of an
     eval folder whose score is not final makes that row provisional and unranked.
     """
-    snapshot_path = snapshot_for(systems, snapshot_path)
-    found, trees, hp, task_ids, scored = _scored(systems, snapshot_path, tasks, hyper_path, no_na_guard)
-    board = build_leaderboard(scored, task_ids or sorted(trees), replicates=replicates or hp.bootstrap_replicates,
-                              seed=seed, with_comparisons=pairs or tables_dir is not None, incomplete=found.incomplete)
+    ranking = Ranking.of(options)
+    snapshot_path = snapshot_for(systems, ranking.snapshot_path)
+    found, trees, hp, task_ids, scored = _scored(systems, replace(ranking, snapshot_path=snapshot_path))
+    board = build_leaderboard(scored, task_ids or sorted(trees), replicates=ranking.replicates or hp.bootstrap_replicates,
+                              seed=ranking.seed, with_comparisons=pairs or tables_dir is not None,
+                              incomplete=found.incomplete)
     if sensitivity or tables_dir is not None:
-        table = sensitivity_analysis(found.systems, trees, hp, na_guard=not no_na_guard, task_ids=task_ids)
+        table = sensitivity_analysis(found.systems, trees, hp, na_guard=not ranking.no_na_guard, task_ids=task_ids)
         board = board.model_copy(update={"sensitivity": table})
     if tables_dir is not None:
         from ._results import process_medians, task_labels, write_table_files
@@ -227,26 +246,23 @@ def leaderboard(systems: tuple[Path, ...], snapshot_path: Path | None, tasks: tu
 @click.argument("b", type=click.Path(path_type=Path))
 @_ranking_options
 @_format
-def compare(a: Path, b: Path, snapshot_path: Path | None, tasks: tuple[str, ...], hyper_path: Path | None, no_na_guard: bool,
-            replicates: int | None, seed: int, fmt: str) -> None:
+def compare(a: Path, b: Path, fmt: str, **options) -> None:
     """Paired comparison of A and B over the same tasks, read as the higher-ranked minus the other (paper
     App. F.2): mean difference, its task-bootstrap 95% interval (tasks resampled jointly for both) and
     wins/ties/losses per task.
 
     A and B are system folders (see `omnidr leaderboard --help`).
     """
-    compare_two(a, b, snapshot_path, tasks, hyper_path, no_na_guard, replicates, seed, fmt)
+    compare_two(a, b, Ranking.of(options), fmt)
 
 
-def compare_two(a: Path, b: Path, snapshot_path: Path | None, tasks: Sequence[str] = (), hyper_path: Path | None = None,
-                no_na_guard: bool = False, replicates: int | None = None, seed: int = DEFAULT_SEED,
-                fmt: str = "terminal") -> None:
+def compare_two(a: Path, b: Path, ranking: Ranking = Ranking(), fmt: str = "terminal") -> None:
     """The pair of A and B over the same tasks, the higher-ranked minus the other, printed (see `compare`)."""
-    found, trees, hp, task_ids, scored = _scored((a, b), snapshot_path, tasks, hyper_path, no_na_guard)
+    found, trees, hp, task_ids, scored = _scored((a, b), ranking)
     if len(scored) != 2:
         raise ScoringInputError(f"A and B must each be one system folder; they hold {len(scored)} systems")
     result = compare_systems(scored[0], scored[1], task_ids or sorted(trees),
-                             replicates=replicates or hp.bootstrap_replicates, seed=seed)
+                             replicates=ranking.replicates or hp.bootstrap_replicates, seed=ranking.seed)
     if fmt == "json":
         _dump(result)
         return

@@ -19,14 +19,12 @@ Keys are read from the environment when used and never written to any file.
 """
 
 import os
-import re
+from typing import cast
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from omnidr._options import OFFLINE_JUDGE, OPENAI_BASE_URL, OPENAI_KEY_ENV, check_url, parse_judge_spec
+from omnidr._options import OPENAI_BASE_URL, OPENAI_KEY_ENV, check_url, parse_judge_spec
 from omnidr.attempts import is_loopback_url
 from omnidr.errors import UserError
-from omnidr.harness import CAPABILITIES, EndpointFamily
+from omnidr.harness import CAPABILITIES, Endpoint, EndpointFamily, SystemSpec, offline_judge
 from omnidr.harness import HARNESSES as REGISTRY
 from sandbox.models import Budget
 
@@ -38,8 +36,6 @@ PROVIDERS = {
 }
 SCRIPTED = "scripted"
 ENDPOINT_FAMILIES: tuple[EndpointFamily, ...] = ("openai", "openai-chat", "anthropic")
-SCRIPTED_MODEL_NAME = "scripted-demo"
-BASELINE_JUDGE = OFFLINE_JUDGE
 MODEL_KEY_ENV = "OMNIDR_MODEL_API_KEY"
 # BUDGET=key=value,... -> Budget field
 BUDGET_KEYS = {
@@ -49,37 +45,14 @@ BUDGET_KEYS = {
 }
 
 
-class Endpoint(BaseModel):
-    """A model (or judge) and where it is served."""
-
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-    spec: str = Field(description="The spelling the user gave.")
-    name: str = Field(description="Model name sent with each request.")
-    base_url: str | None = Field(description="OpenAI- or Anthropic-compatible base URL; None for the offline stand-ins.")
-    key_env: str | None = Field(description="Environment variable holding the key; None when no key is needed.")
-    family: EndpointFamily | None = Field(
-        "openai", description="API the endpoint speaks: openai (Chat Completions and Responses), openai-chat "
-        "(Chat Completions only), anthropic (Messages); None: the harness's own (the plain scripted model).")
-
-    @property
-    def offline(self) -> bool:
-        return self.base_url is None
-
-    @property
-    def slug(self) -> str:
-        if self.offline:
-            return self.spec
-        return re.sub(r"[^a-z0-9.]+", "-", self.name.lower()).strip("-") or "model"
-
-
 def parse_model(text: str | None, key_env: str | None = None) -> Endpoint:
     """The model of `--model` (the spellings in this module's docstring)."""
     text = (text or "").strip()
     if text in ("", SCRIPTED):
-        return Endpoint(spec=SCRIPTED, name=SCRIPTED_MODEL_NAME, base_url=None, key_env=None, family=None)
-    if text.startswith(SCRIPTED + "-") and text[len(SCRIPTED) + 1:] in ENDPOINT_FAMILIES:
-        return Endpoint(spec=text, name=SCRIPTED_MODEL_NAME, base_url=None, key_env=None, family=text[len(SCRIPTED) + 1:])
+        return Endpoint.scripted()
+    family = text[len(SCRIPTED) + 1:]
+    if text.startswith(SCRIPTED + "-") and family in ENDPOINT_FAMILIES:
+        return Endpoint.scripted(cast(EndpointFamily, family))
     if "@" in text:
         name, url = text.split("@", 1)
         if not name:
@@ -106,7 +79,7 @@ def parse_judge(text: str | None, key_env: str | None = None) -> Endpoint:
     """The judge of `--judge` (the spellings every command shares: omnidr._options.parse_judge_spec)."""
     judge = parse_judge_spec(text, key_env)
     if judge is None:
-        return Endpoint(spec=BASELINE_JUDGE, name="lexical-baseline", base_url=None, key_env=None, family="openai")
+        return offline_judge()
     return Endpoint(spec=(text or "").strip(), name=judge.name, base_url=judge.base_url, key_env=judge.key_env,
                     family="openai")
 
@@ -119,6 +92,16 @@ def require_key(endpoint: Endpoint, what: str) -> None:
         return
     raise UserError(f"the {what} endpoint {endpoint.base_url} needs its key in ${endpoint.key_env}; export it "
                     "(keys are read from the environment and never written to any artifact)")
+
+
+def _first_problem(exc: ValueError) -> str:
+    """The first problem a pydantic error names (`field: message`), else its first line."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        return f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
+    return str(exc).splitlines()[0]
 
 
 def parse_budget(text: str | None) -> tuple[str, Budget]:
@@ -139,35 +122,8 @@ def parse_budget(text: str | None) -> tuple[str, Budget]:
     try:
         budget = Budget(**values)
     except ValueError as exc:
-        raise UserError(f"budget {text!r} is out of range: {str(exc).splitlines()[-1].strip()[:160]}") from None
+        raise UserError(f"budget {text!r} is out of range: {_first_problem(exc)[:160]}") from None
     return text, budget
-
-
-class SystemSpec(BaseModel):
-    """One evaluated system: harness x capability x model (the budget is shared by a run). `brief` adds
-    the task's evidence brief to the instruction: behavioural calibration's R3 (App. E.4), never a
-    leaderboard configuration."""
-
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-    harness: str
-    capability: str
-    model: Endpoint
-    brief: bool = False
-
-    @property
-    def setting(self) -> str:
-        """The capability, with `+brief` when the evidence brief is given."""
-        return self.capability + ("+brief" if self.brief else "")
-
-    @property
-    def label(self) -> str:
-        return f"{self.harness}-{self.capability}{'-brief' if self.brief else ''}-{self.model.slug}"
-
-    @property
-    def translation(self) -> str | None:
-        """The gateway's API translation between the harness and the model's endpoint, if any."""
-        return REGISTRY[self.harness].translation(self.model.family)
 
 
 def make_system(harness: str, capability: str, model: Endpoint, brief: bool = False) -> SystemSpec:

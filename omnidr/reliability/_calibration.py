@@ -169,11 +169,7 @@ def run_calibration(snapshot: Path, harness: str, console, options: Mapping[str,
 
     o = options
     systems = calibration_systems(harness, parse_model(o["model"], o["model_key_env"]))
-    request = eval_request(snapshot, list(systems.values()), o["judge"], o["judge_key_env"], o["budget"], o["tasks"],
-                           Path(o["runs_root"]) / "calibration", o["parallel"], o["executor"], o["ray_address"],
-                           o["tracking_uri"], o["provider_tools"], o["wait"], evaluator=o["evaluator"],
-                           max_starts=o["max_starts"], stall_timeout_s=o["stall_timeout_s"],
-                           prices_file=o["prices_file"], max_cost=o["max_cost"], max_connections=o["max_connections"])
+    request = eval_request(snapshot, list(systems.values()), o, runs_root=Path(o["runs_root"]) / "calibration")
     outcome = run_with_progress(request, check_examples=False, console=console)
     if outcome.run_root is None:
         return outcome, None

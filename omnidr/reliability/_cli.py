@@ -181,11 +181,7 @@ def agreement_grids(a: Agreement) -> list[Grid]:
 @eval_options
 @format_option("the result", "json and markdown print the run root's reliability/calibration.json or .md, the progress "
                "going to stderr")
-def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, model: str, model_key_env: str | None,  # noqa: PLR0913 - Click passes one keyword per option (eval_options)
-              judge: str, judge_key_env: str | None, evaluator: str, budget: str, tasks, runs_root: Path, parallel: int,
-              executor: str, ray_address: str | None, tracking_uri: str | None, provider_tools: str, wait: bool,
-              fmt: str, max_starts: int | None, stall_timeout_s: float, prices_file: Path | None,
-              max_connections: int | None, max_cost: float | None) -> None:
+def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, fmt: str, **options) -> None:
     """Behavioural calibration of SNAPSHOT (paper App. E.4): one model under one harness writes three
     reports per task, R1 without web search (capability video), R2 with the full tools, R3 with the
     full tools and the task's evidence brief, and every task must satisfy R1 < R2 < R3 with R3 - R1
@@ -206,11 +202,7 @@ def calibrate(old_snapshot: Path | None, snapshot: Path | None, harness: str, mo
         raise UserError("give --snapshot PATH, the snapshot to calibrate")
     if not Path(snapshot).is_dir():
         raise UserError(f"snapshot folder {snapshot} does not exist; pass the snapshot to calibrate")
-    outcome, result = run_calibration(snapshot, harness, out, dict(
-        model=model, model_key_env=model_key_env, judge=judge, judge_key_env=judge_key_env, evaluator=evaluator,
-        budget=budget, tasks=tasks, runs_root=runs_root, parallel=parallel, executor=executor, ray_address=ray_address,
-        tracking_uri=tracking_uri, provider_tools=provider_tools, wait=wait, max_starts=max_starts,
-        stall_timeout_s=stall_timeout_s, prices_file=prices_file, max_connections=max_connections, max_cost=max_cost))
+    outcome, result = run_calibration(snapshot, harness, out, options)  # the eval options, by their Click names
     if result is None:
         sys.exit(1)
     if result.problem is not None or result.calibration is None:

@@ -258,15 +258,17 @@ DRIVER = """
 import json, sys
 from pathlib import Path
 from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream, make_executor
-from omnidr.harness import run_system
+from omnidr.harness import Endpoint, SystemConfig, SystemRunOptions, SystemSpec, run_system
 from sandbox.models import Budget
 
 args = json.loads(sys.argv[1])
-ran = run_system(Path(args["snapshot"]), Path(args["run_dir"]), "command", args["tasks"], model="fake-model",
-                 image=args["image"], argv=args["argv"], extra_upstreams=[Upstream(family="openai", base_url=args["url"])],
-                 budget=Budget(wall_time_s=120, attempts_per_task=2), limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=128),
-                 retry=RetryPolicy(), proxy_mode="replay", denylist=[], parallel=2, gateway_backoff_s=0.05,
-                 executor=make_executor("ray", args["ray_address"]))
+agent = SystemSpec(harness="command", model=Endpoint(spec="fake-model", name="fake-model", base_url=None, key_env=None),
+                   image=args["image"], command=tuple(args["argv"]))
+config = SystemConfig(agent=agent, budget=Budget(wall_time_s=120, attempts_per_task=2), budget_label="test")
+ran = run_system(Path(args["snapshot"]), Path(args["run_dir"]), config, SystemRunOptions(
+    tasks=args["tasks"], upstreams=[Upstream(family="openai", base_url=args["url"])],
+    limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=128), retry=RetryPolicy(), parallel=2, gateway_backoff_s=0.05,
+    executor=make_executor("ray", args["ray_address"])))
 print(json.dumps({t: [r.reason.value for r in rs] for t, rs in ran.records.items()}))
 """
 

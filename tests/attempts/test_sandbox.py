@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from attempt_helpers import DEMO, agent_argv, first_task, read_jsonl, run_attempts
+from attempt_helpers import DEMO, agent_argv, command_config, first_task, read_jsonl, run_attempts
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,19 +114,19 @@ def test_wall_clock_limit_kills_the_agent(tmp_path, images, upstream_factory, re
 
 def test_fork_bomb_and_disk_filling_are_contained(tmp_path, client, images, upstream_factory, real_key):
     from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream
-    from omnidr.harness import run_command_harness
+    from omnidr.harness import SystemRunOptions, run_command_harness
     from sandbox.models import Budget
 
     network, _ = upstream_factory()
     free_before = shutil.disk_usage(tmp_path).free
     script = ("dd if=/dev/zero of=/output/fill bs=1M 2>/dev/null; dd if=/dev/zero of=/tmp/fill bs=1M 2>/dev/null; "
               "python3 -c 'import os\nwhile True:\n  try: os.fork()\n  except OSError: pass'")
-    results = run_command_harness(
-        DEMO, tmp_path / "run", images["base"], ["sh", "-c", script], [first_task()], "fake-model",
-        [Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY")],
-        Budget(wall_time_s=8, attempts_per_task=1), SandboxLimits(cpus=1, memory_mb=256, pids=64, tmpfs_mb=32, output_mb=32),
-        RetryPolicy(), "deny", [], network,
-    )
+    config = command_config(images["base"], ["sh", "-c", script], Budget(wall_time_s=8, attempts_per_task=1), "deny",
+                            network)
+    results = run_command_harness(DEMO, tmp_path / "run", config, SystemRunOptions(
+        tasks=[first_task()], limits=SandboxLimits(cpus=1, memory_mb=256, pids=64, tmpfs_mb=32, output_mb=32),
+        retry=RetryPolicy(), on_note=lambda _m: None,
+        upstreams=[Upstream(family="openai", base_url="http://upstream:9000/v1", key_env="OMNIDR_TEST_REAL_KEY")]))
     [record] = results[first_task()]
     assert record.reason.value == "timeout"
     fill = tmp_path / "run" / "attempts" / first_task() / "1" / "output" / "fill"

@@ -11,10 +11,10 @@ import secrets
 from pathlib import Path
 
 import pytest
-from testkit import DEMO, scripted_on_loopback
+from testkit import DEMO, scripted_on_loopback, system
 
 from omnidr.attempts import AttemptRecord
-from omnidr.harness import run_system
+from omnidr.harness import SystemRunOptions, run_system
 from sandbox.models import Budget, ProviderToolsPolicy, read_network_log
 
 pytestmark = [pytest.mark.docker, pytest.mark.images("claude-code", "codex")]
@@ -81,9 +81,10 @@ def tries(request, tmp_path_factory):
         for capability in ("video", "text_web"):
             run_dir = tmp_path_factory.mktemp(f"{harness}-{capability}") / "run"
             notes: list[str] = []
-            ran = run_system(DEMO, run_dir, harness, [TASK], capability, model_base_url=url, model="scripted-demo",
-                             key_env="OMNIDR_TEST_DOORS_KEY", budget=Budget(wall_time_s=240, attempts_per_task=1),
-                             provider_tools=ProviderToolsPolicy.every("allow"), on_note=notes.append)
+            config = system(harness, capability, url, key_env="OMNIDR_TEST_DOORS_KEY",
+                            budget=Budget(wall_time_s=240, attempts_per_task=1),
+                            provider_tools=ProviderToolsPolicy.every("allow"))
+            ran = run_system(DEMO, run_dir, config, SystemRunOptions(tasks=[TASK], on_note=notes.append))
             [record] = ran.records[TASK]
             out[capability] = (run_dir / "attempts" / TASK / "1", record, notes)
     finally:

@@ -7,11 +7,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from testkit import DEMO, ROOT, scripted_on_loopback
+from testkit import DEMO, ROOT, scripted_on_loopback, system
 
 from omnidr.attempts import SandboxLimits
 from omnidr.benchmark import is_skeleton, read_report_data
-from omnidr.harness import run_system
+from omnidr.harness import SystemRunOptions, run_system
 from omnidr.trajectory import Trajectory
 from omnidr.trajectory._audit import audit_run
 from sandbox.models import Budget
@@ -45,9 +45,10 @@ def cli_run(request, tmp_path_factory, loopback_model):
     os.environ["OMNIDR_TEST_REAL_KEY"] = key
     run_dir = tmp_path_factory.mktemp(harness) / "run"
     try:
-        ran = run_system(DEMO, run_dir, harness, TASKS, model_base_url=loopback_model, model="scripted-demo",
-                         key_env="OMNIDR_TEST_REAL_KEY", parallel=2, budget=Budget(wall_time_s=300, attempts_per_task=1),
-                         limits=SandboxLimits(cpus=1.0, memory_mb=2048))
+        config = system(harness, url=loopback_model, key_env="OMNIDR_TEST_REAL_KEY",
+                        budget=Budget(wall_time_s=300, attempts_per_task=1))
+        ran = run_system(DEMO, run_dir, config, SystemRunOptions(tasks=TASKS, parallel=2,
+                                                                limits=SandboxLimits(cpus=1.0, memory_mb=2048)))
     finally:
         os.environ.pop("OMNIDR_TEST_REAL_KEY", None)
     return harness, run_dir, ran, key
@@ -135,8 +136,9 @@ def test_the_proxy_saw_only_corpus_hosts_and_the_key_is_in_no_artifact(cli_run):
 
 @pytest.mark.parametrize("harness", list(CLIS))
 def test_a_request_budget_ends_the_attempt_as_budget_exhausted(tmp_path, harness):
-    ran = run_system(DEMO, tmp_path / "run", harness, ["nd-filter-waterfall"],
-                     budget=Budget(max_iterations=2, wall_time_s=300, attempts_per_task=1), on_note=lambda _m: None)
+    config = system(harness, budget=Budget(max_iterations=2, wall_time_s=300, attempts_per_task=1))
+    ran = run_system(DEMO, tmp_path / "run", config,
+                     SystemRunOptions(tasks=["nd-filter-waterfall"], on_note=lambda _m: None))
     [record] = ran.records["nd-filter-waterfall"]
     assert record.reason.value == "budget_exhausted", record.detail
     # Claude Code sends refused requests again; they are refused, and not the agent's fault
@@ -145,8 +147,9 @@ def test_a_request_budget_ends_the_attempt_as_budget_exhausted(tmp_path, harness
 
 @pytest.mark.parametrize("harness", list(CLIS))
 def test_the_wall_clock_limit_kills_the_cli(tmp_path, harness):
-    ran = run_system(DEMO, tmp_path / "run", harness, ["nd-filter-waterfall"],
-                     budget=Budget(wall_time_s=0.5, attempts_per_task=1), on_note=lambda _m: None)
+    config = system(harness, budget=Budget(wall_time_s=0.5, attempts_per_task=1))
+    ran = run_system(DEMO, tmp_path / "run", config,
+                     SystemRunOptions(tasks=["nd-filter-waterfall"], on_note=lambda _m: None))
     [record] = ran.records["nd-filter-waterfall"]
     assert record.reason.value == "timeout", record.detail
     assert record.wall_time_s < 10
@@ -177,9 +180,10 @@ def test_claude_codes_websearch_runs_at_the_provider_through_the_gateway_and_is_
     proc, url = scripted_on_loopback("--scripts", str(tmp_path / "scripts"))
     notes: list[str] = []
     try:
-        ran = run_system(DEMO, tmp_path / "run", "claude-code", ["nd-filter-waterfall"], model_base_url=url,
-                         model="scripted-demo", budget=Budget(wall_time_s=300, attempts_per_task=1),
-                         provider_tools=ProviderToolsPolicy.every("denylist"), on_note=notes.append)
+        config = system("claude-code", url=url, budget=Budget(wall_time_s=300, attempts_per_task=1),
+                        provider_tools=ProviderToolsPolicy.every("denylist"))
+        ran = run_system(DEMO, tmp_path / "run", config,
+                         SystemRunOptions(tasks=["nd-filter-waterfall"], on_note=notes.append))
     finally:
         proc.terminate()
         proc.wait(10)
@@ -217,9 +221,9 @@ def test_a_cli_runs_on_a_model_server_of_the_other_api_through_the_gateways_tran
 
     proc, url = scripted_on_loopback("--api", api)  # it answers 404 on every other API's route
     try:
-        ran = run_system(DEMO, tmp_path / "run", harness, TASKS[:1], model_base_url=url, model="scripted-demo",
-                         endpoint_family=api, budget=Budget(wall_time_s=300, attempts_per_task=1),
-                         limits=SandboxLimits(cpus=1.0, memory_mb=2048))
+        config = system(harness, url=url, family=api, budget=Budget(wall_time_s=300, attempts_per_task=1))
+        ran = run_system(DEMO, tmp_path / "run", config,
+                         SystemRunOptions(tasks=TASKS[:1], limits=SandboxLimits(cpus=1.0, memory_mb=2048)))
     finally:
         proc.terminate()
         proc.wait(10)

@@ -4,11 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
-from testkit import DEMO
+from testkit import DEMO, system
 
 from omnidr.attempts import SandboxLimits
 from omnidr.benchmark import is_skeleton, read_report_data
-from omnidr.harness import run_reference
+from omnidr.harness import SystemRunOptions, run_system
 from omnidr.harness._reference import SCRIPTED_NOTE
 from sandbox.models import Budget
 
@@ -22,9 +22,9 @@ def _jsonl(path: Path) -> list[dict]:
 
 def _run(run_dir: Path, tasks: list[str], capability: str = "full"):
     notes = []
-    result = run_reference(DEMO, run_dir, tasks, capability=capability, parallel=len(tasks), on_note=notes.append,
-                           budget=Budget(wall_time_s=300, attempts_per_task=1),
-                           limits=SandboxLimits(cpus=1.0, memory_mb=1024))
+    config = system("reference", capability, budget=Budget(wall_time_s=300, attempts_per_task=1))
+    result = run_system(DEMO, run_dir, config, SystemRunOptions(
+        tasks=tasks, parallel=len(tasks), on_note=notes.append, limits=SandboxLimits(cpus=1.0, memory_mb=1024)))
     assert result.scripted and notes == [SCRIPTED_NOTE] and result.note == SCRIPTED_NOTE
     return result
 
@@ -114,10 +114,10 @@ def test_a_given_model_endpoint_is_used_instead_of_the_scripted_model(tmp_path, 
     model = start_scripted_model(client, net.name, alias="mymodel")
     try:
         notes = []
-        result = run_reference(DEMO, tmp_path / "run", ["nd-filter-waterfall"], capability="video",
-                               model_base_url=model.base_url, model="my-model", key_env=None,
-                               outside_network=net.name, on_note=notes.append,
-                               budget=Budget(wall_time_s=300, attempts_per_task=1))
+        config = system("reference", "video", model.base_url, "my-model", outside_network=net.name,
+                        budget=Budget(wall_time_s=300, attempts_per_task=1))
+        result = run_system(DEMO, tmp_path / "run", config,
+                            SystemRunOptions(tasks=["nd-filter-waterfall"], on_note=notes.append))
     finally:
         model.stop()
         net.remove()

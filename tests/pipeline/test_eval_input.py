@@ -66,13 +66,19 @@ def test_a_snapshot_without_a_web_is_not_replayed(tmp_path, demo_copy):
 def test_the_web_modes_are_proxy_modes_with_their_provider_tools_defaults():
     """replay is the snapshot's corpus (provider-side tools denied, so the run stays offline); live is the web
     through the intercepting proxy (the denylist applies, also to provider-side tools); record saves it."""
+    from omnidr.harness import SystemConfig, SystemSpec, WebPolicy
     from omnidr.pipeline._eval import EvalRequest
 
-    request = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"))
+    def request_on(web: str) -> EvalRequest:
+        config = SystemConfig(agent=SystemSpec(harness="reference"), web=WebPolicy(mode=web),
+                              judge=parse_judge("offline-baseline"))
+        return EvalRequest(snapshot=DEMO, configs=[config])
+
+    request = request_on("replay")
     assert (request.proxy_mode, str(request.tools_policy)) == ("replay", "deny")
-    live = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"), web="live")
+    live = request_on("live")
     assert (live.proxy_mode, str(live.tools_policy)) == ("intercept", "denylist")
-    record = EvalRequest(snapshot=DEMO, systems=[], judge=parse_judge("offline-baseline"), web="record")
+    record = request_on("record")
     assert (record.proxy_mode, str(record.tools_policy)) == ("record", "denylist")
 
 

@@ -93,14 +93,14 @@ class ReportKind(KindBase):
 
     # -- comparisons ---------------------------------------------------------------------------------------------
     def compare_run(self, root: Path, request, labels: list[str], task_ids: list[str], console, fmt: str):
-        from .._compare import compare_chosen
+        from .._compare import ComparedUnder, compare_chosen
         from .._results import collect_systems
 
         key = self.judge_key(request.judge)
         found, _ = collect_systems(root, key, task_ids)
         chosen = pick_systems(found, labels)
-        return compare_chosen(chosen, request.snapshot, task_ids, root, request.budget, request.budget_label, key,
-                              console, fmt)
+        under = ComparedUnder(root, request.budget, request.budget_label, key)
+        return compare_chosen(chosen, request.snapshot, task_ids, under, console, fmt)
 
     def compare_folders(self, folders: Sequence[Path], snapshot: Path, console, fmt: str):
         from .._compare import compare_report_folders
