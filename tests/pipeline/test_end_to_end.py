@@ -798,7 +798,9 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
     from fake_judge import FakeJudge
 
-    judge = FakeJudge(default="503").start()  # the judge endpoint answers 503 to everything
+    # the judge endpoint answers 503 to everything, with Retry-After: 0: the client retries each vote at once instead
+    # of sleeping 1 + 2 + 4 s between its calls (this test is about what an outage leaves, not the backoff's length)
+    judge = FakeJudge(default="503", retry_after="0").start()
     args = ("eval", "--snapshot", DEMO, "--judge", f"judge-x@{judge.url}", "--task", "pendant-lamp-safety", "--runs-root", tmp_path)
     down = run_cli(*args, timeout=900)
     assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-2000:]
