@@ -6,7 +6,7 @@ test sets: per criterion, a list of behaviours consumed one per request (the las
   "Yes" / "No" / "N/A"   a well-formed structured answer with that verdict
   "malformed"            content that is not JSON
   "wrong-id"             well-formed, but about another criterion
-  "500" / "503" / "429"  that HTTP status (429 with Retry-After: 0)
+  "500" / "503" / "429"  that HTTP status (429 with Retry-After: 0; 5xx too when `retry_after` is set)
   "400"                  a client error (not retried)
   "hang"                 no answer for `hang_s` seconds (longer than the client's timeout)
   "refuse"               an assistant message with `refusal` set
@@ -22,6 +22,7 @@ prefix (4 characters a token) a request's text shares with an earlier request.
 """
 
 import asyncio
+import bisect
 import json
 import random
 import re
@@ -62,8 +63,11 @@ def _common_prefix(a: str, b: str) -> int:
 
 class FakeJudge:
     def __init__(self, host: str = "127.0.0.1", default: str = "Yes", hang_s: float = 5.0, latency_s: float = 0.0,
-                 flip_rate: float = 0.0, seed: int = 0):
+                 flip_rate: float = 0.0, seed: int = 0, retry_after: str | None = None):
         self.flip_rate = flip_rate
+        # a Retry-After header on each 5xx answer (an outage that says when to come back, as a provider's may):
+        # "0" lets a test of an outage skip the client's backoff between its retries
+        self.retry_after = retry_after
         self.seed = seed
         self.asked: dict[str, int] = defaultdict(int)
         self.answers: list[tuple[str, str, str]] = []
@@ -74,6 +78,7 @@ class FakeJudge:
         self.script: dict[str, list[str]] = {}
         self.requests: list[dict] = []
         self.seen_prompts: list[str] = []
+        self._sorted_prompts: list[str] = []  # seen_prompts in sorted order
         # The fence rule (when set: criterion id -> its evidence): the judge reads the criterion outside the report's
         # data fence and answers Yes only if the evidence is inside it; like a gullible model, it obeys an
         # instruction to answer Yes that it finds outside the fence. `inside` keeps what each prompt fenced.
@@ -140,7 +145,13 @@ class FakeJudge:
             with self._lock:
                 self.answers.append((cid, query, how))
             with self._lock:
-                cached = max((_common_prefix(text, seen) for seen in self.seen_prompts), default=0) // 4
+                # the longest prefix shared with any earlier prompt is shared with a neighbour of the prompt in the
+                # sorted order: two comparisons, not one per earlier prompt (a test of a few hundred judge calls
+                # spent a minute of the server's only thread comparing each prompt with all before it)
+                at = bisect.bisect_left(self._sorted_prompts, text)
+                near = self._sorted_prompts[max(0, at - 1):at + 1]
+                cached = max((_common_prefix(text, seen) for seen in near), default=0) // 4
+                self._sorted_prompts.insert(at, text)
                 self.seen_prompts.append(text)
             return await self._answer(cid, how, len(text), cached)
         finally:
@@ -153,6 +164,8 @@ class FakeJudge:
         message: dict = {"role": "assistant", "content": None}
         if how.isdigit():
             headers = {"Retry-After": "0"} if how == "429" else {}
+            if how.startswith("5") and self.retry_after is not None:
+                headers = {"Retry-After": self.retry_after}
             return web.json_response({"error": {"message": f"fake status {how}", "type": "fake"}}, status=int(how), headers=headers)
         if how == "hang":
             await asyncio.sleep(self.hang_s)

@@ -277,8 +277,10 @@ def test_mlflow_ui_shows_the_runs(demo_run):
     exp = client.get_experiment_by_name(f"omnidr/{root.name}")
     [child] = client.search_runs([exp.experiment_id], "tags.`omnidr.task` = 'pendant-lamp-safety'")
     port = free_port()
+    # one worker process (MLflow's default is 4, each importing the server on this 2-core machine before any answers)
     ui = subprocess.Popen([str(Path(sys.executable).parent / "mlflow"), "ui", "--backend-store-uri", uri, "--host",
-                           "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           "127.0.0.1", "--port", str(port), "--workers", "1"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
     try:
         _wait_http(f"http://127.0.0.1:{port}/health")
         with sync_playwright() as p:
@@ -749,9 +751,11 @@ def test_ray_executor_on_a_local_cluster_gives_the_local_results_even_when_a_wor
     killed: list[tuple[str, int]] = []
     head: subprocess.Popen | None = None
     ray_tmp = tempfile.mkdtemp(prefix="omnidr-ray-", dir="/tmp")  # short: Ray's sockets live below it
+    # one worker process (MLflow's default is 4): the server answers sooner and takes less of the machine from Ray
     server = subprocess.Popen([str(bin_dir / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{tmp_path}/server.db",
                                "--artifacts-destination", str(tmp_path / "object-store"), "--host", "127.0.0.1",
-                               "--port", str(mlflow_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--port", str(mlflow_port), "--workers", "1"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     killer = threading.Thread(target=_kill_a_worker, args=(engine, tmp_path / "runs", killed), daemon=True)
     try:
         # the server holds its port before Ray starts: Ray's processes take free ports of their own, and one of them
@@ -812,7 +816,9 @@ def test_a_judge_outage_is_recorded_and_a_rerun_finishes_the_scoring(tmp_path):
     sys.path.insert(0, str(ROOT / "tests" / "evaluation"))
     from fake_judge import FakeJudge
 
-    judge = FakeJudge(default="503").start()  # the judge endpoint answers 503 to everything
+    # the judge endpoint answers 503 to everything, with Retry-After: 0: the client retries each vote at once instead
+    # of sleeping 1 + 2 + 4 s between its calls (this test is about what an outage leaves, not the backoff's length)
+    judge = FakeJudge(default="503", retry_after="0").start()
     args = ("eval", "--snapshot", DEMO, "--judge", f"judge-x@{judge.url}", "--task", "pendant-lamp-safety", "--runs-root", tmp_path)
     down = run_cli(*args, timeout=900)
     assert down.returncode == 1, down.stdout[-3000:] + down.stderr[-2000:]
