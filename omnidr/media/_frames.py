@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -194,9 +195,22 @@ def _key(fields: dict) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
 
 
+_BUILDING: dict[Path, threading.Lock] = {}
+_BUILDING_LOCK = threading.Lock()
+
+
 def _build(final: Path, make: Callable[[Path], None]) -> Path:
-    """Run `make` on a fresh temporary sibling of `final`, then rename it to `final`. If another preparer got
-    there first, its folder is kept and ours dropped; on any error nothing is left behind."""
+    """Run `make` on a fresh temporary sibling of `final`, then rename it to `final`. The threads of this process
+    that want the same entry at once (a run's parallel attempts asking of one video) wait for the first, which
+    makes it for all; if another process got there first, its folder is kept and ours dropped; on any error nothing
+    is left behind."""
+    with _BUILDING_LOCK:
+        lock = _BUILDING.setdefault(final, threading.Lock())
+    with lock:
+        return final if final.is_dir() else _build_once(final, make)
+
+
+def _build_once(final: Path, make: Callable[[Path], None]) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
     try:

@@ -11,6 +11,7 @@ retried on the first."""
 import ipaddress
 import json
 import os
+import queue
 import random
 import secrets
 import shutil
@@ -39,6 +40,7 @@ TASKS = ["pendant-lamp-safety", "nd-filter-waterfall"]
 RAY = Path(sys.executable).parent / "ray"
 LABEL_CONTENT = "org.omnidr.content"  # the content tag an image carries (omnidr.images._build)
 NO_TELEMETRY = {"RAY_USAGE_STATS_ENABLED": "0"}
+COPIED = ("base", "gateway", "egress")  # the images the attempts use: the agent's (base) and the two doors'
 
 
 # --- the processes of a network namespace, found by id ---------------------------------------------------------
@@ -91,6 +93,7 @@ class SecondEngine:
     node_ip: str  # the second host's address (the veth's end in the namespace)
     docker_host: str
     client: docker.DockerClient
+    copy: "ImageCopy"  # the images an attempt uses (COPIED), on their way from the first engine
 
 
 def _free_link_subnet() -> ipaddress.IPv4Network:
@@ -107,17 +110,61 @@ def _free_link_subnet() -> ipaddress.IPv4Network:
     return next(c for c in candidates if not any(c.overlaps(u) for u in used))
 
 
-def _start_engine(client, root: Path, netns: str) -> subprocess.Popen:
-    """`dockerd` in the namespace, with its own socket, data root, exec root and pidfile, and the first engine's
-    storage driver; its own daemon config (the host's /etc/docker/daemon.json names the first engine's data root)."""
+def _start_engine(root: Path, netns: str, storage_driver: str) -> subprocess.Popen:
+    """`dockerd` in the namespace, with its own socket, data root, exec root and pidfile, and `storage_driver`; its
+    own daemon config (the host's /etc/docker/daemon.json names the first engine's data root). The data root is a
+    tmpfs: the loaded images are written to memory, and go with one unmount instead of a walk over their files."""
+    data, exec_root = root / f"data-{storage_driver}", root / f"exec-{storage_driver}"
+    data.mkdir()
+    run("mount", "-t", "tmpfs", "-o", "size=4g,mode=0711", f"omnidr-e2-{storage_driver}", str(data))
     config = root / "daemon.json"
-    config.write_text(json.dumps({"storage-driver": client.info()["Driver"], "log-driver": "json-file"}))
-    with open(root / "dockerd.log", "wb") as log:  # the engine holds its own copy of the descriptor
+    config.write_text(json.dumps({"storage-driver": storage_driver, "log-driver": "json-file"}))
+    with open(root / "dockerd.log", "ab") as log:  # the engine holds its own copy of the descriptor
         return subprocess.Popen(
             ["nsenter", f"--net=/run/netns/{netns}", "dockerd", "--config-file", str(config),
-             "--host", f"unix://{root}/docker.sock", "--data-root", str(root / "data"),
-             "--exec-root", str(root / "exec"), "--pidfile", str(root / "docker.pid")],
+             "--host", f"unix://{root}/docker.sock", "--data-root", str(data),
+             "--exec-root", str(exec_root), "--pidfile", str(root / "docker.pid")],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _answering(engine: subprocess.Popen, docker_host: str, timeout_s: float) -> docker.DockerClient | None:
+    """A client of the engine once it answers; None when it exited or did not answer within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while engine.poll() is None and time.monotonic() < deadline:
+        try:
+            client = docker.DockerClient(base_url=docker_host, timeout=600)
+            client.ping()
+            return client
+        except docker.errors.DockerException:
+            time.sleep(0.2)
+    return None
+
+
+@dataclass
+class ImageCopy:
+    """`docker save` on the first engine piped into `docker load` on the second: no registry in between. It runs
+    while the Ray nodes start; `wait` for it before the images are used."""
+    save: subprocess.Popen
+    load: subprocess.Popen
+
+    @classmethod
+    def start(cls, tags: list[str], docker_host: str) -> "ImageCopy":
+        save = subprocess.Popen(["docker", "save", *tags], stdout=subprocess.PIPE)
+        load = subprocess.Popen(["docker", "-H", docker_host, "load"], stdin=save.stdout, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert save.stdout is not None
+        save.stdout.close()  # the load holds the pipe now: a load that dies ends the save
+        return cls(save, load)
+
+    def wait(self) -> None:
+        _, err = self.load.communicate(timeout=600)
+        assert self.save.wait(600) == 0 and self.load.returncode == 0, err
+
+    def stop(self) -> None:
+        for p in (self.save, self.load):
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +181,7 @@ def second_engine(client, images) -> Iterator[SecondEngine]:
     host_ip, node_ip = (str(a) for a in subnet.hosts())
     engine: subprocess.Popen | None = None
     second = None
+    copy: ImageCopy | None = None
     try:
         try:
             run("ip", "netns", "add", netns)
@@ -146,23 +194,25 @@ def second_engine(client, images) -> Iterator[SecondEngine]:
                 run("ip", "netns", "exec", netns, *cmd)
         except RuntimeError as exc:
             pytest.skip(f"a second Docker engine cannot have a network of its own here: {exc}")
-        engine = _start_engine(client, root, netns)
         docker_host = f"unix://{root}/docker.sock"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                second = docker.DockerClient(base_url=docker_host, timeout=600)
-                second.ping()
+        # overlay2 where the kernel has it (a second host's default, and a faster load than this engine's
+        # fuse-overlayfs), else the first engine's driver; the images' ids do not depend on the driver
+        drivers = list(dict.fromkeys(["overlay2", client.info()["Driver"]]))
+        for driver in drivers:
+            engine = _start_engine(root, netns, driver)
+            second = _answering(engine, docker_host, 90)
+            if second is not None or engine.poll() is None:
                 break
-            except docker.errors.DockerException:
-                if engine.poll() is not None or time.monotonic() > deadline:
-                    tail = (root / "dockerd.log").read_text(errors="replace").strip().splitlines()[-5:]
-                    pytest.skip("a second Docker engine cannot run here: dockerd "
-                                f"{'exited ' + str(engine.returncode) if engine.poll() is not None else 'did not answer'}"
-                                f": {' | '.join(tail)}")
-                time.sleep(0.5)
-        yield SecondEngine(root, netns, host_ip, node_ip, docker_host, second)
+        if second is None:
+            tail = (root / "dockerd.log").read_text(errors="replace").strip().splitlines()[-5:]
+            pytest.skip("a second Docker engine cannot run here: dockerd "
+                        f"{'exited ' + str(engine.returncode) if engine.poll() is not None else 'did not answer'}"
+                        f": {' | '.join(tail)}")
+        copy = ImageCopy.start([images[n] for n in COPIED], docker_host)
+        yield SecondEngine(root, netns, host_ip, node_ip, docker_host, second, copy)
     finally:
+        if copy is not None:
+            copy.stop()
         if second is not None:  # its containers first, so that the engine stops at once
             try:
                 for c in second.containers.list(all=True, ignore_removed=True):
@@ -189,16 +239,6 @@ def second_engine(client, images) -> Iterator[SecondEngine]:
         assert not root.exists(), f"{root} could not be removed"
 
 
-def copy_images(tags: list[str], engine: SecondEngine) -> None:
-    """`docker save` on the first engine piped into `docker load` on the second: no registry in between."""
-    save = subprocess.Popen(["docker", "save", *tags], stdout=subprocess.PIPE)
-    load = subprocess.run(["docker", "-H", engine.docker_host, "load"], stdin=save.stdout, capture_output=True,
-                          text=True, timeout=600)
-    assert save.stdout is not None
-    save.stdout.close()
-    assert save.wait(600) == 0 and load.returncode == 0, load.stderr
-
-
 # --- the Ray cluster -----------------------------------------------------------------------------------------
 
 @dataclass
@@ -208,11 +248,8 @@ class RayCluster:
     node2: subprocess.Popen
 
 
-def _ray_nodes_alive(address: str) -> int:
-    r = subprocess.run([str(RAY), "status", f"--address={address}"], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, **NO_TELEMETRY})
-    active = r.stdout.split("Active:", 1)[-1].split("Pending:", 1)[0] if "Active:" in r.stdout else ""
-    return sum(1 for line in active.splitlines() if " node_" in line)
+RAY_STARTED = "Ray runtime started."
+"""What `ray start` prints once its node is registered with the head's GCS (it asks the GCS for the node first)."""
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +260,8 @@ def ray_cluster(second_engine: SecondEngine) -> Iterator[RayCluster]:
     e = second_engine
     port = free_port()
     address = f"{e.host_ip}:{port}"
-    common = ["--block", "--num-cpus=1", "--disable-usage-stats", "--object-store-memory=100000000"]
+    common = ["--block", "--num-cpus=1", "--disable-usage-stats", "--object-store-memory=100000000",
+              "--include-log-monitor=false"]  # the drivers do not take the workers' output
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "DOCKER_HOST")} | NO_TELEMETRY
     procs: list[subprocess.Popen] = []
     try:
@@ -238,11 +276,12 @@ def ray_cluster(second_engine: SecondEngine) -> Iterator[RayCluster]:
                 stdout=node2_log, stderr=subprocess.STDOUT, env={**env, "DOCKER_HOST": e.docker_host},
                 start_new_session=True))
         deadline = time.monotonic() + 180
-        while _ray_nodes_alive(address) < 2:
-            for p, log in zip(procs, ("ray-head.log", "ray-node2.log"), strict=True):
-                assert p.poll() is None, (e.root / log).read_text(errors="replace")[-3000:]
+        logs = [e.root / "ray-head.log", e.root / "ray-node2.log"]
+        while not all(RAY_STARTED in log.read_text(errors="replace") for log in logs):
+            for p, log in zip(procs, logs, strict=True):
+                assert p.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "the two Ray nodes did not join within 180 s"
-            time.sleep(1)
+            time.sleep(0.2)
         yield RayCluster(address, procs[0], procs[1])
     finally:
         left = [pid for p in procs for pid in kill_session(p.pid)]  # a test cluster keeps nothing worth a graceful stop
@@ -254,6 +293,7 @@ def ray_cluster(second_engine: SecondEngine) -> Iterator[RayCluster]:
 
 # --- the run -------------------------------------------------------------------------------------------------
 
+DRIVER_DONE = "omnidr-test-run-done"  # begins the driver's line for a run that returned (other lines may come first)
 DRIVER = """
 import json, sys
 from pathlib import Path
@@ -261,26 +301,73 @@ from omnidr.attempts import RetryPolicy, SandboxLimits, Upstream, make_executor
 from omnidr.harness import Endpoint, SystemConfig, SystemRunOptions, SystemSpec, run_system
 from sandbox.models import Budget
 
-args = json.loads(sys.argv[1])
-agent = SystemSpec(harness="command", model=Endpoint(spec="fake-model", name="fake-model", base_url=None, key_env=None),
-                   image=args["image"], command=tuple(args["argv"]))
-config = SystemConfig(agent=agent, budget=Budget(wall_time_s=120, attempts_per_task=2), budget_label="test")
-ran = run_system(Path(args["snapshot"]), Path(args["run_dir"]), config, SystemRunOptions(
-    tasks=args["tasks"], upstreams=[Upstream(family="openai", base_url=args["url"])],
-    limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=128), retry=RetryPolicy(), parallel=2, gateway_backoff_s=0.05,
-    executor=make_executor("ray", args["ray_address"])))
-print(json.dumps({t: [r.reason.value for r in rs] for t, rs in ran.records.items()}))
+DONE = sys.argv[1]
+for line in sys.stdin:
+    args = json.loads(line)
+    agent = SystemSpec(harness="command", model=Endpoint(spec="fake-model", name="fake-model", base_url=None, key_env=None),
+                       image=args["image"], command=tuple(args["argv"]))
+    config = SystemConfig(agent=agent, budget=Budget(wall_time_s=120, attempts_per_task=2), budget_label="test")
+    ran = run_system(Path(args["snapshot"]), Path(args["run_dir"]), config, SystemRunOptions(
+        tasks=args["tasks"], upstreams=[Upstream(family="openai", base_url=args["url"])],
+        limits=SandboxLimits(cpus=1.0, memory_mb=256, pids=128), retry=RetryPolicy(), parallel=2, gateway_backoff_s=0.05,
+        executor=make_executor("ray", args["ray_address"])))
+    print(DONE, json.dumps({t: [r.reason.value for r in rs] for t, rs in ran.records.items()}), flush=True)
 """
 
 
-def drive(cluster: RayCluster, run_dir: Path, image: str, url: str) -> subprocess.CompletedProcess:
+class Driver:
     """A driver process on the first host (the Python API of `omnidr run --harness command`, with the Ray
-    executor): both tasks at once, two attempts each at most, an agent that asks the model once, sleeps, reports."""
-    args = {"snapshot": str(DEMO), "run_dir": str(run_dir), "tasks": TASKS, "image": image, "url": url,
-            "argv": agent_argv("chat:1", "sleep:6", "report"), "ray_address": cluster.address}
-    env = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"} | NO_TELEMETRY
-    return subprocess.run([sys.executable, "-c", DRIVER, json.dumps(args)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env=env)
+    executor), one line of run arguments on its stdin per run: one process and Ray job for the test's runs, as a
+    lab's scheduler script runs one run after another, so that the second run finds the nodes' worker processes
+    started."""
+
+    def __init__(self, cluster: RayCluster, image: str, url: str, stderr: Path):
+        self.cluster, self.image, self.url, self.stderr = cluster, image, url, stderr
+        env = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"} | NO_TELEMETRY
+        with open(stderr, "wb") as err:
+            self.proc = subprocess.Popen([sys.executable, "-c", DRIVER, DRIVER_DONE], cwd=ROOT, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        self.lines: queue.Queue[str] = queue.Queue()  # its stdout, line by line; "" once it ended
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put("")
+
+    def run(self, run_dir: Path, sleep_s: float, timeout_s: float = 600) -> tuple[str, str]:
+        """Both tasks at once, two attempts each at most, an agent that asks the model once, sleeps `sleep_s`,
+        reports: what the driver printed for the run (ending with its DRIVER_DONE line with the tasks' reasons;
+        without it when the driver died or the run did not return in `timeout_s`) and wrote to stderr."""
+        assert self.proc.stdin is not None
+        args = {"snapshot": str(DEMO), "run_dir": str(run_dir), "tasks": TASKS, "image": self.image, "url": self.url,
+                "argv": agent_argv("chat:1", f"sleep:{sleep_s:g}", "report"), "ray_address": self.cluster.address}
+        before = self.stderr.stat().st_size
+        self.proc.stdin.write(json.dumps(args) + "\n")
+        self.proc.stdin.flush()
+        out, deadline = "", time.monotonic() + timeout_s
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            out += line
+            if not line or line.startswith(DRIVER_DONE):
+                break
+        with open(self.stderr, "rb") as f:
+            f.seek(before)
+            return out, f.read().decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """End the driver: it leaves once its stdin is closed; one still in a run (a test that failed) is killed."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()  # the driver's loop ends
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
 
 
 class AgentStarts:
@@ -305,10 +392,15 @@ class AgentStarts:
             pass
 
     def close(self) -> set[str]:
-        time.sleep(1)  # the last start's event is on its way
         self._stream.close()
         self._thread.join(10)
         return self.seen
+
+
+def seen_starts(*watches: AgentStarts) -> list[set[str]]:
+    """What each watch saw, once the last start's event has had a moment to arrive."""
+    time.sleep(1)
+    return [w.close() for w in watches]
 
 
 def records(run_dir: Path) -> dict[str, dict]:
@@ -330,12 +422,22 @@ def model_endpoint(second_engine: SecondEngine) -> Iterator[str]:
     server.server_close()
 
 
+@pytest.fixture
+def driver(tmp_path, images, ray_cluster: RayCluster, model_endpoint: str) -> Iterator[Driver]:
+    """The test's driver process, started before the test needs it (its imports overlap the image checks)."""
+    started = Driver(ray_cluster, images["base"], model_endpoint, tmp_path / "driver.stderr")
+    try:
+        yield started
+    finally:
+        started.close()
+
+
 def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_the_other(
-        tmp_path, client, images, second_engine, ray_cluster, model_endpoint):
+        tmp_path, client, images, second_engine, ray_cluster, driver):
     e = second_engine
-    tags = [images["base"], images["gateway"], images["egress"]]
+    tags = [images[n] for n in COPIED]
     # the images reach the second engine without a registry, and are the same content-tagged images there
-    copy_images(tags, e)
+    e.copy.wait()
     for tag in tags:
         mine, theirs = client.images.get(tag), e.client.images.get(tag)
         assert theirs.id == mine.id and theirs.labels[LABEL_CONTENT] == tag
@@ -343,15 +445,14 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
                             capture_output=True, text=True, timeout=120, env={**os.environ, "DOCKER_HOST": e.docker_host})
     assert listed.returncode == 0, listed.stderr
     rows = {r["image"]: r for r in json.loads(listed.stdout)[0]["rows"]}
-    assert {n: (rows[n]["tag"], rows[n]["built"]) for n in ("base", "gateway", "egress")} == {
-        n: (images[n], "yes") for n in ("base", "gateway", "egress")}
+    assert {n: (rows[n]["tag"], rows[n]["built"]) for n in COPIED} == {n: (images[n], "yes") for n in COPIED}
 
     # 1. both tasks at once: one runs on each engine, and both deliver
     first = tmp_path / "first"
     watch = AgentStarts(client, first), AgentStarts(e.client, first)
-    r = drive(ray_cluster, first, images["base"], model_endpoint)
-    on_first, on_second = (w.close() for w in watch)
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout[-3000:] + r.stderr[-3000:]
+    out, err = driver.run(first, sleep_s=1)
+    on_first, on_second = seen_starts(*watch)
+    assert DRIVER_DONE in out and "Traceback" not in err, out[-3000:] + err[-3000:]
     assert {k: v["reason"] for k, v in records(first).items()} == {f"{t}/1": "success" for t in TASKS}
     assert len(on_first) == len(on_second) == 1 and on_first | on_second == {f"{t}/1" for t in TASKS}, (on_first, on_second)
     ids = [v["image_ids"] for v in records(first).values()]
@@ -368,7 +469,10 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
             for agent in e.client.containers.list(ignore_removed=True, filters={"name": "omnidr-agent-",
                                                                                  "status": "running"}):
                 if agent.labels.get(LABEL_RUN_DIR) == str(second.resolve()):
-                    time.sleep(2)  # the attempt is under way
+                    task, attempt = agent.labels[LABEL_ATTEMPT].split("/")
+                    asked = second / "attempts" / task / attempt / "logs" / "gateway.jsonl"
+                    while time.monotonic() < deadline and not (asked.is_file() and asked.stat().st_size):
+                        time.sleep(0.1)  # the attempt is under way once its agent has asked the model
                     lost.append(agent.labels[LABEL_ATTEMPT])
                     kill_session(ray_cluster.node2.pid)  # every Ray process of the node, at once
                     return
@@ -376,11 +480,11 @@ def test_attempts_spread_over_two_engines_and_a_lost_nodes_task_is_retried_on_th
 
     killer = threading.Thread(target=lose_the_second_node, daemon=True)
     killer.start()
-    r = drive(ray_cluster, second, images["base"], model_endpoint)
+    out, err = driver.run(second, sleep_s=3)
     killer.join(10)
-    on_first, on_second = (w.close() for w in watch)
+    on_first, on_second = seen_starts(*watch)
     assert lost, "no attempt was seen running on the second engine"
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout[-3000:] + r.stderr[-3000:]
+    assert DRIVER_DONE in out and "Traceback" not in err, out[-3000:] + err[-3000:]
     [lost_attempt] = lost
     lost_task = lost_attempt.split("/")[0]
     [other] = [t for t in TASKS if t != lost_task]

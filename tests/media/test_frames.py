@@ -202,3 +202,27 @@ def test_cache_reuses_folders_and_shares_frames(clip: Path, subtitles: Path, tmp
     monkeypatch.setattr(subprocess, "run", no_subprocess)
     assert prepare_inputs(clip, SHA, subtitles, video_only, WINDOW, PNG, tmp_path) == first
     assert prepare_inputs(clip, SHA, subtitles, everything, WINDOW, PNG, tmp_path) == both
+
+
+def test_threads_asking_for_the_same_inputs_at_once_make_them_once(clip: Path, subtitles: Path, tmp_path: Path,
+                                                                   monkeypatch):
+    """A run's parallel attempts ask for one video's inputs at the same moment: ffmpeg reads it for one of them,
+    and the others get that folder."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    real_run, ran = subprocess.run, []
+
+    def counted(args, *rest, **kwargs):
+        ran.append(args[0])
+        return real_run(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    setting = _setting("video+audio-16f-cw-frames")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        folders = list(pool.map(lambda _: prepare_inputs(clip, SHA, subtitles, setting, WINDOW, PNG, tmp_path),
+                                range(4)))
+    assert len(set(folders)) == 1
+    alone = tmp_path / "alone"
+    ran_together = len(ran)
+    prepare_inputs(clip, SHA, subtitles, setting, WINDOW, PNG, alone)
+    assert ran_together == len(ran) - ran_together  # as many ffmpeg and ffprobe runs as one request alone takes
