@@ -50,7 +50,7 @@ def main(repeat: int, sizes: list[int]) -> None:
     from eval_helpers import GOOD, write_attempt, write_run
 
     from omnidr._offline import disable_telemetry
-    from omnidr.evaluation import score_run
+    from omnidr.evaluation import ScoreRequest, score_run
     from omnidr.evaluation._container import score_in_container
     from omnidr.images import build_images
 
@@ -72,9 +72,9 @@ def main(repeat: int, sizes: list[int]) -> None:
                     out = Path(tmp) / f"{where}-{i}"
                     start = time.monotonic()
                     if where == "host":
-                        summary = score_run(run, out_dir=out, snapshot=snapshot)
+                        summary = score_run(ScoreRequest(run_dir=run, out_dir=out, snapshot=snapshot))
                     else:
-                        summary = score_in_container(run, out, snapshot, None)
+                        summary = score_in_container(ScoreRequest(run_dir=run, out_dir=out, snapshot=snapshot))
                     times[where].append((time.monotonic() - start) / len(tasks))
                     totals[where] = summary.mean_total
             print(f"{size} reports per scoring:")

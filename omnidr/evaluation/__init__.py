@@ -59,6 +59,7 @@ from ._models import (
 )
 from ._probes import Call, ProbeContext, ProbeOutcome, entry_problem, probe_report
 from ._prompt import PROMPT_VERSION
+from ._request import ScoreRequest
 from ._run import (
     JUDGE_CACHE_DIR,
     answer_systems,
@@ -82,5 +83,5 @@ __all__ = [
     "ReportMaterial", "RunEvaluation", "TaskInputs", "TaskScore", "check_empty_reports", "chromium_path",
     "content_free_report", "delivered_report", "entry_problem", "evaluate_report", "judge_atom", "parse_answer",
     "probe", "probe_report", "read_evaluation", "read_scored_run", "report_sha256", "require_one_judge", "score",
-    "judge_route", "score_folder", "score_run", "score_run_async", "EvaluatorPlace", "system_decisions",
+    "judge_route", "ScoreRequest", "score_folder", "score_run", "score_run_async", "EvaluatorPlace", "system_decisions",
 ]

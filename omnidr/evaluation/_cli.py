@@ -30,6 +30,7 @@ from ._evaluate import probe_folder
 from ._judge import JudgeSettings
 from ._models import RunEvaluation
 from ._probes import Call
+from ._request import ScoreRequest
 from ._run import probe_run, read_run, read_scored_run, score_run
 
 out = make_console()
@@ -145,10 +146,7 @@ def _print_summary(summary: RunEvaluation, out_dir: Path, fmt: str = "terminal")
               help="The probe step's output, for --step judge.")
 @format_option("the results", "json is summary.json", legacy_json=True)
 @click.option("--wait", is_flag=True, help="If another omnidr process is writing OUT, wait for it instead of stopping.")
-def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None, tasks: tuple[str, ...],
-          judge: str, judge_key_env: str | None, judge_base_url: str | None, judge_model: str | None, judge_concurrency: int,
-          judge_timeout_s: float, cache_dir: Path | None, evaluator: str, step: str | None, probe_dir: Path | None,
-          fmt: str, as_json: bool, wait: bool) -> None:
+def score(**options) -> None:
     """Evaluate what every task of RUN_DIR delivered and write one evaluation.json per task.
 
     Report tasks: M atoms are decided by browser probes of the rendered report, J atoms by the
@@ -158,44 +156,53 @@ def score(run_dir: Path | None, snapshot_path: Path | None, out_dir: Path | None
     a refusal or a failed execution is incorrect. A result that is not final (the judge did not
     answer, or the last attempt was ended by an outage) is marked so, and the command exits 1.
     """
-    settings = judge_settings(judge, judge_key_env, judge_concurrency, judge_timeout_s, judge_base_url, judge_model)
-    fmt = output_format(fmt, as_json)
+    o = options
+    settings = judge_settings(o["judge"], o["judge_key_env"], o["judge_concurrency"], o["judge_timeout_s"],
+                              o["judge_base_url"], o["judge_model"])
+    fmt = output_format(o["fmt"], o["as_json"])
     note = lambda m: err.print(f"  {m}", soft_wrap=True, markup=False)  # noqa: E731
-    if step is not None:  # inside the evaluator image: one step, in this process, output folder given
-        if out_dir is None or (step == "judge") != (run_dir is None):
-            raise UserError("--step probe takes RUN_DIR and --out; --step judge takes --probe-dir and --out, no RUN_DIR")
-        if step == "probe":
-            assert run_dir is not None
-            probe_run(run_dir, out_dir, snapshot_path, list(tasks) or None, progress=note)
-            return
-        summary = score_run(None, out_dir=out_dir, snapshot=snapshot_path, judge_settings=settings,
-                            step="judge", probe_dir=probe_dir, progress=note)
-        _print_summary(summary, out_dir, fmt)
+    request = ScoreRequest(run_dir=o["run_dir"], out_dir=o["out_dir"], snapshot=o["snapshot_path"],
+                           judge_settings=settings, tasks=o["tasks"] or None, cache_dir=o["cache_dir"],
+                           evaluator=o["evaluator"], step=o["step"] or "all", probe_dir=o["probe_dir"])
+    if o["step"] is not None:  # inside the evaluator image: one step, in this process, output folder given
+        _score_step(request, fmt, note)
         return
+    run_dir = request.run_dir
     if run_dir is None:
         raise UserError("give RUN_DIR, the run folder to score (made by `omnidr run` or `omnidr eval`)")
-    target = out_dir or Path(run_dir) / "evaluation"
+    target = request.target
     if settings is not None:
         from omnidr._reach import require_answer
 
         require_answer(settings.base_url, "judge", "--judge")
-    if evaluator == "docker" and cache_dir is not None:
+    if request.evaluator == "docker" and request.cache_dir is not None:
         raise UserError("--cache-dir applies to `--evaluator host` only: the evaluator image keeps its cache in "
                         "OUT/judge-cache")
     read_run(run_dir)  # a missing folder or run.json is one line, before the lock makes any folder
     from omnidr._lock import folder_lock
 
-    with folder_lock(target, wait=wait, on_wait=note):  # one driver per output folder
-        if evaluator == "docker":
+    with folder_lock(target, wait=o["wait"], on_wait=note):  # one driver per output folder
+        if request.evaluator == "docker":
             from ._container import score_in_container
 
-            summary = score_in_container(run_dir, target, snapshot_path, settings, list(tasks) or None, progress=note)
+            summary = score_in_container(request.model_copy(update={"out_dir": target}), progress=note)
         else:
-            summary = score_run(run_dir, out_dir=target, snapshot=snapshot_path, judge_settings=settings,
-                                tasks=list(tasks) or None, cache_dir=cache_dir, progress=note)
+            summary = score_run(request.model_copy(update={"out_dir": target}), progress=note)
     _print_summary(summary, target, fmt)
     if any(t.incomplete for t in summary.tasks):
         sys.exit(1)  # a score that is not final is not a success
+
+
+def _score_step(request: ScoreRequest, fmt: str, note) -> None:
+    """One step of `score`, in this process (what the evaluator image's containers run), output folder given."""
+    if request.out_dir is None or (request.step == "judge") != (request.run_dir is None):
+        raise UserError("--step probe takes RUN_DIR and --out; --step judge takes --probe-dir and --out, no RUN_DIR")
+    if request.step == "probe":
+        assert request.run_dir is not None
+        probe_run(request.run_dir, request.out_dir, request.snapshot, request.tasks, progress=note)
+        return
+    summary = score_run(request.model_copy(update={"tasks": None, "cache_dir": None}), progress=note)
+    _print_summary(summary, request.out_dir, fmt)
 
 
 def _parse_probe(spec: str) -> Call:

@@ -30,8 +30,8 @@ from omnidr._files import write_atomic
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE
 
-from ._judge import JudgeSettings
 from ._models import RunEvaluation
+from ._request import ScoreRequest
 from ._run import _snapshot_path, read_run
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the omnidr package on the host
@@ -102,17 +102,16 @@ def seccomp_profile() -> str:
         {"names": list(BLOCKED_SYSCALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]})
 
 
-def _run_step(client, tag: str, command: list[str], name: str, labels: dict, volumes: dict, environment: dict,
-              user: str, timeout_s: float, made: list, security_opt: Sequence[str] = (), **network_kwargs) -> None:
-    """One evaluator container, run to its end; a user error inside (exit code 2) is one line here too."""
+def _run_step(client, tag: str, name: str, timeout_s: float, made: list, security_opt: Sequence[str] = (),
+              **spec) -> None:
+    """One evaluator container, run to its end; a user error inside (exit code 2) is one line here too. `spec`
+    is what differs between the steps (command, labels, volumes, environment, user, network)."""
     from requests.exceptions import ConnectionError as RequestsConnectionError
     from requests.exceptions import ReadTimeout
 
     container = client.containers.run(
-        tag, command=command, name=name, labels=labels, volumes=volumes, environment=environment, user=user,
-        read_only=True, tmpfs={"/tmp": "size=1g"}, shm_size="512m", cap_drop=["ALL"],
-        security_opt=["no-new-privileges", *security_opt], mem_limit="4g", pids_limit=1024, detach=True,
-        **network_kwargs,
+        tag, name=name, read_only=True, tmpfs={"/tmp": "size=1g"}, shm_size="512m", cap_drop=["ALL"],
+        security_opt=["no-new-privileges", *security_opt], mem_limit="4g", pids_limit=1024, detach=True, **spec,
     )
     made.append(container)
     try:
@@ -129,17 +128,11 @@ def _run_step(client, tag: str, command: list[str], name: str, labels: dict, vol
         raise RuntimeError(f"the evaluator container {name} failed (exit code {code}): {message}")
 
 
-def score_in_container(
-    run_dir: Path,
-    out_dir: Path,
-    snapshot: Path | None,
-    settings: JudgeSettings | None,
-    tasks: Sequence[str] | None = None,
-    progress: Callable[[str], None] = lambda _m: None,
-    outside_network: str = "bridge",
-    timeout_s: float = 7200.0,
-) -> RunEvaluation:
-    """Score RUN_DIR in the evaluator image (see the module's docstring) and return its summary."""
+def score_in_container(request: ScoreRequest, progress: Callable[[str], None] = lambda _m: None,
+                       timeout_s: float = 7200.0) -> RunEvaluation:
+    """Score the request's run folder in the evaluator image (see the module's docstring) and return its summary,
+    whatever `request.evaluator` says (`score_folder` honours it); `request.cache_dir` does not apply (the image
+    keeps its cache in OUT/judge-cache)."""
     import shutil
     import tempfile
 
@@ -150,10 +143,13 @@ def score_in_container(
 
     from ._models import IMAGE_ENV
 
-    run_dir = Path(run_dir).resolve()
-    snapshot_dir = _snapshot_path(run_dir, read_run(run_dir), snapshot).resolve()
+    if request.run_dir is None:
+        raise UserError("give the run folder to score")
+    settings, tasks, outside_network = request.judge_settings, request.tasks, request.outside_network or "bridge"
+    run_dir = Path(request.run_dir).resolve()
+    snapshot_dir = _snapshot_path(run_dir, read_run(run_dir), request.snapshot).resolve()
     answers = open_snapshot(snapshot_dir).kind.delivers_answer
-    out_dir = Path(out_dir).resolve()
+    out_dir = request.target.resolve()
     client = docker_client(timeout_s=600)
     built = build_images(["evaluator"], progress=progress)[-1]
     if not built.tag:
@@ -179,15 +175,15 @@ def score_in_container(
                 os.chown(probe_dir, 65534, 65534)
             probe_dir.chmod(0o755)  # the judge step's user (the host's; root without capabilities) reads it
             progress(f"probing the reports in {built.tag} (no network, no judge key)")
-            _run_step(client, built.tag,
-                      ["score", "/data/run", "--snapshot", "/data/snapshot", "--out", "/data/probe", "--step", "probe",
-                       *task_args],
-                      f"omnidr-evaluator-probe-{suffix}", labels,
-                      {str(run_dir): {"bind": "/data/run", "mode": "ro"},
-                       str(snapshot_dir): {"bind": "/data/snapshot", "mode": "ro"},
-                       str(probe_dir): {"bind": "/data/probe", "mode": "rw"}, **package},
-                      {IMAGE_ENV: built.tag}, probe_user, timeout_s, made,
-                      security_opt=[f"seccomp={seccomp_profile()}"], network_mode="none")
+            _run_step(client, built.tag, f"omnidr-evaluator-probe-{suffix}", timeout_s, made,
+                      security_opt=[f"seccomp={seccomp_profile()}"],
+                      command=["score", "/data/run", "--snapshot", "/data/snapshot", "--out", "/data/probe", "--step",
+                               "probe", *task_args],
+                      labels=labels,
+                      volumes={str(run_dir): {"bind": "/data/run", "mode": "ro"},
+                               str(snapshot_dir): {"bind": "/data/snapshot", "mode": "ro"},
+                               str(probe_dir): {"bind": "/data/probe", "mode": "rw"}, **package},
+                      environment={IMAGE_ENV: built.tag}, user=probe_user, network_mode="none")
         environment = {IMAGE_ENV: built.tag}
         network_kwargs: dict = {"network_mode": "none"}
         judge_args: list[str] = []
@@ -223,8 +219,9 @@ def score_in_container(
             volumes[str(run_dir)] = {"bind": "/data/run", "mode": "ro"}
             command = ["score", "/data/run", "--snapshot", "/data/snapshot", "--evaluator", "host", *task_args]
         progress(f"{'judging' if probe_dir is not None else 'scoring the answers'} in {built.tag}")
-        _run_step(client, built.tag, [*command, "--out", "/data/out", "--format", "json", *judge_args],
-                  f"omnidr-evaluator-{suffix}", labels, volumes, environment, here, timeout_s, made, **network_kwargs)
+        _run_step(client, built.tag, f"omnidr-evaluator-{suffix}", timeout_s, made,
+                  command=[*command, "--out", "/data/out", "--format", "json", *judge_args], labels=labels,
+                  volumes=volumes, environment=environment, user=here, **network_kwargs)
         summary_path = out_dir / SUMMARY_FILE
         summary = RunEvaluation.model_validate_json(summary_path.read_text("utf-8"))
         # The containers saw their mount points; record the host folders they stood for.
@@ -244,17 +241,12 @@ def score_in_container(
             shutil.rmtree(probe_dir, ignore_errors=True)
 
 
-def score_folder(run_dir: Path, out_dir: Path | None = None, snapshot: Path | None = None,
-                 judge_settings: JudgeSettings | None = None, tasks: Sequence[str] | None = None,
-                 progress: Callable[[str], None] = lambda _m: None, evaluator: str = "docker",
-                 outside_network: str | None = None, cache_dir: Path | None = None) -> RunEvaluation:
-    """Score a run folder where `evaluator` says: `docker` (the evaluator image's containers, the default of every
-    command) or `host` (this process; `cache_dir` applies to it only)."""
+def score_folder(request: ScoreRequest, progress: Callable[[str], None] = lambda _m: None) -> RunEvaluation:
+    """Score a run folder where `request.evaluator` says: `docker` (the evaluator image's containers, the default of
+    every command) or `host` (this process; `request.cache_dir` applies to it only)."""
     from ._run import score_run
 
-    target = Path(out_dir) if out_dir is not None else Path(run_dir) / "evaluation"
-    if evaluator == "docker":
-        return score_in_container(run_dir, target, snapshot, judge_settings, tasks, progress=progress,
-                                  outside_network=outside_network or "bridge")
-    return score_run(run_dir, out_dir=target, snapshot=snapshot, judge_settings=judge_settings, tasks=tasks,
-                     cache_dir=cache_dir, progress=progress)
+    request = request.model_copy(update={"out_dir": request.target})
+    if request.evaluator == "docker":
+        return score_in_container(request, progress=progress)
+    return score_run(request, progress)

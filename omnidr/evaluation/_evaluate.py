@@ -121,21 +121,32 @@ def _copy_figures(material: ReportMaterial, report_dir: Path, out_dir: Path) -> 
             continue  # a figure that cannot be copied is a figure the judge does not see
 
 
+@dataclass(frozen=True)
+class DeliveredReport:
+    """The report a task is scored on, or why there is none."""
+
+    task_id: str
+    attempt: int | None
+    report_dir: Path | None
+    entry: str
+    report: str | None  # entry page relative to the run folder
+    failure: str | None
+    incomplete: str | None = None  # the last attempt ended by an outage: not final
+
+
 async def probe_task(
     browser: ChromiumBrowser,
-    report_dir: Path | None,
+    delivered: DeliveredReport,
     inputs: TaskInputs,
     out_dir: Path,
     limits: ProbeLimits = ProbeLimits(),
-    attempt: int | None = None,
-    report: str | None = None,
-    failure: str | None = None,
-    incomplete: str | None = None,
 ) -> ProbeRecord:
     """The probe step on one report: the M atoms' probes, the material for the judge (with frames of the cited
     moments and copies of the figures) and `probe.json`, all in `out_dir`. Runs the report's JavaScript; needs no
-    judge. `failure` (or a missing entry page) gives a record without probes."""
+    judge. A `failure` of `delivered` (or a missing entry page) gives a record without probes."""
     started, started_at = time.monotonic(), datetime.now(UTC)
+    report_dir, attempt, report = delivered.report_dir, delivered.attempt, delivered.report
+    failure, incomplete = delivered.failure, delivered.incomplete
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     warnings: list[str] = []
@@ -249,7 +260,8 @@ async def evaluate_report(
     """Evaluate the report in `report_dir` and write `evaluation.json` (and `probe.json`, `material.json`,
     screenshots) into `out_dir`: the probe step, then the judge step, in this process. A missing or unreadable
     entry page gives a failure record."""
-    record = await probe_task(browser, report_dir, inputs, out_dir, limits, attempt, report)
+    delivered = DeliveredReport(inputs.task_id, attempt, report_dir, inputs.entry, report, None)
+    record = await probe_task(browser, delivered, inputs, out_dir, limits)
     return await judge_task(judge, record, inputs, out_dir)
 
 

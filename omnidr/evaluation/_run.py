@@ -13,9 +13,8 @@ and the judge cache in OUT/judge-cache/ unless another cache folder is given.
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -33,6 +32,7 @@ from ._cache import JudgeCache
 from ._evaluate import (
     EVALUATION_FILE,
     PROBE_FILE,
+    DeliveredReport,
     TaskInputs,
     judge_task,
     probe_task,
@@ -51,6 +51,7 @@ from ._models import (
     RunEvaluation,
     TaskScore,
 )
+from ._request import ScoreRequest
 
 if TYPE_CHECKING:
     from omnidr.attempts import RunConfig
@@ -60,19 +61,6 @@ Progress = Callable[[str], None]
 
 JUDGE_CACHE_DIR = "judge-cache"
 """The judge cache inside an output folder, unless another folder is given."""
-
-
-@dataclass(frozen=True)
-class DeliveredReport:
-    """The report a task is scored on, or why there is none."""
-
-    task_id: str
-    attempt: int | None
-    report_dir: Path | None
-    entry: str
-    report: str | None  # entry page relative to the run folder
-    failure: str | None
-    incomplete: str | None = None  # the last attempt ended by an outage: not final
 
 
 def read_run(run_dir: Path) -> "RunConfig":
@@ -169,10 +157,6 @@ def _task_score(ev: Evaluation, out_dir: Path, folder: Path) -> TaskScore:
                      failure_reason=ev.score.failure_reason, incomplete=ev.incomplete, evaluation=(folder / EVALUATION_FILE).relative_to(out_dir).as_posix())
 
 
-Step = Literal["all", "probe", "judge"]
-"""What `score_run_async` does: both steps in this process (`all`), or one of them, as the evaluator image's two
-containers do (`probe`: the browser, no judge key; `judge`: the key, no browser, only what `probe` wrote)."""
-
 PROBED_FILE = "probed.json"
 
 
@@ -213,69 +197,69 @@ def copy_regular_files(src: Path, dest: Path, max_bytes: int = 256 << 20) -> Non
                 shutil.copyfileobj(reader, writer)
 
 
-async def score_run_async(
-    run_dir: Path | None,
-    out_dir: Path | None = None,
-    snapshot: Path | None = None,
-    judge_settings: JudgeSettings | None = None,
-    tasks: Sequence[str] | None = None,
-    cache_dir: Path | None = None,
-    limits: ProbeLimits = ProbeLimits(),
-    progress: Progress = lambda _m: None,
-    step: Step = "all",
-    probe_dir: Path | None = None,
-) -> RunEvaluation | None:
+def _what_to_score(request: ScoreRequest) -> tuple["RunConfig | None", list[str], Path, str | None, str | None, str]:
+    """(the run's record, task ids, snapshot folder, model, harness, run label) of a request; the judge step reads
+    them from the probe step's output (no run folder, no record)."""
+    if request.step == "judge":
+        if request.probe_dir is None or request.snapshot is None:
+            raise UserError("the judge step needs --probe-dir and --snapshot")
+        try:
+            probed = ProbedRun.model_validate_json((Path(request.probe_dir) / PROBED_FILE).read_text("utf-8"))
+        except (OSError, ValidationError, UnicodeDecodeError) as exc:
+            raise UserError(f"{request.probe_dir}: no readable {PROBED_FILE} ({str(exc).splitlines()[0][:200]}); run "
+                            "the probe step first") from None
+        return None, probed.tasks, Path(request.snapshot), probed.model, probed.harness, probed.run_dir
+    if request.run_dir is None:
+        raise UserError("give the run folder to score")
+    run_dir = Path(request.run_dir)
+    run, task_ids = _run_and_tasks(run_dir, request.tasks)
+    return run, task_ids, _snapshot_path(run_dir, run, request.snapshot), run.model, run.harness, str(run_dir)
+
+
+async def _probe_reports(run_dir: Path, task_ids: Sequence[str], inputs: dict, out_dir: Path, limits: ProbeLimits,
+                         progress: Progress) -> dict[str, ProbeRecord]:
+    """The probe step on every task's delivered report (run order), in one Chromium."""
+    records: dict[str, ProbeRecord] = {}
+    async with ChromiumBrowser() as browser:
+        if not browser.sandboxed:
+            progress(f"Chromium runs without its own sandbox: {browser.sandbox_note}")
+        for task_id in task_ids:
+            found = delivered_report(run_dir, task_id)
+            if found.report_dir is not None and found.failure is None:
+                progress(f"{task_id}: probing {found.report}")
+            records[task_id] = await probe_task(browser, found, inputs[task_id], out_dir / task_id, limits)
+    return records
+
+
+async def score_run_async(request: ScoreRequest, progress: Progress = lambda _m: None) -> RunEvaluation | None:
     """Score a run folder (see `score_run`). `step="probe"` writes the probe step's output to `out_dir` and returns
     None; `step="judge"` reads it from `probe_dir` (no run folder: `run_dir` is None) and finishes the scoring."""
     started = time.monotonic()
-    if step == "judge":
-        if probe_dir is None or snapshot is None:
-            raise UserError("the judge step needs --probe-dir and --snapshot")
-        try:
-            probed = ProbedRun.model_validate_json((Path(probe_dir) / PROBED_FILE).read_text("utf-8"))
-        except (OSError, ValidationError, UnicodeDecodeError) as exc:
-            raise UserError(f"{probe_dir}: no readable {PROBED_FILE} ({str(exc).splitlines()[0][:200]}); run the "
-                            "probe step first") from None
-        task_ids, snapshot_path, model, harness = probed.tasks, Path(snapshot), probed.model, probed.harness
-        run_label = probed.run_dir
-    else:
-        if run_dir is None:
-            raise UserError("give the run folder to score")
-        run_dir = Path(run_dir)
-        run, task_ids = _run_and_tasks(run_dir, tasks)
-        snapshot_path, model, harness, run_label = _snapshot_path(run_dir, run, snapshot), run.model, run.harness, str(run_dir)
+    run, task_ids, snapshot_path, model, harness, run_label = _what_to_score(request)
+    run_dir = Path(request.run_dir) if request.run_dir is not None else None
+    judge_settings = request.judge_settings
     snap = open_snapshot(snapshot_path)
+    out_dir = Path(request.out_dir) if request.out_dir is not None else Path(run_label) / "evaluation"
     if snap.kind.delivers_answer:
-        if step != "all" or run_dir is None:
+        if request.step != "all" or run_dir is None or run is None:
             raise UserError(f"{snap.kind.value} tasks are scored in one step (no browser runs): drop --step")
         questions = answer_tasks(snap, task_ids)
-        out_dir = Path(out_dir) if out_dir is not None else Path(run_label) / "evaluation"
         _writable(out_dir)
-        answer_judge = format_judge(questions, judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
+        answer_judge = format_judge(questions, judge_settings, request.cache_dir or out_dir / JUDGE_CACHE_DIR, progress)
         return await score_answers(run_dir, run, questions, snapshot_path, out_dir, answer_judge, progress)
     inputs = task_inputs(snapshot_path, task_ids, snap)
-    out_dir = Path(out_dir) if out_dir is not None else Path(run_label) / "evaluation"
     _writable(out_dir)
-    records: dict[str, ProbeRecord] = {}
-    if step in ("all", "probe"):
+    if request.step == "judge":
+        assert request.probe_dir is not None
+        records = await _probed_records(Path(request.probe_dir), task_ids, out_dir)
+    else:
         assert run_dir is not None
-        async with ChromiumBrowser() as browser:
-            if not browser.sandboxed:
-                progress(f"Chromium runs without its own sandbox: {browser.sandbox_note}")
-            for task_id in task_ids:
-                found = delivered_report(run_dir, task_id)
-                if found.report_dir is not None and found.failure is None:
-                    progress(f"{task_id}: probing {found.report}")
-                records[task_id] = await probe_task(browser, found.report_dir, inputs[task_id], out_dir / task_id, limits,
-                                                    found.attempt, found.report, found.failure, found.incomplete)
-        if step == "probe":
+        records = await _probe_reports(run_dir, task_ids, inputs, out_dir, request.limits, progress)
+        if request.step == "probe":
             write_atomic(out_dir / PROBED_FILE, ProbedRun(run_dir=str(run_dir), snapshot=str(snapshot_path), model=model,
                                                           harness=harness, tasks=task_ids).model_dump_json(indent=2))
             return None
-    else:
-        assert probe_dir is not None
-        records = await _probed_records(Path(probe_dir), task_ids, out_dir)
-    judge = make_judge(judge_settings, cache_dir or out_dir / JUDGE_CACHE_DIR)
+    judge = make_judge(judge_settings, request.cache_dir or out_dir / JUDGE_CACHE_DIR)
     if judge_settings is None:
         progress("no judge endpoint configured: J atoms are decided by the offline baseline judge "
                  "(lexical; its scores are not comparable with model-judged scores)")
@@ -326,11 +310,12 @@ async def _judge_reports(judge: Judge, records: dict[str, ProbeRecord], inputs: 
     return lines, evaluations
 
 
-def score_run(run_dir: Path | None, **kwargs) -> RunEvaluation:
-    """Synchronous `score_run_async` (see there for the arguments). The snapshot's task kind decides what is
-    evaluated: reports (probes and the atom judge), short answers (the answer judge) or multiple-choice answers
-    (the option checker); `limits` applies to reports only. Either way OUT holds one evaluation.json per task and summary.json (`task_kind` says which)."""
-    summary = asyncio.run(score_run_async(run_dir, **kwargs))
+def score_run(request: ScoreRequest, progress: Progress = lambda _m: None) -> RunEvaluation:
+    """Synchronous `score_run_async`, in this process whatever `request.evaluator` says (`score_folder` honours it).
+    The snapshot's task kind decides what is evaluated: reports (probes and the atom judge), short answers (the
+    answer judge) or multiple-choice answers (the option checker); `limits` applies to reports only. Either way OUT
+    holds one evaluation.json per task and summary.json (`task_kind` says which)."""
+    summary = asyncio.run(score_run_async(request, progress))
     if summary is None:
         raise ValueError("score_run with step='probe' scores nothing; call probe_run")
     return summary
@@ -339,8 +324,9 @@ def score_run(run_dir: Path | None, **kwargs) -> RunEvaluation:
 def probe_run(run_dir: Path, out_dir: Path, snapshot: Path | None = None, tasks: Sequence[str] | None = None,
               progress: Progress = lambda _m: None) -> None:
     """The probe step alone: each task's probe.json (and material, screenshots, frames, figures) and probed.json in
-    `out_dir`, for a judge step to finish (`score_run(None, step="judge", probe_dir=out_dir, ...)`)."""
-    asyncio.run(score_run_async(run_dir, out_dir=out_dir, snapshot=snapshot, tasks=tasks, progress=progress, step="probe"))
+    `out_dir`, for a judge step to finish (`score_run(ScoreRequest(step="judge", probe_dir=out_dir, ...))`)."""
+    request = ScoreRequest(run_dir=run_dir, out_dir=out_dir, snapshot=snapshot, tasks=tasks, step="probe")
+    asyncio.run(score_run_async(request, progress))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def score_repeats(root: Path, repeats: int, judge_settings, snapshot: Path | Non
                   progress: Callable[[str], None] = lambda _m: None, evaluator: str = "docker"):
     """Score every scored system folder of `root` `repeats` times with an empty judge cache; returns
     (system, task) -> one {atom: (direction, outcome)} per repeat, and the judge key."""
-    from omnidr.evaluation import read_scored_run, score_folder
+    from omnidr.evaluation import ScoreRequest, read_scored_run, score_folder
 
     root = Path(root)
     folders = [s.root for s in EvalPaths(root).scored_systems()]
@@ -113,8 +113,8 @@ def score_repeats(root: Path, repeats: int, judge_settings, snapshot: Path | Non
         for k in range(1, repeats + 1):
             out = mine / str(k)
             progress(f"{folder.name}: repeat {k} of {repeats} ({len(tasks)} report(s))")
-            result = score_folder(folder, out_dir=out, snapshot=snapshot, judge_settings=judge_settings, tasks=tasks,
-                                  evaluator=evaluator)
+            result = score_folder(ScoreRequest(run_dir=folder, out_dir=out, snapshot=snapshot,
+                                               judge_settings=judge_settings, tasks=tuple(tasks), evaluator=evaluator))
             judges.add(result.judge.key)
             _, evaluations = read_scored_run(out)
             for e in evaluations:

@@ -110,18 +110,18 @@ def test_a_short_answer_run_is_judged_task_by_task(run_dir, server, monkeypatch)
 
 def test_an_outage_is_not_a_wrong_answer_and_a_rerun_completes_it(run_dir, server, monkeypatch):
     from omnidr.errors import UserError
-    from omnidr.evaluation import JudgeSettings, read_scored_run, score_run
+    from omnidr.evaluation import JudgeSettings, ScoreRequest, read_scored_run, score_run
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
     settings = JudgeSettings(base_url=server.url, model="fake-judge", api_key_env=KEY_ENV, backoff_s=0.0,
                              max_attempts=2, timeout_s=5.0)
     out = run_dir / "evaluation"
-    score_run(run_dir, judge_settings=settings, tasks=["bridge-span"])
+    score_run(ScoreRequest(run_dir=run_dir, judge_settings=settings, tasks=["bridge-span"]))
     assert server.calls == 1
 
     server.reset()
     server.mode = "503"
-    summary = score_run(run_dir, judge_settings=settings, tasks=["bridge-span", "falls-height"])
+    summary = score_run(ScoreRequest(run_dir=run_dir, judge_settings=settings, tasks=["bridge-span", "falls-height"]))
     assert server.calls == 2  # falls-height asked twice; bridge-span read from the cache
     failed = _read(out / "falls-height" / "evaluation.json")
     assert failed["verdict"] is None and "503" in failed["error"] and "rerun" in failed["incomplete"]
@@ -131,7 +131,7 @@ def test_an_outage_is_not_a_wrong_answer_and_a_rerun_completes_it(run_dir, serve
 
     server.reset()
     server.mode = "ok"
-    summary = score_run(run_dir, judge_settings=settings, tasks=["bridge-span", "falls-height"])
+    summary = score_run(ScoreRequest(run_dir=run_dir, judge_settings=settings, tasks=["bridge-span", "falls-height"]))
     assert server.calls == 1 and [c for _, c in server.judged][-1] == "It drops about 807 m."
     assert not any(t.incomplete for t in summary.tasks) and summary.mean_total == 50.0
     assert _read(out / "bridge-span" / "evaluation.json")["cached"] is True

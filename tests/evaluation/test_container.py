@@ -27,15 +27,15 @@ def _outcomes(out_dir):
 
 @pytest.mark.browser
 def test_the_image_scores_like_the_host_without_network(run, tmp_path):
-    from omnidr.evaluation import score_run
+    from omnidr.evaluation import ScoreRequest, score_run
     from omnidr.evaluation._container import score_in_container
 
     before = sorted(p.relative_to(run) for p in run.rglob("*"))
-    summary = score_in_container(run, tmp_path / "container", DEMO, None)
+    summary = score_in_container(ScoreRequest(run_dir=run, out_dir=tmp_path / "container", snapshot=DEMO))
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before  # the run folder was only read
     assert [t.task_id for t in summary.tasks] == [TASK, "nd-filter-waterfall"]
     assert summary.tasks[1].failed and summary.tasks[1].total == 0
-    host = score_run(run, out_dir=tmp_path / "host", snapshot=DEMO)
+    host = score_run(ScoreRequest(run_dir=run, out_dir=tmp_path / "host", snapshot=DEMO))
     assert _outcomes(tmp_path / "container") == _outcomes(tmp_path / "host")
     assert summary.tasks[0].total == host.tasks[0].total > 90
 
@@ -44,7 +44,7 @@ def test_the_judge_is_reached_through_the_relay(run, tmp_path):
     import docker
     from fake_judge import FakeJudge
 
-    from omnidr.evaluation import JudgeSettings
+    from omnidr.evaluation import JudgeSettings, ScoreRequest
     from omnidr.evaluation._container import score_in_container
 
     config = docker.from_env().networks.get("bridge").attrs["IPAM"]["Config"][0]
@@ -53,7 +53,8 @@ def test_the_judge_is_reached_through_the_relay(run, tmp_path):
     judge = FakeJudge(host=bridge_ip).start()
     try:
         settings = JudgeSettings(base_url=judge.url, model="fake-judge", api_key_env="OMNIDR_TEST_JUDGE_KEY", timeout_s=20)
-        summary = score_in_container(run, tmp_path / "out", DEMO, settings, tasks=[TASK])
+        summary = score_in_container(ScoreRequest(run_dir=run, out_dir=tmp_path / "out", snapshot=DEMO,
+                                                   judge_settings=settings, tasks=[TASK]))
     finally:
         judge.stop()
     assert summary.judge.kind == "openai-compatible" and summary.judge_usage.failed_votes == 0

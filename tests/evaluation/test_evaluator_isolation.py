@@ -87,7 +87,7 @@ def test_the_probe_step_holds_no_key_and_the_judge_step_reads_only_what_it_wrote
     import docker
     from fake_judge import FakeJudge
 
-    from omnidr.evaluation import JudgeSettings, read_scored_run
+    from omnidr.evaluation import JudgeSettings, ScoreRequest, read_scored_run
     from omnidr.evaluation._container import score_in_container
 
     key = "sk-isolation-" + secrets.token_hex(16)
@@ -104,7 +104,8 @@ def test_the_probe_step_holds_no_key_and_the_judge_step_reads_only_what_it_wrote
     try:
         settings = JudgeSettings(base_url=judge.url, model="fake-judge", api_key_env="OMNIDR_TEST_ISOLATION_KEY",
                                  timeout_s=20)
-        summary = score_in_container(run, tmp_path / "out", DEMO, settings)
+        summary = score_in_container(ScoreRequest(run_dir=run, out_dir=tmp_path / "out", snapshot=DEMO,
+                                                   judge_settings=settings))
     finally:
         watcher.stop.set()
         watcher.join(5)

@@ -55,7 +55,7 @@ def cli_run(request, tmp_path_factory, loopback_model):
 
 
 def test_every_demo_task_delivers_a_scored_report(cli_run):
-    from omnidr.evaluation import score_run
+    from omnidr.evaluation import ScoreRequest, score_run
 
     harness, run_dir, ran, _key = cli_run
     for task_id in TASKS:
@@ -71,7 +71,7 @@ def test_every_demo_task_delivers_a_scored_report(cli_run):
             json.loads((DEMO / "tasks" / task_id / "task.json").read_text())["video"]["duration_s"])
         # the image's CLI is the one its wheel brings, and the attempt records it
         assert record.image_packages["agent"].cli == {harness.replace("claude-code", "claude"): CLIS[harness][1]}
-    scored = score_run(run_dir, snapshot=DEMO)
+    scored = score_run(ScoreRequest(run_dir=run_dir, snapshot=DEMO))
     assert {t.task_id for t in scored.tasks} == set(TASKS)
     assert all(not t.failed and t.total > 50 for t in scored.tasks), [(t.task_id, t.total) for t in scored.tasks]
 
@@ -217,7 +217,7 @@ def test_a_cli_runs_on_a_model_server_of_the_other_api_through_the_gateways_tran
     """Claude Code on an OpenAI-compatible server, Codex on an Anthropic-compatible one and on a Chat
     Completions-only one: a multi-turn, streamed episode with tool calls delivers the demo report, and
     gateway.jsonl holds both sides of every model request, counted from the upstream's own usage."""
-    from omnidr.evaluation import score_run
+    from omnidr.evaluation import ScoreRequest, score_run
 
     proc, url = scripted_on_loopback("--api", api)  # it answers 404 on every other API's route
     try:
@@ -248,7 +248,7 @@ def test_a_cli_runs_on_a_model_server_of_the_other_api_through_the_gateways_tran
         assert line["client_request_body"] and line["client_response_body"]
     state = json.loads((attempt / "logs" / "gateway_state.json").read_text())
     assert state["output_tokens"] == sum(line["usage"]["output_tokens"] for line in lines)
-    scored = score_run(tmp_path / "run", snapshot=DEMO)
+    scored = score_run(ScoreRequest(run_dir=tmp_path / "run", snapshot=DEMO))
     assert scored.tasks[0].total > 50
     audit_run(tmp_path / "run")  # the trajectory from the CLI's native logs
     traj = Trajectory.model_validate_json((attempt / "trajectory.json").read_text("utf-8"))

@@ -21,7 +21,7 @@ SYSTEMS = {
 
 
 def _root(tmp_path) -> tuple[Path, Path]:
-    from omnidr.evaluation import score_run
+    from omnidr.evaluation import ScoreRequest, score_run
     from omnidr.pipeline._results import EvalConfig
     from omnidr.pipeline._specs import SystemSpec, parse_judge, parse_model
     from sandbox.models import Budget
@@ -39,7 +39,7 @@ def _root(tmp_path) -> tuple[Path, Path]:
                             judge=parse_judge(""), budget_label="default", budget=Budget(), tasks=list(QUESTIONS),
                             snapshot_id="mcq-test")
         (run / "eval.json").write_text(config.model_dump_json(indent=2), "utf-8")
-        score_run(run)
+        score_run(ScoreRequest(run_dir=run))
     return root, snapshot
 
 

@@ -61,11 +61,12 @@ class KindBase:
 
     def evaluate(self, run_dir: Path, out_dir: Path, tasks: Sequence[str], scoring: Scoring):
         """In the evaluator (its image by default, or this process with `--evaluator host`)."""
-        from omnidr.evaluation import score_folder
+        from omnidr.evaluation import ScoreRequest, score_folder
 
-        return score_folder(run_dir, out_dir=out_dir, snapshot=scoring.snapshot,
-                            judge_settings=judge_settings(scoring.judge), tasks=list(tasks), progress=scoring.progress,
-                            evaluator=scoring.evaluator, outside_network=scoring.outside_network)
+        request = ScoreRequest(run_dir=run_dir, out_dir=out_dir, snapshot=scoring.snapshot,
+                               judge_settings=judge_settings(scoring.judge), tasks=tuple(tasks),
+                               evaluator=scoring.evaluator, outside_network=scoring.outside_network)
+        return score_folder(request, progress=scoring.progress)
 
     # -- generic -------------------------------------------------------------------------------------------------
     def kept_scores(self, folder: Path, judge: Endpoint, records: dict):
