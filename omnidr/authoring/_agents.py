@@ -34,6 +34,7 @@ from omnidr.benchmark import (
     sha256_file,
 )
 from omnidr.errors import UserError
+from omnidr.paths import AttemptPaths, RunPaths
 
 from ._package import Package, _link_or_copy, copy_tree, dump
 
@@ -110,9 +111,9 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
 
     draft = pkg.draft()
     run_dir = stage_dir / "run"
-    done = {s.id: run_dir / "attempts" / s.id / "1" for s in sessions}
+    done = {s.id: RunPaths(run_dir).attempt(s.id, 1).root for s in sessions}
     asked = {s.id: stage_dir / f"prompt-{s.id}.txt" for s in sessions}
-    if all((done[s.id] / "attempt.json").is_file() and asked[s.id].is_file()
+    if all(AttemptPaths(done[s.id]).finished and asked[s.id].is_file()
            and asked[s.id].read_text("utf-8") == s.prompt for s in sessions):  # a resumed run: the same sessions ran
         on_note(f"{stage_dir.relative_to(pkg.root).as_posix()}: its {len(sessions)} session(s) ran before; reused")
         return done
@@ -146,13 +147,13 @@ def run_sessions(pkg: Package, stage_dir: Path, sessions: list[Session], *, capa
 
 def agent_evidence(attempt: Path) -> list[dict]:
     """The evidence records the agent kept (its `harness-logs/evidence.json`), [] when it kept none."""
-    path = attempt / "output" / "harness-logs" / "evidence.json"
+    path = AttemptPaths(attempt).harness_logs / "evidence.json"
     return json.loads(path.read_text("utf-8")) if path.is_file() else []
 
 
 def final_answer(attempt: Path) -> str:
     """The agent's last model message (the answer of a model-call session), '' when it has none."""
-    path = attempt / "output" / "harness-logs" / "reference.jsonl"
+    path = AttemptPaths(attempt).harness_logs / "reference.jsonl"
     if not path.is_file():
         return ""
     calls = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]

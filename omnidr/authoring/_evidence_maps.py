@@ -36,6 +36,7 @@ from omnidr.benchmark import (
     registrable_domain,
 )
 from omnidr.errors import UserError
+from omnidr.paths import AttemptPaths
 from sandbox.models import RelationType
 
 from ._agents import ModelEndpoint, Session, agent_evidence, answer_json, marker, run_sessions
@@ -202,9 +203,10 @@ def keep_recorded(pkg: Package, attempts, on_note: Callable[[str], None]) -> Non
 
     recorder = CorpusRecorder(pkg.root / "web")
     for attempt in attempts:
-        if (attempt / "record" / "corpus.json").is_file():
+        recording = AttemptPaths(attempt).recording
+        if (recording / "corpus.json").is_file():
             try:
-                added, _ = recorder.add_corpus(attempt / "record")
+                added, _ = recorder.add_corpus(recording)
             except CorpusError as exc:
                 on_note(f"S1b: {attempt}: recording not kept: {exc}")
                 continue

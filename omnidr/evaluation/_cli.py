@@ -31,7 +31,7 @@ from ._judge import JudgeSettings
 from ._models import RunEvaluation
 from ._probes import Call
 from ._request import ScoreRequest
-from ._run import probe_run, read_run, read_scored_run, score_run
+from ._run import probe_run, read_run_config, read_scored_run, score_run
 
 out = make_console()
 err = make_console(stderr=True)
@@ -178,7 +178,7 @@ def score(**options) -> None:
     if request.evaluator == "docker" and request.cache_dir is not None:
         raise UserError("--cache-dir applies to `--evaluator host` only: the evaluator image keeps its cache in "
                         "OUT/judge-cache")
-    read_run(run_dir)  # a missing folder or run.json is one line, before the lock makes any folder
+    read_run_config(run_dir)  # a missing folder or run.json is one line, before the lock makes any folder
     from omnidr._lock import folder_lock
 
     with folder_lock(target, wait=o["wait"], on_wait=note):  # one driver per output folder

@@ -32,7 +32,7 @@ from omnidr.paths import SUMMARY_FILE
 
 from ._models import RunEvaluation
 from ._request import ScoreRequest
-from ._run import _snapshot_path, read_run
+from ._run import _snapshot_path, read_run_config
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the omnidr package on the host
 LABEL = "org.omnidr.evaluator"
@@ -147,7 +147,7 @@ def score_in_container(request: ScoreRequest, progress: Callable[[str], None] = 
         raise UserError("give the run folder to score")
     settings, tasks, outside_network = request.judge_settings, request.tasks, request.outside_network or "bridge"
     run_dir = Path(request.run_dir).resolve()
-    snapshot_dir = _snapshot_path(run_dir, read_run(run_dir), request.snapshot).resolve()
+    snapshot_dir = _snapshot_path(run_dir, read_run_config(run_dir), request.snapshot).resolve()
     answers = open_snapshot(snapshot_dir).kind.delivers_answer
     out_dir = request.target.resolve()
     client = docker_client(timeout_s=600)

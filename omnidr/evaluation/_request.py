@@ -5,6 +5,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from omnidr.paths import RunPaths
+
 from ._browser import ProbeLimits
 from ._judge import JudgeSettings
 
@@ -51,4 +53,4 @@ class ScoreRequest(BaseModel):
             return Path(self.out_dir)
         if self.run_dir is None:
             raise ValueError("a ScoreRequest without run_dir needs out_dir")
-        return Path(self.run_dir) / "evaluation"
+        return RunPaths(Path(self.run_dir)).evaluation

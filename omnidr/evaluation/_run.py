@@ -63,7 +63,7 @@ JUDGE_CACHE_DIR = "judge-cache"
 """The judge cache inside an output folder, unless another folder is given."""
 
 
-def read_run(run_dir: Path) -> "RunConfig":
+def read_run_config(run_dir: Path) -> "RunConfig":
     """`run.json` of a run folder, read with the attempts stage's own model."""
     from omnidr.attempts import RunConfig
 
@@ -239,7 +239,7 @@ async def score_run_async(request: ScoreRequest, progress: Progress = lambda _m:
     run_dir = Path(request.run_dir) if request.run_dir is not None else None
     judge_settings = request.judge_settings
     snap = open_snapshot(snapshot_path)
-    out_dir = Path(request.out_dir) if request.out_dir is not None else Path(run_label) / "evaluation"
+    out_dir = Path(request.out_dir) if request.out_dir is not None else RunPaths(Path(run_label)).evaluation
     if snap.kind.delivers_answer:
         if request.step != "all" or run_dir is None or run is None:
             raise UserError(f"{snap.kind.value} tasks are scored in one step (no browser runs): drop --step")
@@ -390,7 +390,7 @@ def answer_systems(out_dirs: Sequence[Path]) -> tuple[JudgeIdentity | None, list
 def _run_and_tasks(run_dir: Path, tasks: Sequence[str] | None):
     """The run folder's record and the tasks to score (all of the run's when None); a task the run lacks is a user
     error."""
-    run = read_run(run_dir)
+    run = read_run_config(run_dir)
     task_ids = list(tasks) if tasks else run.tasks
     unknown = sorted(set(task_ids) - set(run.tasks))
     if unknown:
@@ -407,6 +407,6 @@ def score_answers_with(run_dir: Path, judge: AnswerJudge, snapshot: Path | None 
     run, task_ids = _run_and_tasks(run_dir, tasks)
     snapshot_path = _snapshot_path(run_dir, run, snapshot)
     questions = answer_tasks(open_snapshot(snapshot_path), task_ids)
-    out = Path(out_dir) if out_dir is not None else run_dir / "evaluation"
+    out = Path(out_dir) if out_dir is not None else RunPaths(run_dir).evaluation
     _writable(out)
     return asyncio.run(score_answers(run_dir, run, questions, snapshot_path, out, judge, progress))

@@ -23,7 +23,7 @@ from omnidr._records import DiskRecord
 from omnidr.benchmark import ManifestDiff, diff_files, hash_files
 from omnidr.errors import UserError
 from omnidr.images import ImagePackages
-from omnidr.paths import EvalPaths
+from omnidr.paths import EvalPaths, RunPaths
 from omnidr.tracking import ARTIFACTS_DIR, DB_FILE
 
 from ._results import (
@@ -69,7 +69,7 @@ class ArchiveManifest(DiskRecord):
 def _systems(root: Path) -> dict[str, EvalConfig]:
     systems = {p.name: c for p in sorted(root.iterdir()) if p.is_dir() and (c := read_eval_config(p)) is not None}
     if not systems:
-        if (root / EVAL_FILE).is_file():
+        if RunPaths(root).eval_config.is_file():
             raise UserError(f"{root} is a system folder; pass its run root {root.parent}")
         raise UserError(f"{root} holds no evaluated system (no */{EVAL_FILE}); pass a run root written by `omnidr eval`")
     return systems
@@ -244,13 +244,14 @@ def _rescore(archive: Path, out: Path, judge, manifest, progress, evaluator: str
         progress(f"{label}: re-scoring {len(config.tasks)} frozen report(s) with judge {judge.spec}")
         (out / label).mkdir(parents=True, exist_ok=True)
         new_config = config.model_copy(update={"judge": judge})
-        write_atomic(out / label / EVAL_FILE, new_config.model_dump_json(indent=2))
+        frozen, fresh = RunPaths(Path(archive) / label), RunPaths(out / label)
+        write_atomic(fresh.eval_config, new_config.model_dump_json(indent=2))
         # the archived judge cache seeds the new one: its votes are keyed by judge, prompt version, atom
         # and report content, so the same judge reproduces every decision without a call, another asks
-        frozen_cache = Path(archive) / label / "evaluation" / JUDGE_CACHE_DIR
+        frozen_cache = frozen.evaluation / JUDGE_CACHE_DIR
         if frozen_cache.is_dir():
-            shutil.copytree(frozen_cache, out / label / "evaluation" / JUDGE_CACHE_DIR)
-        kind.evaluate(Path(archive) / label, out / label / "evaluation", config.tasks, scoring)
+            shutil.copytree(frozen_cache, fresh.evaluation / JUDGE_CACHE_DIR)
+        kind.evaluate(frozen.root, fresh.evaluation, config.tasks, scoring)
     first = next(iter(manifest.systems.values()))
     board, results = kind.build_board(out, snapshot, manifest.snapshot_id, key, first.tasks, traces=Path(archive))
     if board is None:

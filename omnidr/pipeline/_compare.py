@@ -7,11 +7,11 @@ import click
 from rich.console import Console
 
 from omnidr.errors import UserError
+from omnidr.paths import EvalPaths, RunPaths
 from sandbox.models import Budget
 
 from ._eval import EvalOutcome, EvalRequest
 from ._results import (
-    EVAL_FILE,
     ScoredSystem,
     comparison_files,
     read_system,
@@ -37,13 +37,13 @@ def expand_run_roots(folders) -> list[Path]:
     stands for its system folders."""
     out: list[Path] = []
     for f in map(Path, folders):
-        inside = sorted(p for p in f.iterdir() if (p / EVAL_FILE).is_file()) if not (f / EVAL_FILE).is_file() else []
+        inside = [s.root for s in EvalPaths(f).systems()] if not RunPaths(f).eval_config.is_file() else []
         out.extend(inside or [f])
     return out
 
 
 def evaluated_folders(folders) -> bool:
-    return all((Path(f) / EVAL_FILE).is_file() for f in folders)
+    return all(RunPaths(Path(f)).eval_config.is_file() for f in folders)
 
 
 def compare_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):

@@ -21,7 +21,9 @@ from statistics import median
 from pydantic import BaseModel, Field
 
 from omnidr._files import save_figure
-from omnidr.attempts import RunConfig, cost_text, resolve_pricing
+from omnidr._runread import SystemRun, read_run
+from omnidr.attempts import cost_text, resolve_pricing
+from omnidr.errors import UserError
 from omnidr.paths import RunPaths
 from sandbox.models import ModelPricing
 
@@ -45,23 +47,18 @@ class SystemCost(BaseModel):
 
 def system_cost(folder: Path, judge_model: str | None = None, judge_base_url: str | None = None) -> SystemCost:
     """The cost of the system folder `folder` (attempts under it, run.json, its evaluation summary)."""
-    from omnidr.attempts import AttemptRecord
-
-    paths = RunPaths(folder)
-    config = RunConfig.model_validate_json(paths.config.read_text("utf-8")) if paths.config.is_file() else None
-    pricing = config.pricing if config is not None else None
+    run = read_run(folder)
+    if not isinstance(run, SystemRun):
+        raise UserError(f"{folder}: not a system folder; pass a system folder of `omnidr eval` or `omnidr run`")
+    pricing = run.config.pricing if run.config is not None else None
     per_task: dict[str, float | None] = {}
     attempts = unpriced = 0
-    for task_dir in sorted(p for p in paths.attempts.iterdir() if p.is_dir()) if paths.attempts.is_dir() else []:
-        costs: list[float | None] = []
-        for attempt in paths.attempt_folders(task_dir.name):
-            if attempt.finished:
-                record = AttemptRecord.model_validate_json(attempt.record.read_text("utf-8"))
-                costs.append(record.budget_use.cost)
+    for task_id, found in run.attempts.items():
+        costs = [a.record.budget_use.cost for a in found.values() if a.record is not None]
         if costs:
             attempts += len(costs)
             unpriced += sum(c is None for c in costs)
-            per_task[task_dir.name] = None if None in costs else sum(c for c in costs if c is not None)
+            per_task[task_id] = None if None in costs else sum(c for c in costs if c is not None)
     known = [c for c in per_task.values() if c is not None]
     priced = bool(per_task) and len(known) == len(per_task)
     judge, judge_source = _judge_cost(folder, judge_model, judge_base_url, pricing)

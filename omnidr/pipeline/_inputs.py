@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omnidr.errors import UserError
-from omnidr.paths import RUN_FILE, SUMMARY_FILE
+from omnidr.paths import SUMMARY_FILE, RunPaths
+from omnidr.scoring import SYSTEM_FILE
 
-from ._results import EVAL_FILE, ScoredSystem, distinct_labels, read_system
+from ._results import ScoredSystem, distinct_labels, read_system
 
 
 def _is_evaluation(path: Path) -> bool:
@@ -76,9 +77,9 @@ class ScoringSystems:
 
 
 def _kind(folder: Path) -> str | None:
-    if (folder / "system.json").is_file():
+    if (folder / SYSTEM_FILE).is_file():
         return "decisions"
-    if (folder / EVAL_FILE).is_file():
+    if RunPaths(folder).eval_config.is_file():
         return "eval"
     if (folder / SUMMARY_FILE).is_file():
         return "score"
@@ -142,7 +143,7 @@ def read_any_systems(paths: Sequence[Path], restrict: bool = False) -> ScoringSy
 def _named_snapshot(folder: Path) -> str | None:
     """The snapshot a system folder records: run.json of `omnidr run` and `omnidr eval`, else the summary.json of an
     `omnidr score` output folder (or of an eval folder's evaluation/)."""
-    for path in (folder / RUN_FILE, folder / SUMMARY_FILE, folder / "evaluation" / SUMMARY_FILE):
+    for path in (RunPaths(folder).config, folder / SUMMARY_FILE, RunPaths(folder).evaluation_summary):
         try:
             named = json.loads(path.read_text("utf-8")).get("snapshot")
         except (OSError, ValueError, AttributeError):

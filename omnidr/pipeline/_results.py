@@ -20,7 +20,7 @@ from omnidr._files import save_figure, write_atomic
 from omnidr._records import DiskRecord
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
-from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE
+from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE, EvalPaths, RunPaths
 from omnidr.scoring import Leaderboard, SystemDecisions, SystemKey
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
@@ -72,7 +72,7 @@ def web_policy_note(policies: dict[str, str]) -> str | None:
 def check_system_folder(folder: Path, config: EvalConfig) -> bool:
     """True when `folder` already holds this configuration, False when it is new; a folder made with
     other settings is refused."""
-    path = folder / EVAL_FILE
+    path = RunPaths(folder).eval_config
     if not path.is_file():
         return False
     existing = EvalConfig.model_validate_json(path.read_text("utf-8"))
@@ -88,11 +88,11 @@ def check_system_folder(folder: Path, config: EvalConfig) -> bool:
 def open_system_folder(folder: Path, config: EvalConfig) -> None:
     if not check_system_folder(folder, config):
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / EVAL_FILE, config.model_dump_json(indent=2))
+        write_atomic(RunPaths(folder).eval_config, config.model_dump_json(indent=2))
 
 
 def read_eval_config(folder: Path) -> EvalConfig | None:
-    path = folder / EVAL_FILE
+    path = RunPaths(folder).eval_config
     if not path.is_file():
         return None
     try:
@@ -188,7 +188,7 @@ def collect_scored(root: Path, judge_key: str, task_ids: list[str],
     {folder name: reason} for the rest."""
     found: list[Scored] = []
     left_out: dict[str, str] = {}
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / EVAL_FILE).is_file()):
+    for folder in (s.root for s in EvalPaths(root).systems()):
         got = read(folder)
         if isinstance(got, str):
             left_out[folder.name] = got
@@ -466,7 +466,7 @@ def _per_task_table(board, results: Results, root_dir: Path) -> list[str]:
     scored: dict[str, dict] = {}
     for label, folder in results.systems.items():
         try:
-            summary, _ = read_scored_run(root_dir / folder / "evaluation")
+            summary, _ = read_scored_run(RunPaths(root_dir / folder).evaluation)
         except UserError:
             continue
         scored[label] = {t.task_id: t for t in summary.tasks}

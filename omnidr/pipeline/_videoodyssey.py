@@ -24,6 +24,7 @@ from omnidr._files import write_atomic
 from omnidr.benchmark import OTHER_DURATION, certificate_bin, duration_bin, open_snapshot
 from omnidr.errors import UserError
 from omnidr.media import release_file
+from omnidr.paths import EvalPaths, RunPaths
 from sandbox.models import OPTION_LETTERS
 
 
@@ -94,13 +95,13 @@ class Export:
 
 
 def _system_folder(root: Path, system: str) -> Path:
-    if (root / system / "eval.json").is_file():
+    if EvalPaths(root).system(system).eval_config.is_file():
         return root / system
     board = root / "leaderboard.json"
     systems = json.loads(board.read_text("utf-8")).get("systems", {}) if board.is_file() else {}
     if system in systems:
         return root / systems[system]
-    known = sorted(p.name for p in root.iterdir() if (p / "eval.json").is_file()) if root.is_dir() else []
+    known = [s.root.name for s in EvalPaths(root).systems()]
     raise UserError(f"{root}: no system {system!r}; pass a system folder name or leaderboard label "
                     f"({', '.join(known) or 'none scored here'})")
 
@@ -122,7 +123,7 @@ def export_videoodyssey(root: Path, system: str, out: Path, snapshot: Path | Non
         raise UserError(f"the run's snapshot {snap_path} is not found from here; pass --snapshot PATH")
     snap = open_snapshot(snap_path)
     annotation = json.loads(release_file(snap.root).read_text("utf-8"))
-    _, evaluations = read_answer_run(folder / "evaluation")
+    _, evaluations = read_answer_run(RunPaths(folder).evaluation)
     by_task = {e.task_id: e for e in evaluations}
     by_release = {b.mcq.release.question_id: task_id for task_id, b in snap.tasks.items()
                   if b.mcq is not None and b.mcq.release is not None}

@@ -35,6 +35,7 @@ from ._answers import (
 from ._decisions import AtomDecision, Decisions, Outcome
 from ._errors import ScoringInputError
 from ._files import (
+    SYSTEM_FILE,
     read_decisions,
     read_hyperparameters,
     read_model,
@@ -90,7 +91,7 @@ __all__ = [
     "DEFAULT_SEED", "Grid", "by_folder", "comparisons_grid", "pct", "pts", "leaderboard_grids", "na_order_grid", "report_grids", "report_notes",
     "AtomDecision", "Decisions", "DifficultyCount", "DimensionScore", "DirectionScore", "FactOrder",
     "GuardStep", "Leaderboard", "NaGuard", "NaOrderCheck", "Outcome", "PairedComparison", "ReportScore",
-    "ScoringInputError", "ScoringSettings", "Sensitivity", "SensitivityRow", "SensitivityVariant", "SystemDecisions",
+    "SYSTEM_FILE", "ScoringInputError", "ScoringSettings", "Sensitivity", "SensitivityRow", "SensitivityVariant", "SystemDecisions",
     "SystemKey", "SystemResult", "SystemScores", "bootstrap_counts", "build_leaderboard",
     "check_na_order", "compare_systems", "default_variants",
     "paired_comparisons", "read_decisions", "read_hyperparameters", "read_model", "read_rubric", "read_system", "read_systems", "score_report",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from omnidr.benchmark import SNAPSHOT_FILE, register_task_format
 from omnidr.errors import UserError
-from omnidr.paths import SUMMARY_FILE
+from omnidr.paths import RunPaths
 
 from ._protocol import TaskKind
 
@@ -63,7 +63,7 @@ def folder_kind(folder: Path) -> TaskKind:
     """The kind of an evaluated system folder, by the task kind its evaluation summary names (the default kind
     when it names none or cannot be read)."""
     try:
-        name = json.loads((Path(folder) / "evaluation" / SUMMARY_FILE).read_text("utf-8")).get("task_kind")
+        name = json.loads(RunPaths(Path(folder)).evaluation_summary.read_text("utf-8")).get("task_kind")
     except (OSError, ValueError, AttributeError):
         name = None
     return _KINDS.get(name or DEFAULT_KIND) or kind_named(DEFAULT_KIND)
