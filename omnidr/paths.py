@@ -24,6 +24,9 @@ An `omnidr eval` root holds one run folder per system; `omnidr run` makes a run 
             evaluation/summary.json the system's scores
             evaluation/<task>/evaluation.json   one task's scored evaluation
             evaluation/<task>/probe.json        the probe step's record (beside material.json, screenshots/, ...)
+
+`omnidr._runread.read_run(folder)` reads any of the three folders back (root, system, attempt) with each record's
+model; no other module builds these paths by hand.
 """
 
 from dataclasses import dataclass

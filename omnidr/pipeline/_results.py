@@ -20,7 +20,7 @@ from omnidr._files import save_figure, write_atomic
 from omnidr._records import DiskRecord
 from omnidr.attempts import changed_settings
 from omnidr.errors import UserError
-from omnidr.paths import EVAL_FILE, RESULT_FILES, SUMMARY_FILE, EvalPaths, RunPaths
+from omnidr.paths import EVAL_FILE, RESULT_FILES, EvalPaths, RunPaths
 from omnidr.scoring import Leaderboard, SystemDecisions, SystemKey
 from sandbox.models import Budget, ProviderToolsPolicy, SearchDoor
 
@@ -138,13 +138,13 @@ class ScoredSystem:
     judge: str | None = None  # key of the judge its evaluations came from
 
 
-def scored_config(folder: Path, evaluation: str = "evaluation") -> "EvalConfig | str":
+def scored_config(folder: Path) -> "EvalConfig | str":
     """`eval.json` of a system folder of `omnidr eval` whose evaluation summary is written (whatever the kind), or
     a string saying why it cannot be used."""
     config = read_eval_config(folder)
     if config is None:
         return f"no {EVAL_FILE}"
-    if not (folder / evaluation / SUMMARY_FILE).is_file():
+    if not RunPaths(folder).scored:
         return "not scored yet"
     return config
 
@@ -155,14 +155,14 @@ def system_key(config: "EvalConfig") -> SystemKey:
                      budget=config.budget_label, translation=config.system.translation or "")
 
 
-def read_system(folder: Path, evaluation: str = "evaluation") -> ScoredSystem | str:
+def read_system(folder: Path) -> ScoredSystem | str:
     """A scored system folder of `omnidr eval`, or a string saying why it cannot be used."""
     from omnidr.evaluation import read_scored_run
 
-    config = scored_config(folder, evaluation)
+    config = scored_config(folder)
     if isinstance(config, str):
         return config
-    summary, evaluations = read_scored_run(folder / evaluation)
+    summary, evaluations = read_scored_run(RunPaths(folder).evaluation)
     key = system_key(config)
     incomplete = [e.task_id for e in evaluations if e.skipped_atoms or e.incomplete]
     return ScoredSystem(key.label, folder, SystemDecisions(system=key, decisions=[e.decisions() for e in evaluations]),
@@ -201,10 +201,9 @@ def collect_scored(root: Path, judge_key: str, task_ids: list[str],
     return found, left_out
 
 
-def collect_systems(root: Path, judge_key: str, task_ids: list[str],
-                    evaluation: str = "evaluation") -> tuple[list[ScoredSystem], dict[str, str]]:
+def collect_systems(root: Path, judge_key: str, task_ids: list[str]) -> tuple[list[ScoredSystem], dict[str, str]]:
     """Every system in `root` scored by `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
-    found, left_out = collect_scored(root, judge_key, task_ids, lambda f: read_system(f, evaluation))
+    found, left_out = collect_scored(root, judge_key, task_ids, read_system)
     return distinct_labels(found), left_out
 
 
@@ -240,7 +239,7 @@ def primary_task_set(root: Path, task_ids: list[str]) -> list[str]:
 
 
 def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, task_ids: list[str],
-                  evaluation: str = "evaluation", traces: Path | None = None):
+                  traces: Path | None = None):
     """The leaderboard of the run root (see `collect_systems`) and its analysis tables, or None when
     nothing is scored. `traces`: where the system folders' attempts are, when not in `root` (a rescore
     reads them from the archive)."""
@@ -252,7 +251,7 @@ def build_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, 
         snapshot_trees,
     )
 
-    found, left_out = collect_systems(root, judge_key, task_ids, evaluation)
+    found, left_out = collect_systems(root, judge_key, task_ids)
     if not found:
         return None, None
     trees, hp = snapshot_trees(snapshot)

@@ -25,7 +25,7 @@ from pydantic import Field
 from omnidr._files import save_figure, write_atomic
 from omnidr._records import DiskRecord
 from omnidr.benchmark import CCL_BINS, InputSetting
-from omnidr.paths import RESULT_FILES
+from omnidr.paths import RESULT_FILES, RunPaths
 from omnidr.scoring import AnswerLeaderboard, AnswerSystem, AnswerSystemResult, Grid, pts
 from sandbox.models import MODALITIES, WINDOW_MODES
 
@@ -90,16 +90,16 @@ class ScoredAnswers:
         return list(self.config.tasks)
 
 
-def read_answer_system(folder: Path, evaluation: str = "evaluation") -> ScoredAnswers | str:
+def read_answer_system(folder: Path) -> ScoredAnswers | str:
     """A scored system folder of answer tasks of `omnidr eval`, or why it cannot be used."""
     from omnidr.errors import UserError
     from omnidr.evaluation import read_answer_run
 
-    config = scored_config(folder, evaluation)
+    config = scored_config(folder)
     if isinstance(config, str):
         return config
     try:
-        summary, evaluations = read_answer_run(folder / evaluation)
+        summary, evaluations = read_answer_run(RunPaths(folder).evaluation)
     except UserError as exc:
         return str(exc).split(": ", 1)[-1]
     key = system_key(config)
@@ -108,12 +108,11 @@ def read_answer_system(folder: Path, evaluation: str = "evaluation") -> ScoredAn
                          [e.task_id for e in evaluations if e.incomplete], summary.task_kind.value, summary.snapshot)
 
 
-def collect_answer_systems(root: Path, judge_key: str, task_ids: list[str],
-                           evaluation: str = "evaluation") -> tuple[list[ScoredAnswers], dict[str, str]]:
+def collect_answer_systems(root: Path, judge_key: str, task_ids: list[str]) -> tuple[list[ScoredAnswers], dict[str, str]]:
     """Every system in `root` scored by `judge_key` on `task_ids`, plus {folder name: reason} for the rest."""
     from collections import Counter
 
-    found, left_out = collect_scored(root, judge_key, task_ids, lambda f: read_answer_system(f, evaluation))
+    found, left_out = collect_scored(root, judge_key, task_ids, read_answer_system)
     counts = Counter(f.label for f in found)  # two alike systems are told apart by their folder names
     out = []
     for f in found:
@@ -124,12 +123,12 @@ def collect_answer_systems(root: Path, judge_key: str, task_ids: list[str],
     return out, left_out
 
 
-def build_answer_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str, task_ids: list[str],
-                         evaluation: str = "evaluation") -> tuple[AnswerLeaderboard | None, AnswerResults | None]:
+def build_answer_results(root: Path, snapshot: Path, snapshot_id: str, judge_key: str,
+                         task_ids: list[str]) -> tuple[AnswerLeaderboard | None, AnswerResults | None]:
     """The accuracy leaderboard of the run root and its tables, or (None, None) when nothing is scored."""
     from omnidr.scoring import answer_grids
 
-    found, left_out = collect_answer_systems(root, judge_key, task_ids, evaluation)
+    found, left_out = collect_answer_systems(root, judge_key, task_ids)
     if not found:
         return None, None
     board = answer_board(found, snapshot, task_ids, with_comparisons=len(found) > 1)
