@@ -26,6 +26,7 @@ class KindBase:
     kept_note = "every delivery is already evaluated by this judge; kept"
 
     example_reports = False
+    exports: tuple[str, ...] = ()
     deliveries = "reports"
     compare_unreadable_hint = ""
     compare_judges_differ = ("the folders were scored by different judges ({judges}); re-score them with one judge "

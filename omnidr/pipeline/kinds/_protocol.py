@@ -57,6 +57,9 @@ class TaskKind(Protocol):
 
     example_reports: bool
     """Whether its snapshots ship example reports that the snapshot check reads and scores (the report kind)."""
+    exports: tuple[str, ...]
+    """The `omnidr export` formats its runs can be exported to (`videoodyssey` for multiple choice); an export
+    refuses a run of a kind that does not list it."""
 
     def describe_tasks(self, snap: Any) -> str:
         """What the loaded snapshot's tasks hold, for the snapshot check's line (`42 atoms`)."""
