@@ -535,8 +535,8 @@ class DockerSandbox:
             "https_proxy": ctx.proxy_url, "NO_PROXY": "gateway", "no_proxy": "gateway", "HOME": "/tmp",
             **self.harness.environment(ctx),
         }
-        if spec.task_kind != "report":
-            env[TASK_KIND_ENV] = spec.task_kind
+        if spec.agent_task_kind is not None:
+            env[TASK_KIND_ENV] = spec.agent_task_kind
         if spec.captions:  # beside the video, under their own names
             env["OMNIDR_CAPTIONS"] = ",".join(f"/input/{c.name}" for c in spec.captions)
         if spec.search_door is not None:  # the door's provider and URL; its key stays with the proxy

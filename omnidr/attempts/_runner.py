@@ -199,7 +199,8 @@ def _kind_fields(snap: Snapshot, task_id: str, config: RunConfig, harness: Harne
     App. C.3.1), protocol file and finalization stage (App. C.2.3); a multiple-choice question's prepared inputs
     (paper 004: sampled frames, subtitles, audio) and its question file."""
     fields = _FORMAT_FIELDS[snap.kind](snap, task_id, config, harness)
-    return dict(fields, task_kind=snap.kind.value, delivers_answer=snap.kind.delivers_answer)
+    return dict(fields, task_kind=snap.kind.value, agent_task_kind=snap.kind.agent_kind,
+                delivers_answer=snap.kind.delivers_answer)
 
 
 def _own_video(snap: Snapshot, task_id: str) -> dict:

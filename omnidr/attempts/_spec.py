@@ -52,7 +52,8 @@ class AttemptSpec:
     report_entry: str = "index.html"
     report_data_file: str = "data.js"
     extra_labels: dict[str, str] = field(default_factory=dict)
-    task_kind: str = "report"  # the task format, told to the agent (OMNIDR_TASK_KIND) and recorded in attempt.json
+    task_kind: str = "report"  # the task format, recorded in attempt.json
+    agent_task_kind: str | None = None  # told to the agent as OMNIDR_TASK_KIND; None: nothing told (a report task)
     delivers_answer: bool = False  # the agent delivers /output/answer.json (an answer), not a report folder
     protocol_file: Path | None = None  # short_answer: the protocol, mounted at /input/protocol.json
     finalize: FinalizeRequest | None = None  # short_answer: the finalization stage run when research gave no answer

@@ -13,8 +13,8 @@ metrics and comparisons. Each kind builds on one of the three built-in formats b
 004); each built-in kind has the name of its format. A kind registered later names the format it builds on
 (`register_task_format`), so that its snapshots load, validate and run with no new code in these stages.
 
-The lower stages ask a format what it is (`delivers_answer`, `shared_videos`, `answered_directly`) or look up what they keep per format
-in a table of their own; they do not compare kinds.
+The lower stages ask a format what it is (`delivers_answer`, `shared_videos`, `answered_directly`, `agent_kind`)
+or look up what they keep per format in a table of their own; they do not compare kinds.
 """
 
 from enum import Enum
@@ -42,6 +42,12 @@ class TaskFormat(str, Enum):
         """Whether the tasks go to the model directly, with inputs a harness's input setting prepares (no agent, no
         tools; paper 004 evaluates models), rather than to an agent that researches them."""
         return self is TaskFormat.mcq
+
+    @property
+    def agent_kind(self) -> str | None:
+        """What the agent is told its task is (`OMNIDR_TASK_KIND`); None, nothing told, for a report, which the
+        agents and skills assume when told nothing."""
+        return None if self is TaskFormat.report else self.value
 
 
 BUILT_KINDS = tuple(TaskFormat)

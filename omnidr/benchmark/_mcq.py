@@ -240,6 +240,12 @@ class McqTask(Record):
         return OPTION_LETTERS.index(self.answer)
 
     @property
+    def choices(self) -> tuple[str, ...] | None:
+        """The options an answer picks from, A to D in order: the checker reads a letter (`ShortAnswerTask` has
+        none)."""
+        return tuple(self.options)
+
+    @property
     def ccl_bin(self) -> str:
         return self.ccl.bin
 

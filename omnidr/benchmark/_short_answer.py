@@ -87,6 +87,11 @@ class ShortAnswerTask(Record):
             raise ValueError("must not be blank")
         return value
 
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        """None: a short answer is free text, compared with the reference (`McqTask` has its options here)."""
+        return None
+
     @field_validator("modalities", "formats", "access_types")
     @classmethod
     def _distinct(cls, values: list) -> list:

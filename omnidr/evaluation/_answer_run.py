@@ -66,11 +66,8 @@ def answer_format(tasks: "Mapping[str, AnswerTask] | Sequence[AnswerTask]") -> T
 
 def answer_request(task: AnswerTask, candidate: str, execution_error: str | None) -> AnswerRequest:
     """What the judge (short answer) or the option checker (multiple choice) is given about one answer."""
-    if isinstance(task, McqTask):
-        return AnswerRequest(question=task.question, reference=task.answer, candidate=candidate,
-                             execution_error=execution_error, options=tuple(task.options))
     return AnswerRequest(question=task.question, reference=task.answer, candidate=candidate,
-                         execution_error=execution_error)
+                         execution_error=execution_error, options=task.choices)
 
 
 @dataclass(frozen=True)
@@ -185,7 +182,7 @@ async def evaluate_answer(judge: AnswerJudge, task: AnswerTask, found: Delivered
         wall_time_s=record.wall_time_s if record is not None else None, tool_use=use, trajectory_note=note,
         chosen_option=judged.chosen, unparseable=judged.unparseable,
         official_answer=official_letter(found.answer.answer if found.answer is not None else None)
-        if isinstance(task, McqTask) else None, started_at=started_at, elapsed_s=round(time.monotonic() - started, 3),
+        if task.choices is not None else None, started_at=started_at, elapsed_s=round(time.monotonic() - started, 3),
     )
     write_atomic(Path(out_dir) / EVALUATION_FILE, ev.model_dump_json(indent=2))
     return ev

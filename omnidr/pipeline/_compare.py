@@ -1,7 +1,9 @@
 """`omnidr compare`: systems of one request (or evaluated folders), each against the first."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -11,14 +13,8 @@ from omnidr.paths import EvalPaths, RunPaths
 from sandbox.models import Budget
 
 from ._eval import EvalOutcome, EvalRequest
-from ._results import (
-    ScoredSystem,
-    comparison_files,
-    read_system,
-    refresh_index,
-    web_policy_note,
-)
-from .kinds import folders_kind, snapshot_kind
+from ._results import comparison_files, refresh_index, web_policy_note
+from .kinds import folder_kind, folders_kind, snapshot_kind
 
 
 def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console, fmt: str = "terminal"):
@@ -29,7 +25,21 @@ def run_comparison(outcome: EvalOutcome, request: EvalRequest, console: Console,
         raise UserError("the evaluation made no run root, so there is nothing to compare")
     task_ids = list(request.tasks or outcome.systems[0].records)
     kind = snapshot_kind(request.snapshot)
-    return kind.compare_run(root, request, [s.spec.label for s in outcome.systems], task_ids, console, fmt)
+    key = kind.judge_key(request.judge)
+    found = kind.collect_systems(root, key, task_ids)
+    chosen = pick_systems(found, [s.spec.label for s in outcome.systems])
+    under = ComparedUnder(root, request.budget, request.budget_label, key)
+    return kind.compare_systems(chosen, request.snapshot, task_ids, under, console, fmt)
+
+
+def pick_systems(found: Sequence[Any], labels: list[str]) -> list[Any]:
+    """The evaluated system folders named `labels` (`found`'s by folder name), in that order; a label without a
+    complete evaluation is a user error."""
+    by_folder = {f.folder.name: f for f in found}
+    missing = [label for label in labels if label not in by_folder]
+    if missing:
+        raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
+    return [by_folder[label] for label in labels]
 
 
 def expand_run_roots(folders) -> list[Path]:
@@ -47,71 +57,38 @@ def evaluated_folders(folders) -> bool:
 
 
 def compare_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
-    """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs."""
-    return folders_kind([Path(f) for f in folders]).compare_folders([Path(f) for f in folders], snapshot, console, fmt)
-
-
-def compare_report_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal"):
-    """`omnidr compare` on scored report system folders: one judge, one task set, each against the first."""
-    got: list[ScoredSystem] = []
+    """`omnidr compare A B ...` on system folders written by `omnidr eval`: nothing runs. The folders' kind reads
+    them; they need one judge, one task set and one task kind, and each is compared with the first."""
+    folders = [Path(f) for f in folders]
+    kind = folders_kind(folders)
+    got = []
     for f in folders:
-        system = read_system(Path(f))
+        system = kind.read_system(f)
         if isinstance(system, str):
-            raise UserError(f"{f}: {system}; run `omnidr eval` for it first")
+            raise UserError(f"{f}: {system}; run `omnidr eval` for it first{kind.compare_unreadable_hint}")
         got.append(system)
     judges = {g.judge or "" for g in got}
     if len(judges) > 1:
-        raise UserError(f"the folders were scored by different judges ({', '.join(sorted(judges))}); "
-                        "re-score them with one judge (omnidr archive + omnidr rescore) before comparing")
-    tasks = {tuple(sorted(g.tasks or [])) for g in got}
-    if len(tasks) > 1:
+        raise UserError(kind.compare_judges_differ.format(judges=", ".join(sorted(judges))))
+    if len({tuple(sorted(g.tasks or [])) for g in got}) > 1:
         raise UserError("the folders were evaluated on different tasks; compare systems run on the same tasks")
-    budgets = {g.config.budget for g in got if g.config is not None}
+    if len({folder_kind(f).name for f in folders}) > 1:
+        raise UserError(f"the folders hold {kind.deliveries} of different task kinds; compare folders of one task kind")
+    configs = [g.config for g in got if g.config is not None]
+    budgets = {c.budget for c in configs}
     if len(budgets) > 1:
         console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
                       "budget-matched[/yellow]")
     if note := web_policy_note({g.label: g.config.web_policy for g in got if g.config is not None}):
         console.print(f"warning: {note}", style="yellow", soft_wrap=True, markup=False)
     first = got[0].config
-    assert first is not None  # read_system gives every system folder of `omnidr eval` its eval.json
-    under = ComparedUnder(Path(folders[0]).resolve().parent, first.budget,
+    assert first is not None  # a kind's reader gives every system folder of `omnidr eval` its eval.json
+    under = ComparedUnder(folders[0].resolve().parent, first.budget,
                           first.budget_label if len(budgets) == 1 else "mixed", judges.pop())
-    return compare_chosen(got, snapshot, list(first.tasks), under, console, fmt)
+    return kind.compare_systems(got, snapshot, list(first.tasks), under, console, fmt)
 
 
-def compare_answer_folders(folders, snapshot: Path, console: Console, fmt: str = "terminal", ablations=None):
-    """`omnidr compare` on scored answer system folders: one judge, one task set, each against the first; then
-    `ablations(got, snapshot, task ids, console, fmt)` when given (multiple choice: the input-setting ablations)."""
-    from .kinds._answer_board import read_answer_system
-
-    got = []
-    for f in folders:
-        system = read_answer_system(Path(f))
-        if isinstance(system, str):
-            raise UserError(f"{f}: {system}; run `omnidr eval` for it first (folders of one task kind compare)")
-        got.append(system)
-    judges = {g.judge for g in got}
-    if len(judges) > 1:
-        raise UserError(f"the folders were judged by different judges ({', '.join(sorted(judges))}); judge them "
-                        "with one judge before comparing")
-    if len({tuple(sorted(g.config.tasks)) for g in got}) > 1:
-        raise UserError("the folders were evaluated on different tasks; compare systems run on the same tasks")
-    if len({g.task_kind for g in got}) > 1:
-        raise UserError("the folders hold answers of different task kinds; compare folders of one task kind")
-    budgets = {g.config.budget for g in got}
-    if len(budgets) > 1:
-        console.print("[yellow]warning: the systems ran under different budgets; the comparison is not "
-                      "budget-matched[/yellow]")
-    first = got[0].config
-    result = compare_answers(got, list(first.tasks), Path(folders[0]).resolve().parent, first.budget,
-                             first.budget_label if len(budgets) == 1 else "mixed", judges.pop(), console, fmt)
-    if ablations is not None and fmt != "json":
-        ablations(got, snapshot, list(first.tasks), console, fmt)
-    return result
-
-
-def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, judge: str, console: Console,
-                    fmt: str = "terminal"):
+def compare_answers(chosen, task_ids, under: "ComparedUnder", console: Console, fmt: str = "terminal"):
     """Answer systems (short or multiple-choice), each paired with the first (A the higher-ranked): accuracy difference (percentage points) with its paired
     task-bootstrap interval and wins/ties/losses, and each task's verdicts; written like a report comparison."""
     from omnidr.scoring import Grid, by_folder, compare_answer_systems, comparisons_grid
@@ -120,7 +97,8 @@ def compare_answers(chosen, task_ids, root: Path, budget, budget_label: str, jud
     correct = {c.label: {o.task_id: o.correct for o in c.system.outcomes} for c in chosen}
     per_task = {t: {label: 100.0 if got.get(t) else 0.0 for label, got in correct.items()} for t in task_ids}
     name = comparison_name([c.folder.name for c in chosen])
-    files = comparison_files(root, name, comparisons, per_task, budget, budget_label, judge)
+    root, budget_label = under.root, under.budget_label
+    files = comparison_files(root, name, comparisons, per_task, under.budget, budget_label, under.judge)
     if refresh_index(root):
         files.append(root / "index.html")
     if _printed_as_files(files, fmt):

@@ -27,6 +27,9 @@ from omnidr.media import release_file
 from omnidr.paths import EvalPaths, RunPaths
 from sandbox.models import OPTION_LETTERS
 
+EXPORT = "videoodyssey"
+"""This export's name, as `omnidr export` spells it and a kind lists it in `exports` (the multiple-choice kind)."""
+
 
 @dataclass
 class Tally:
@@ -110,13 +113,14 @@ def export_videoodyssey(root: Path, system: str, out: Path, snapshot: Path | Non
     """Write `system`'s answers in the release's result format to `out`."""
     from omnidr.evaluation import OFFICIAL_NO_REPLY, OFFICIAL_UNREAD, official_letter, read_answer_run
 
+    from .kinds import folder_kind
     from .kinds._answer_board import read_answer_system
 
     folder = _system_folder(root, system)
     scored = read_answer_system(folder)
     if isinstance(scored, str):
         raise UserError(f"{folder}: cannot be exported: {scored}")
-    if scored.task_kind != "mcq":
+    if EXPORT not in folder_kind(folder).exports:
         raise UserError(f"{folder}: holds {scored.task_kind} answers; only a multiple-choice run exports to VideoOdyssey")
     snap_path = snapshot or Path(scored.snapshot)
     if not (snap_path / "snapshot.json").is_file():

@@ -3,12 +3,11 @@ the accuracy leaderboard with its breakdowns (`_answer_board.py`). A kind whose 
 overrides `evaluate` (and `judge_key`)."""
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
 
 from .._costs import cost_metrics
 from .._specs import Endpoint, judge_settings
-from ._base import KindBase, pick_systems
+from ._base import KindBase
 
 
 def metric_name(label: str) -> str:
@@ -19,6 +18,10 @@ def metric_name(label: str) -> str:
 class AnswerKind(KindBase):
     deliverable = "an answer"
     kept_note = "every answer is already judged by this judge; kept"
+    deliveries = "answers"
+    compare_unreadable_hint = " (folders of one task kind compare)"
+    compare_judges_differ = ("the folders were judged by different judges ({judges}); judge them with one judge "
+                             "before comparing")
 
     @property
     def evaluator_version(self) -> str:
@@ -86,19 +89,20 @@ class AnswerKind(KindBase):
     def ablations(self, chosen, snapshot: Path, task_ids: list[str], console, fmt: str) -> None:
         """Tables over the systems compared beyond the paired differences (none for short answers)."""
 
-    def compare_run(self, root: Path, request, labels: list[str], task_ids: list[str], console, fmt: str):
-        from .._compare import compare_answers
+    def read_system(self, folder: Path):
+        from ._answer_board import read_answer_system
+
+        return read_answer_system(folder)
+
+    def collect_systems(self, root: Path, judge_key: str, task_ids: list[str]):
         from ._answer_board import collect_answer_systems
 
-        key = self.judge_key(request.judge)
-        answers, _ = collect_answer_systems(root, key, task_ids)
-        answered = pick_systems(answers, labels)
-        result = compare_answers(answered, task_ids, root, request.budget, request.budget_label, key, console, fmt)
+        return collect_answer_systems(root, judge_key, task_ids)[0]
+
+    def compare_systems(self, chosen, snapshot: Path, task_ids: list[str], under, console, fmt: str):
+        from .._compare import compare_answers
+
+        result = compare_answers(chosen, task_ids, under, console, fmt)
         if fmt != "json":
-            self.ablations(answered, request.snapshot, task_ids, console, fmt)
+            self.ablations(chosen, snapshot, task_ids, console, fmt)
         return result
-
-    def compare_folders(self, folders: Sequence[Path], snapshot: Path, console, fmt: str):
-        from .._compare import compare_answer_folders
-
-        return compare_answer_folders(folders, snapshot, console, fmt, self.ablations)

@@ -26,6 +26,11 @@ class KindBase:
     kept_note = "every delivery is already evaluated by this judge; kept"
 
     example_reports = False
+    exports: tuple[str, ...] = ()
+    deliveries = "reports"
+    compare_unreadable_hint = ""
+    compare_judges_differ = ("the folders were scored by different judges ({judges}); re-score them with one judge "
+                             "(omnidr archive + omnidr rescore) before comparing")
 
     def describe_tasks(self, snap) -> str:
         return f"task kind {self.name}"
@@ -40,6 +45,19 @@ class KindBase:
         raise NotImplementedError
 
     def judge_key(self, judge: Endpoint) -> str:
+        raise NotImplementedError
+
+    def read_system(self, folder: Path) -> Any:
+        """A scored system folder of `omnidr eval` as its board and `compare` take it, or why it cannot be used."""
+        raise NotImplementedError
+
+    def collect_systems(self, root: Path, judge_key: str, task_ids: list[str]) -> list[Any]:
+        """The system folders of `root` scored by `judge_key` on `task_ids`, read by `read_system`."""
+        raise NotImplementedError
+
+    def compare_systems(self, chosen: list[Any], snapshot: Path, task_ids: list[str], under: Any, console,
+                        fmt: str) -> Any:
+        """The paired comparison of `chosen` (each with the first), printed and written under `under.root`."""
         raise NotImplementedError
 
     def read_scores(self, folder: Path) -> tuple[Any, list]:
@@ -110,12 +128,3 @@ class KindBase:
                                "to finish them")
         return StageResult(f"score {spec.label}", "ok", detail)
 
-
-def pick_systems(found: Sequence[Any], labels: list[str]) -> list[Any]:
-    """The evaluated system folders named `labels` (`found`'s by folder name), in that order; a label without a
-    complete evaluation is a user error."""
-    by_folder = {f.folder.name: f for f in found}
-    missing = [label for label in labels if label not in by_folder]
-    if missing:
-        raise UserError(f"system(s) {', '.join(missing)} have no complete evaluation to compare; rerun the command")
-    return [by_folder[label] for label in labels]

@@ -9,6 +9,7 @@ import click
 from omnidr.benchmark import TaskFormat
 from omnidr.errors import UserError
 
+from .._videoodyssey import EXPORT as VIDEOODYSSEY
 from ._answers import AnswerKind
 
 
@@ -16,6 +17,7 @@ class McqKind(AnswerKind):
     name = "mcq"
     task_format = TaskFormat.mcq
     default_harness = "direct"
+    exports: tuple[str, ...] = (VIDEOODYSSEY,)  # the release's result format (`omnidr export videoodyssey`)
 
     def source_videos(self, snap) -> dict[str, Path]:
         """The videos of videos.json, which the questions share."""

@@ -57,6 +57,9 @@ class TaskKind(Protocol):
 
     example_reports: bool
     """Whether its snapshots ship example reports that the snapshot check reads and scores (the report kind)."""
+    exports: tuple[str, ...]
+    """The `omnidr export` formats its runs can be exported to (`videoodyssey` for multiple choice); an export
+    refuses a run of a kind that does not list it."""
 
     def describe_tasks(self, snap: Any) -> str:
         """What the loaded snapshot's tasks hold, for the snapshot check's line (`42 atoms`)."""
@@ -103,11 +106,25 @@ class TaskKind(Protocol):
         """Print the leaderboard (and its tables) as `omnidr eval` shows it."""
         ...
 
-    def compare_run(self, root: Path, request: Any, labels: list[str], task_ids: list[str], console: "Console",
-                    fmt: str) -> Any:
-        """`omnidr compare` of the systems `labels` of one request, run into `root`."""
+    deliveries: str
+    """What its system folders hold, plural, for `compare`'s refusals: `reports`, `answers`."""
+    compare_unreadable_hint: str
+    """What `compare` adds to its refusal of a folder it cannot read as this kind's (after `run omnidr eval for it first`)."""
+    compare_judges_differ: str
+    """`compare`'s refusal of folders judged by different judges, with `{judges}` for their keys."""
+
+    def read_system(self, folder: Path) -> Any:
+        """A scored system folder of `omnidr eval` as its board and `compare` take it (label, folder, tasks, judge,
+        config), or a string saying why it cannot be used."""
         ...
 
-    def compare_folders(self, folders: Sequence[Path], snapshot: Path, console: "Console", fmt: str) -> Any:
-        """`omnidr compare` of evaluated system folders: nothing runs."""
+    def collect_systems(self, root: Path, judge_key: str, task_ids: list[str]) -> list[Any]:
+        """The system folders of the run root `root` scored by `judge_key` on `task_ids`, as `read_system` reads
+        them."""
+        ...
+
+    def compare_systems(self, chosen: list[Any], snapshot: Path, task_ids: list[str], under: Any, console: "Console",
+                        fmt: str) -> Any:
+        """`omnidr compare` of `chosen` (read by `read_system`), each paired with the first: print the tables and
+        write them under `under.root` (a `ComparedUnder`: the run root, budget and judge they share)."""
         ...

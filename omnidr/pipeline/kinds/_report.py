@@ -2,14 +2,13 @@
 browser probes and the rubric judge decide every Omni-ART atom; the board is the Omni-ART score table with its
 analysis tables (`_results.py`)."""
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from omnidr.benchmark import TaskFormat
 
 from .._costs import cost_metrics
 from .._specs import Endpoint
-from ._base import KindBase, pick_systems
+from ._base import KindBase
 
 
 class ReportKind(KindBase):
@@ -92,17 +91,17 @@ class ReportKind(KindBase):
             console.print(line, soft_wrap=True, markup=False)
 
     # -- comparisons ---------------------------------------------------------------------------------------------
-    def compare_run(self, root: Path, request, labels: list[str], task_ids: list[str], console, fmt: str):
-        from .._compare import ComparedUnder, compare_chosen
+    def read_system(self, folder: Path):
+        from .._results import read_system
+
+        return read_system(folder)
+
+    def collect_systems(self, root: Path, judge_key: str, task_ids: list[str]):
         from .._results import collect_systems
 
-        key = self.judge_key(request.judge)
-        found, _ = collect_systems(root, key, task_ids)
-        chosen = pick_systems(found, labels)
-        under = ComparedUnder(root, request.budget, request.budget_label, key)
-        return compare_chosen(chosen, request.snapshot, task_ids, under, console, fmt)
+        return collect_systems(root, judge_key, task_ids)[0]
 
-    def compare_folders(self, folders: Sequence[Path], snapshot: Path, console, fmt: str):
-        from .._compare import compare_report_folders
+    def compare_systems(self, chosen, snapshot: Path, task_ids: list[str], under, console, fmt: str):
+        from .._compare import compare_chosen
 
-        return compare_report_folders(folders, snapshot, console, fmt)
+        return compare_chosen(chosen, snapshot, task_ids, under, console, fmt)
