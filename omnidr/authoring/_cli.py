@@ -2,7 +2,9 @@
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -94,18 +96,24 @@ def _init_options(f):
     return f
 
 
-def _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url,  # noqa: PLR0913
-          routes, max_rounds):
-    """S0 from the options of `_init_options` (Click passes one keyword per option; this is their one reader)."""
+INIT_OPTIONS = ("request", "like", "subcategory", "family", "language", "query_form", "task_id", "video_url", "routes",
+                "max_rounds")
+"""The keywords `_init_options` gives a command (Click passes one keyword per option)."""
+
+
+def _init(video, out_dir, options: Mapping[str, Any]):
+    """S0 from the options of `_init_options` (their one reader)."""
+    subcategory, family = options["subcategory"], options["family"]
     sub = taxonomy().subcategory(subcategory)
     if sub is None:
         raise UserError(f"unknown subcategory {subcategory!r}; see omnidr/benchmark/data/taxonomy.json")
     if family and family != sub.family.value:
         raise UserError(f"subcategory {subcategory!r} belongs to family {sub.family.value!r}, not {family!r}")
-    task = TaskRequest(request=request, language=language, family=sub.family.value, subcategory=subcategory,
-                       query_form=query_form, task_id=task_id or out_dir.name, video_url=video_url,
-                       routes=list(routes) or None)
-    return init_package(video, task, out_dir, like, Budgets(max_rounds=max_rounds))
+    task = TaskRequest(request=options["request"], language=options["language"], family=sub.family.value,
+                       subcategory=subcategory, query_form=options["query_form"],
+                       task_id=options["task_id"] or out_dir.name, video_url=options["video_url"],
+                       routes=list(options["routes"]) or None)
+    return init_package(video, task, out_dir, options["like"], Budgets(max_rounds=options["max_rounds"]))
 
 
 @author.command("init", short_help="S0: write the task skeleton; acquire and probe the video.")
@@ -115,7 +123,7 @@ def _init(video, out_dir, request, like, subcategory, family, language, query_fo
 def init(video, out_dir, **kw) -> None:
     """S0: make the package OUT for VIDEO and the request: task.json, the video (probed and hashed), the routes
     and budgets (authoring/task-draft.json)."""
-    draft = _init(video, out_dir, **kw)
+    draft = _init(video, out_dir, kw)
     _note(f"S0: package {out_dir} for task {draft.id} ({len(draft.routes)} routes)")
 
 
@@ -224,18 +232,17 @@ def _previous(pkg: Package) -> list:
 @_model_options
 @click.option("--labels", type=click.Path(path_type=Path), default=None,
               help="A human review labels file (S5); without it the package is frozen on the static checks alone.")
-def run(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url,  # noqa: PLR0913
-        routes, max_rounds, script_file, labels, **kw) -> None:  # Click passes one keyword per option
+def run(video, out_dir, script_file, labels, **kw) -> None:
     """S0-S6: init, the evidence maps, reconciliation, generation, screening, assembly, review and repair."""
+    init = {name: kw.pop(name) for name in INIT_OPTIONS}
     endpoint = _endpoint(**kw)
     script = read_script(script_file)
     pkg = Package(out_dir)
     if pkg.draft_file.is_file():  # an interrupted (or finished) run of the same package: resume it
-        resume_package(pkg, video, request, task_id or out_dir.name, video_url)
+        resume_package(pkg, video, init["request"], init["task_id"] or out_dir.name, init["video_url"])
         _note(f"S0: package {out_dir} exists for this video and request; resuming (stages already done are skipped)")
     else:
-        _init(video, out_dir, request, like, subcategory, family, language, query_form, task_id, video_url, routes,
-              max_rounds)
+        _init(video, out_dir, init)
     _show(author_all(pkg, endpoint, script, labels, _note), pkg)
 
 
