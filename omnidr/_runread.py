@@ -60,7 +60,7 @@ class RootRun:
     """System folder name -> system, by name."""
 
 
-def _read(path: Path, model: type[Record], what: str) -> Record | None:
+def read_record(path: Path, model: type[Record], what: str) -> Record | None:
     """`path` read with `model`; None when there is no such file; a file the model refuses is one line."""
     if not path.is_file():
         return None
@@ -95,7 +95,7 @@ def _is_system(folder: Path) -> bool:
 def _attempt(paths: AttemptPaths) -> AttemptRun:
     from omnidr.attempts import AttemptRecord
 
-    record = _read(paths.record, AttemptRecord, "attempt record")
+    record = read_record(paths.record, AttemptRecord, "attempt record")
     number = record.attempt if record else int(paths.root.name) if paths.root.name.isdigit() else 0
     task_id = record.task_id if record else paths.root.parent.name
     return AttemptRun(paths, task_id, number, record)
@@ -108,10 +108,10 @@ def _system(paths: RunPaths) -> SystemRun:
 
     tasks = sorted(f.name for f in paths.attempts.iterdir() if f.is_dir()) if paths.attempts.is_dir() else []
     attempts = {task: {int(a.root.name): _attempt(a) for a in paths.attempt_folders(task)} for task in tasks}
-    return SystemRun(paths, _read(paths.config, RunConfig, "run file"),
-                     _read(paths.eval_config, EvalConfig, "eval file"),
+    return SystemRun(paths, read_record(paths.config, RunConfig, "run file"),
+                     read_record(paths.eval_config, EvalConfig, "eval file"),
                      {task: found for task, found in attempts.items() if found},
-                     _read(paths.evaluation_summary, RunEvaluation, "evaluation summary"))
+                     read_record(paths.evaluation_summary, RunEvaluation, "evaluation summary"))
 
 
 def read_run(folder: Path | str) -> RootRun | SystemRun | AttemptRun:

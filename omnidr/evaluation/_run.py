@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from omnidr._files import write_atomic
+from omnidr._runread import read_record
 from omnidr.benchmark import Snapshot, open_snapshot
 from omnidr.errors import UserError
 from omnidr.paths import SUMMARY_FILE, AttemptPaths, RunPaths
@@ -72,14 +73,9 @@ def read_run_config(run_dir: Path) -> "RunConfig":
         raise UserError(f"{run_dir}: no such folder; pass a run folder made by `omnidr run`")
     if not path.is_file():
         raise UserError(f"{run_dir}: no run.json; pass a run folder made by `omnidr run`")
-    try:
-        return RunConfig.model_validate_json(path.read_text("utf-8"))
-    except ValidationError as exc:
-        e = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in e["loc"])
-        raise UserError(f"{path}: not a valid run file: {where + ': ' if where else ''}{e['msg']}"[:300]) from None
-    except (UnicodeDecodeError, OSError) as exc:
-        raise UserError(f"{path}: not a valid run file: {str(exc).splitlines()[0][:200]}") from None
+    config = read_record(path, RunConfig, "run file")
+    assert config is not None  # the file is there (checked above)
+    return config
 
 
 def _attempt_number(folder: Path) -> int | None:
